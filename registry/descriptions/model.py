@@ -1,0 +1,83 @@
+"""Shared vocabulary of descriptions: context URLs, the LMOS namespace, and how to read LMOS members.
+
+LMOS documents bind a prefix (normally ``lmos``) to ``https://eclipse.dev/lmos/protocol/v1`` with or without a
+trailing ``/`` or ``#``. Every spelling is read the same way here; the stored document stays as registered.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+TD10_CONTEXT = "https://www.w3.org/2019/wot/td/v1"
+TD11_CONTEXT = "https://www.w3.org/2022/wot/td/v1.1"
+DISCOVERY_CONTEXT = "https://www.w3.org/2022/wot/discovery"
+
+LMOS_NAMESPACE = "https://eclipse.dev/lmos/protocol/v1"
+#: Spellings of the LMOS namespace seen in the wild; all denote the same vocabulary.
+LMOS_NAMESPACE_SPELLINGS = (LMOS_NAMESPACE, LMOS_NAMESPACE + "/", LMOS_NAMESPACE + "#")
+
+
+class LmosKind(enum.Enum):
+    AGENT = "agent"
+    TOOL = "tool"
+
+
+def contexts_of(document: dict[str, Any]) -> list[Any]:
+    context = document.get("@context")
+    if isinstance(context, list):
+        return context
+    return [] if context is None else [context]
+
+
+def _lmos_prefixes(document: dict[str, Any]) -> set[str]:
+    """Prefixes the document binds to the LMOS namespace (``lmos`` is always accepted)."""
+    prefixes = {"lmos"}
+    for entry in contexts_of(document):
+        if not isinstance(entry, dict):
+            continue
+        for term, definition in entry.items():
+            iri = definition.get("@id") if isinstance(definition, dict) else definition
+            if isinstance(iri, str) and iri in LMOS_NAMESPACE_SPELLINGS:
+                prefixes.add(term)
+    return prefixes
+
+
+def lmos_local_name(term: str, prefixes: set[str] | frozenset[str] = frozenset({"lmos"})) -> str | None:
+    """``metadata`` for ``lmos:metadata`` or a full LMOS IRI; None for anything else."""
+    for spelling in LMOS_NAMESPACE_SPELLINGS:
+        if term.startswith(spelling) and len(term) > len(spelling):
+            return term[len(spelling) :].lstrip("/#") or None
+    prefix, colon, local = term.partition(":")
+    if colon and prefix in prefixes and local and not local.startswith("//"):
+        return local
+    return None
+
+
+def lmos_member(obj: dict[str, Any], local_name: str) -> tuple[str | None, Any]:
+    """The key and value of the LMOS member ``local_name`` of ``obj`` (e.g. ``lmos:vendor``), if present."""
+    for key, value in obj.items():
+        if lmos_local_name(key, frozenset({"lmos"})) == local_name:
+            return key, value
+    return None, None
+
+
+def types_of(document: dict[str, Any]) -> list[str]:
+    value = document.get("@type")
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def lmos_kind(document: dict[str, Any]) -> LmosKind | None:
+    """Agent or tool by ``@type`` (``lmos:Agent`` / ``lmos:Tool`` in any spelling), else None."""
+    prefixes = _lmos_prefixes(document)
+    for item in types_of(document):
+        local = lmos_local_name(item, prefixes)
+        if local == "Agent":
+            return LmosKind.AGENT
+        if local == "Tool":
+            return LmosKind.TOOL
+    return None

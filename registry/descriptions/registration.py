@@ -1,0 +1,113 @@
+"""Registration information (WoT Discovery §Registration Information) and the Enriched TD.
+
+``registration`` is server-owned: it is stripped from what is stored and rebuilt from the stored times on every
+read. Clients may only ask for a ``ttl`` (or, without one, an ``expires``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import msgspec
+
+from registry.descriptions.model import DISCOVERY_CONTEXT
+from registry.descriptions.validation import FieldError
+
+
+class Lifetime(msgspec.Struct, frozen=True):
+    """What a registration asks for: ``ttl`` seconds from each write, or a fixed ``expires``."""
+
+    ttl: float | None = None
+    expires: dt.datetime | None = None
+
+    def expiry(self, modified: dt.datetime) -> dt.datetime | None:
+        if self.ttl is not None:
+            return modified + dt.timedelta(seconds=self.ttl)
+        return self.expires
+
+
+class LifetimePolicy(msgspec.Struct, frozen=True):
+    max_ttl: int = 0
+    mandate_ttl: bool = False
+
+
+def format_time(moment: dt.datetime) -> str:
+    """RFC 3339 with an explicit offset (``tdd-absolute-time``)."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def parse_time(value: str) -> dt.datetime:
+    parsed = dt.datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        raise ValueError("an RFC 3339 date-time needs a time-zone offset")
+    return parsed
+
+
+def split_registration(
+    document: dict[str, Any], policy: LifetimePolicy, now: dt.datetime
+) -> tuple[dict[str, Any], Lifetime, list[FieldError]]:
+    """The document without ``registration``, the lifetime it asks for, and what is wrong with that request."""
+    registration = document.get("registration")
+    stored = {key: value for key, value in document.items() if key != "registration"}
+    errors: list[FieldError] = []
+    ttl: float | None = None
+    expires: dt.datetime | None = None
+    if registration is not None and not isinstance(registration, dict):
+        errors.append(FieldError("registration", "registration must be an object"))
+        registration = None
+    registration = registration or {}
+    raw_ttl = registration.get("ttl")
+    if raw_ttl is not None:
+        if isinstance(raw_ttl, bool) or not isinstance(raw_ttl, int | float) or not math.isfinite(raw_ttl):
+            errors.append(FieldError("registration.ttl", "ttl must be a number of seconds"))
+        elif raw_ttl <= 0:
+            errors.append(FieldError("registration.ttl", "ttl must be greater than zero"))
+        elif policy.max_ttl and raw_ttl > policy.max_ttl:
+            errors.append(
+                FieldError("registration.ttl", f"ttl {raw_ttl} exceeds this directory's maximum of {policy.max_ttl}")
+            )
+        else:
+            ttl = float(raw_ttl)
+    raw_expires = registration.get("expires")
+    # With a ttl the server MUST ignore a client's expires (tdd-registrationinfo-vocab-expires).
+    if raw_ttl is None and raw_expires is not None:
+        try:
+            expires = parse_time(raw_expires) if isinstance(raw_expires, str) else None
+        except ValueError:
+            expires = None
+        if expires is None:
+            errors.append(FieldError("registration.expires", "expires must be an RFC 3339 date-time with an offset"))
+        elif expires <= now:
+            errors.append(FieldError("registration.expires", "expires lies in the past"))
+        elif policy.max_ttl and expires > now + dt.timedelta(seconds=policy.max_ttl):
+            errors.append(FieldError("registration.expires", f"expires is more than {policy.max_ttl} s in the future"))
+    if policy.mandate_ttl and ttl is None and not errors:
+        errors.append(FieldError("registration.ttl", "this directory requires a ttl on every registration"))
+    return stored, Lifetime(ttl=ttl, expires=expires), errors
+
+
+def enrich(
+    document: dict[str, Any],
+    *,
+    created: dt.datetime,
+    modified: dt.datetime,
+    expires: dt.datetime | None,
+    ttl: float | None,
+    retrieved: dt.datetime,
+) -> dict[str, Any]:
+    """The Enriched TD: ``registration`` added and the discovery context appended (``tdd-context-injection``)."""
+    enriched = dict(document)
+    context = enriched.get("@context")
+    contexts = context if isinstance(context, list) else ([] if context is None else [context])
+    if DISCOVERY_CONTEXT not in contexts:
+        enriched["@context"] = [*contexts, DISCOVERY_CONTEXT]
+    registration: dict[str, Any] = {"created": format_time(created), "modified": format_time(modified)}
+    if expires is not None:
+        registration["expires"] = format_time(expires)
+    if ttl is not None:
+        registration["ttl"] = int(ttl) if ttl.is_integer() else ttl
+    registration["retrieved"] = format_time(retrieved)
+    enriched["registration"] = registration
+    return enriched

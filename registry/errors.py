@@ -1,0 +1,58 @@
+"""Typed errors of the domain. The HTTP layer maps each to an RFC 7807 problem in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+
+from registry.descriptions.validation import FieldError
+
+
+class RegistryError(Exception):
+    """Base class: ``status`` is the HTTP status the problem is reported with."""
+
+    status: HTTPStatus = HTTPStatus.INTERNAL_SERVER_ERROR
+
+    def __init__(self, detail: str, *, headers: dict[str, str] | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.headers = headers or {}
+        #: Extension members of the problem document.
+        self.extra = extra
+
+
+class BadRequest(RegistryError):
+    status = HTTPStatus.BAD_REQUEST
+
+
+class InvalidDescription(BadRequest):
+    """The description (or a patch result) is not a valid TD; every problem is listed."""
+
+    def __init__(self, errors: Sequence[FieldError], detail: str | None = None) -> None:
+        count = len(errors)
+        super().__init__(
+            detail or f"The Thing Description is invalid: {count} problem{'s' if count != 1 else ''} found",
+            validationErrors=[{"field": error.field, "description": error.description} for error in errors],
+        )
+        self.errors = list(errors)
+
+
+class NotFound(RegistryError):
+    status = HTTPStatus.NOT_FOUND
+
+
+class Conflict(RegistryError):
+    status = HTTPStatus.CONFLICT
+
+
+class PreconditionFailed(RegistryError):
+    status = HTTPStatus.PRECONDITION_FAILED
+
+
+class UnsupportedMediaType(RegistryError):
+    status = HTTPStatus.UNSUPPORTED_MEDIA_TYPE
+
+
+class ServiceUnavailable(RegistryError):
+    status = HTTPStatus.SERVICE_UNAVAILABLE

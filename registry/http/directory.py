@@ -1,0 +1,96 @@
+"""The directory's own Thing Description at ``/.well-known/wot`` (WoT Discovery §6.1, RFC 8615).
+
+Derived from the normative Directory Thing Model: the base URL filled in, only the affordances this server
+implements, and a ``contentType`` on every response so the TD passes the TD 1.1 JSON Schema.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any
+
+import msgspec
+from litestar import Response, get
+from litestar.datastructures import State
+
+from registry.http.bodies import TD_JSON
+
+#: Affordances of the Directory Thing Model that the core implements; other modules add theirs.
+CORE_AFFORDANCES = frozenset(
+    {
+        "things",
+        "createThing",
+        "createAnonymousThing",
+        "retrieveThing",
+        "updateThing",
+        "partiallyUpdateThing",
+        "deleteThing",
+    }
+)
+
+
+@functools.cache
+def _thing_model() -> dict[str, Any]:
+    text = resources.files("registry.http").joinpath("directory.tm.jsonld").read_text(encoding="utf-8")
+    model: dict[str, Any] = json.loads(text)
+    return model
+
+
+def _add_response_content_types(node: Any) -> None:
+    if isinstance(node, dict):
+        response = node.get("response")
+        if isinstance(response, dict) and "contentType" not in response:
+            response["contentType"] = "application/x-empty"
+        for value in node.values():
+            _add_response_content_types(value)
+    elif isinstance(node, list):
+        for value in node:
+            _add_response_content_types(value)
+
+
+def directory_description(base_url: str, affordances: Iterable[str], directory_id: str) -> dict[str, Any]:
+    model = copy.deepcopy(_thing_model())
+    implemented = set(affordances)
+    description: dict[str, Any] = {
+        "@context": model["@context"],
+        "@type": "ThingDirectory",
+        "id": directory_id,
+        "title": "LMOS Agent and Tool Registry",
+        "description": "A W3C WoT Thing Description Directory for AI agents and tools (Eclipse LMOS).",
+        "version": {"instance": _package_version()},
+        "base": base_url + "/",
+        "securityDefinitions": {"nosec_sc": {"scheme": "nosec"}},
+        "security": "nosec_sc",
+    }
+    for kind in ("properties", "actions", "events"):
+        chosen = {name: value for name, value in model.get(kind, {}).items() if name in implemented}
+        for affordance in chosen.values():
+            for form in affordance.get("forms", []):
+                form["href"] = form["href"].lstrip("/")
+        if chosen:
+            description[kind] = chosen
+    _add_response_content_types(description)
+    return description
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lmos-registry")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+@get(
+    ["/.well-known/wot"],
+    operation_id="directoryDescription",
+    summary="The directory's Thing Description",
+    tags=["Things (WoT Discovery)"],
+)
+async def well_known_wot(state: State) -> Response[bytes]:
+    return Response(content=msgspec.json.encode(state.directory_td), media_type=TD_JSON)

