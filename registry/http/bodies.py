@@ -35,6 +35,22 @@ def require_media_type(request: Request[Any, Any, Any], allowed: Collection[str]
         )
 
 
+def _contains_nul(value: Any) -> bool:
+    """PostgreSQL text and jsonb cannot hold U+0000, so such documents are refused as input errors."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def _depth_exceeded(value: Any, limit: int) -> bool:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -59,6 +75,9 @@ def decode_json(raw: bytes) -> Any:
         raise BadRequest(f"The JSON document is nested too deeply (more than {MAX_JSON_DEPTH} levels)") from error
     if _depth_exceeded(value, MAX_JSON_DEPTH):
         raise BadRequest(f"The JSON document is nested too deeply (more than {MAX_JSON_DEPTH} levels)")
+    # Only a \u0000 escape can produce U+0000 (raw control characters are invalid JSON): walk only then.
+    if b"\\u0000" in raw and _contains_nul(value):
+        raise BadRequest("The JSON document contains a U+0000 (NUL) character, which cannot be stored")
     return value
 
 

@@ -31,6 +31,8 @@ def thing_id_of(request: Request[Any, Any, Any]) -> str:
         raise BadRequest("The id in the path is not valid percent-encoded UTF-8") from error
     if not thing_id:
         raise BadRequest("The path names no Thing Description id")
+    if "\x00" in thing_id:
+        raise BadRequest("The id in the path contains a U+0000 (NUL) character")
     return thing_id
 
 

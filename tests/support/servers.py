@@ -98,17 +98,21 @@ class ServerProcess:
             "REGISTRY_LOG_LEVEL": "warning",
             **(env or {}),
         }
-        self.log = tempfile.NamedTemporaryFile(prefix="registry-serve-", suffix=".log", delete=False)  # noqa: SIM115
+        descriptor, log_name = tempfile.mkstemp(prefix="registry-serve-", suffix=".log")
+        os.close(descriptor)
+        self.log_path = Path(log_name)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "registry", "serve"],
-            cwd=REPO_ROOT,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
+        """Start (or restart, appending to the same log) and wait until the server answers."""
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "registry", "serve"],
+                cwd=REPO_ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -121,7 +125,7 @@ class ServerProcess:
         raise RuntimeError(f"registry serve did not answer within {timeout} s:\n{self.output()}")
 
     def output(self) -> str:
-        return Path(self.log.name).read_text(errors="replace")
+        return self.log_path.read_text(errors="replace")
 
     def stop(self, timeout: float = 10.0) -> None:
         if self.process and self.process.poll() is None:

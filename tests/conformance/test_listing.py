@@ -1,0 +1,171 @@
+"""Listing and pagination (WoT Discovery §7.3.2.1.3), on a server with an empty database of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from tests.conformance.conftest import MERGE_PATCH, TD_JSON, assert_problem, links, media_type, mock_td
+from tests.support.servers import ServerProcess
+
+#: Code-point order differs from UTF-16 order (𝄞 is a surrogate pair) and from locale order (case, accents).
+IDS_IN_CODE_POINT_ORDER = [
+    "urn:x:A",
+    "urn:x:Z",
+    "urn:x:a",
+    "urn:x:b",
+    "urn:x:z",
+    "urn:x:é",
+    "urn:x:\uffee",
+    "urn:x:𝄞",
+]
+
+
+@pytest.fixture
+def listed(empty_server: ServerProcess) -> Iterator[httpx.Client]:
+    """A client of a server holding exactly the TDs of ``IDS_IN_CODE_POINT_ORDER``, registered shuffled."""
+    with httpx.Client(base_url=empty_server.base_url, timeout=30) as client:
+        for thing_id in [*IDS_IN_CODE_POINT_ORDER[3:], *reversed(IDS_IN_CODE_POINT_ORDER[:3])]:
+            assert client.put(f"/things/{thing_id}", json=mock_td(thing_id), headers=TD_JSON).status_code == 201
+        yield client
+
+
+def ids(response: httpx.Response) -> list[str]:
+    return [td["id"] for td in response.json()]
+
+
+def follow(client: httpx.Client, url: str) -> tuple[list[str], list[httpx.Response]]:
+    """All ids reached by following ``next`` links from ``url``."""
+    seen: list[str] = []
+    pages: list[httpx.Response] = []
+    next_url: str | None = url
+    while next_url:
+        response = client.get(next_url)
+        assert response.status_code == 200, response.text
+        pages.append(response)
+        seen.extend(ids(response))
+        next_url = links(response).get("next", {}).get("url")
+        assert len(pages) <= len(IDS_IN_CODE_POINT_ORDER) + 1
+    return seen, pages
+
+
+def test_tdd_things_list_only(client: httpx.Client) -> None:
+    assert client.get("/things").status_code == 200
+
+
+def test_tdd_things_list_method(client: httpx.Client) -> None:
+    response = client.get("/things")
+    assert response.status_code == 200
+    assert isinstance(response.json(), list)
+
+
+def test_tdd_things_list_resp(listed: httpx.Client) -> None:
+    response = listed.get("/things")
+    assert response.status_code == 200
+    body = response.json()
+    assert isinstance(body, list)
+    assert all(isinstance(td, dict) and td["title"] == "example thing" for td in body)
+    assert len(body) == len(IDS_IN_CODE_POINT_ORDER)
+
+
+def test_tdd_things_list_resp_content_type(client: httpx.Client) -> None:
+    assert media_type(client.get("/things")) == "application/ld+json"
+    assert media_type(client.get("/things?limit=1")) == "application/ld+json"
+    assert media_type(client.get("/things?format=collection")) == "application/ld+json"
+
+
+def test_tdd_things_list_resp__empty(empty_server: ServerProcess) -> None:
+    response = httpx.get(empty_server.base_url + "/things")
+    assert response.status_code == 200
+    assert response.json() == []
+    collection = httpx.get(empty_server.base_url + "/things?format=collection").json()
+    assert collection["total"] == 0
+    assert collection["members"] == []
+
+
+def test_tdd_things_list_resp__no_paging_without_limit(listed: httpx.Client) -> None:
+    response = listed.get("/things")
+    assert ids(response) == IDS_IN_CODE_POINT_ORDER
+    assert "next" not in links(response)
+
+
+def test_tdd_things_list_pagination(listed: httpx.Client) -> None:
+    seen, pages = follow(listed, "/things?limit=3")
+    assert seen == IDS_IN_CODE_POINT_ORDER
+    assert [len(ids(page)) for page in pages] == [3, 3, 2]
+
+
+def test_tdd_things_list_pagination_limit(listed: httpx.Client) -> None:
+    for limit in (1, 2, 5, 8, 50):
+        assert len(ids(listed.get(f"/things?limit={limit}"))) == min(limit, len(IDS_IN_CODE_POINT_ORDER))
+    assert ids(listed.get("/things?limit=2&offset=6")) == IDS_IN_CODE_POINT_ORDER[6:]
+    assert ids(listed.get("/things?offset=7")) == IDS_IN_CODE_POINT_ORDER[7:]
+    assert ids(listed.get("/things?limit=2&offset=100")) == []
+
+
+def test_tdd_things_list_pagination__invalid_arguments(client: httpx.Client) -> None:
+    for query in ("limit=0", "limit=-1", "limit=abc", "offset=-1", "offset=x", "format=xml", "sort_by=id", "limit="):
+        problem = assert_problem(client.get(f"/things?{query}"), 400)
+        assert query.split("=")[0] in problem["detail"]
+
+
+def test_tdd_things_list_pagination_header_nextlink(listed: httpx.Client) -> None:
+    assert "next" in links(listed.get("/things?limit=7"))
+    assert "next" not in links(listed.get("/things?limit=8"))
+    assert "next" not in links(listed.get("/things?limit=4&offset=4"))
+
+
+def test_tdd_things_list_pagination_header_nextlink_attr(listed: httpx.Client) -> None:
+    next_url = links(listed.get("/things?limit=3&offset=1"))["next"]["url"]
+    query = parse_qs(urlsplit(next_url).query)
+    assert query["limit"] == ["3"]
+    assert query["offset"] == ["4"]
+    collection_next = links(listed.get("/things?limit=3&format=collection"))["next"]["url"]
+    assert parse_qs(urlsplit(collection_next).query)["format"] == ["collection"]
+
+
+def test_tdd_things_list_pagination_header_nextlink_base(listed: httpx.Client) -> None:
+    """Relative to the API base: resolving it against the request URL reaches the next page."""
+    response = listed.get("/things?limit=3")
+    next_url = links(response)["next"]["url"]
+    assert next_url.startswith("/things?") or next_url.startswith(str(listed.base_url))
+    assert ids(listed.get(str(response.url.join(next_url)))) == IDS_IN_CODE_POINT_ORDER[3:6]
+
+
+def test_tdd_things_list_pagination_header_canonicallink(listed: httpx.Client) -> None:
+    first = links(listed.get("/things?limit=3"))["canonical"]
+    assert first["url"] == "/things"
+    assert first["etag"]
+    assert links(listed.get("/things?limit=3&offset=3"))["canonical"]["etag"] == first["etag"]
+    listed.patch("/things/urn:x:a", json={"title": "changed"}, headers=MERGE_PATCH)
+    second = links(listed.get("/things?limit=3"))["canonical"]
+    assert second["etag"] != first["etag"]
+    listed.delete("/things/urn:x:b")
+    assert links(listed.get("/things?limit=3"))["canonical"]["etag"] not in {first["etag"], second["etag"]}
+
+
+def test_tdd_things_list_pagination_order_default(listed: httpx.Client) -> None:
+    assert ids(listed.get("/things")) == IDS_IN_CODE_POINT_ORDER
+    assert follow(listed, "/things?limit=2")[0] == IDS_IN_CODE_POINT_ORDER
+    assert [td["id"] for td in listed.get("/things?format=collection").json()["members"]] == IDS_IN_CODE_POINT_ORDER
+
+
+def test_tdd_things_list_pagination_collection(listed: httpx.Client) -> None:
+    response = listed.get("/things?limit=3&offset=3&format=collection")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["@context"] == "https://www.w3.org/2022/wot/discovery"
+    assert body["@type"] == "ThingCollection"
+    assert body["total"] == len(IDS_IN_CODE_POINT_ORDER)
+    assert [td["id"] for td in body["members"]] == IDS_IN_CODE_POINT_ORDER[3:6]
+    assert parse_qs(urlsplit(body["@id"]).query) == {"offset": ["3"], "limit": ["3"], "format": ["collection"]}
+    assert parse_qs(urlsplit(body["next"]).query) == {"offset": ["6"], "limit": ["3"], "format": ["collection"]}
+    last = listed.get(body["next"]).json()
+    assert "next" not in last
+    assert [td["id"] for td in last["members"]] == IDS_IN_CODE_POINT_ORDER[6:]
+    whole = listed.get("/things?format=collection").json()
+    assert whole["total"] == len(whole["members"]) == len(IDS_IN_CODE_POINT_ORDER)
+    assert "next" not in whole
