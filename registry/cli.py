@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,15 @@ from typing import Any
 import click
 
 from registry.config import ConfigError, Settings
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    """SIGTERM as an exception, so ``finally`` blocks run (stopping the embedded PostgreSQL).
+
+    uvicorn handles SIGTERM itself while serving and re-raises it once shut down; with the default handler the
+    process would then die on the spot and leave the embedded PostgreSQL running.
+    """
+    raise SystemExit(0)
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -61,6 +71,7 @@ def serve(
         migrate_on_start=migrate,
     )
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     with resolve_database_url(settings) as url:
         if settings.migrate_on_start:
             apply_migrations(url)
