@@ -65,6 +65,7 @@ def create_app(settings: Settings) -> Litestar:
             purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
+            await repository.close()
             await engine.dispose()
 
     return Litestar(

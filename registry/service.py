@@ -17,7 +17,7 @@ import json_merge_patch
 import msgspec
 
 from registry.config import Settings
-from registry.descriptions.registration import LifetimePolicy, enrich, split_registration
+from registry.descriptions.registration import LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
 from registry.errors import BadRequest, InvalidDescription, NotFound
 from registry.store.things import Candidate, Projection, StoredDescription, ThingRepository
@@ -71,6 +71,18 @@ class DirectoryService:
     def enriched(stored: StoredDescription, retrieved: dt.datetime | None = None) -> dict[str, Any]:
         return enrich(
             stored.document(),
+            created=stored.created,
+            modified=stored.modified,
+            expires=stored.expires,
+            ttl=stored.ttl,
+            retrieved=retrieved or dt.datetime.now(dt.UTC),
+        )
+
+    @staticmethod
+    def enriched_json(stored: StoredDescription, retrieved: dt.datetime | None = None) -> bytes:
+        """``enriched`` serialized, without decoding the stored document (the hot path of GET and listing)."""
+        return enrich_json(
+            stored.document_text,
             created=stored.created,
             modified=stored.modified,
             expires=stored.expires,

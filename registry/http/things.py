@@ -125,7 +125,7 @@ class ThingsController(Controller):
                 yield b"["
             first = True
             async for stored in directory.repository.stream(offset=offset, limit=limit):
-                document = msgspec.json.encode(directory.enriched(stored, retrieved))
+                document = directory.enriched_json(stored, retrieved)
                 yield document if first else b"," + document
                 first = False
             yield b"]}" if payload_format == "collection" else b"]"
@@ -143,7 +143,7 @@ class ThingsController(Controller):
         directory: DirectoryService = state.directory
         stored = await directory.get(thing_id_of(request))
         return Response(
-            content=msgspec.json.encode(directory.enriched(stored)),
+            content=directory.enriched_json(stored),
             media_type=TD_JSON,
             headers={"ETag": stored.etag},
         )

@@ -1,0 +1,189 @@
+"""Throughput and latency of the Things API: PUT registrations/s and GET /things/{id} requests/s.
+
+    python bench/bench_things.py                  # starts one `registry serve` on a fresh database
+    python bench/bench_things.py --url http://127.0.0.1:8080 --duration 20
+
+32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
+(apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so
+it under-reports). Client and server share this machine: the figures are printed with os.cpu_count().
+Targets (issue 2): GET >= 3,000 req/s, PUT >= 500/s, one server process on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
+
+WEATHER_AGENT = json.loads((REPO_ROOT / "tests" / "fixtures" / "weather-agent.td.json").read_text())
+ID_PREFIX = "urn:uuid:6f1d3a7a-1f97-4e6b-b45f-"
+
+PUT_SCRIPT = """
+local counter = 0
+local template = [==[%(template)s]==]
+local headers = {["Content-Type"] = "application/td+json"}
+local threads = 0
+function setup(thread)
+  thread:set("tid", string.format("%%02d", threads))
+  threads = threads + 1
+end
+function request()
+  counter = counter + 1
+  local id = "%(prefix)s" .. tid .. string.format("%%010d", counter)
+  return wrk.format("PUT", "/things/" .. id, headers, (template:gsub("__ID__", id)))
+end
+"""
+
+GET_SCRIPT = """
+local ids = {}
+for line in io.lines("%(ids_file)s") do ids[#ids + 1] = line end
+math.randomseed(os.time())
+function request() return wrk.format("GET", "/things/" .. ids[math.random(#ids)]) end
+"""
+
+
+class Figures:
+    def __init__(self, label: str, requests_per_second: float, p50_ms: float, p99_ms: float, errors: int) -> None:
+        self.label, self.rps, self.p50, self.p99, self.errors = label, requests_per_second, p50_ms, p99_ms, errors
+
+    def __str__(self) -> str:
+        return (
+            f"{self.label:<22} {self.rps:>9,.0f} req/s   p50 {self.p50:7.2f} ms   p99 {self.p99:7.2f} ms"
+            f"   errors {self.errors}"
+        )
+
+
+def _milliseconds(value: str) -> float:
+    number, unit = re.match(r"([\d.]+)(\w+)", value).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
+
+
+def run_wrk(label: str, url: str, script: str, connections: int, duration: float, threads: int) -> Figures:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(script)
+    try:
+        output = subprocess.run(
+            ["wrk", f"-t{threads}", f"-c{connections}", f"-d{round(duration)}s", "--latency", "-s", lua.name, url],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    finally:
+        os.unlink(lua.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+    p50 = _milliseconds(re.search(r"50%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    p99 = _milliseconds(re.search(r"99%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    errors = (int(non_2xx.group(1)) if non_2xx else 0) + (sum(map(int, socket_errors.groups())) if socket_errors else 0)
+    return Figures(label, rps, p50, p99, errors)
+
+
+def run_httpx(label: str, url: str, method: str, ids: list[str], connections: int, duration: float) -> Figures:
+    latencies: list[float] = []
+    errors = 0
+    body_template = json.dumps(WEATHER_AGENT).replace(WEATHER_AGENT["id"], "__ID__")
+
+    async def client_loop(number: int, client: httpx.AsyncClient, deadline: float) -> None:
+        nonlocal errors
+        counter = 0
+        while time.perf_counter() < deadline:
+            counter += 1
+            if method == "PUT":
+                thing_id = f"{ID_PREFIX}{number:02d}{counter:010d}"
+                content = body_template.replace("__ID__", thing_id)
+                start = time.perf_counter()
+                response = await client.put(
+                    f"/things/{thing_id}", content=content, headers={"content-type": "application/td+json"}
+                )
+            else:
+                start = time.perf_counter()
+                response = await client.get(f"/things/{ids[(number * 7919 + counter) % len(ids)]}")
+            latencies.append(time.perf_counter() - start)
+            errors += response.status_code >= 300
+
+    async def run() -> float:
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+            started = time.perf_counter()
+            deadline = started + duration
+            await asyncio.gather(*(client_loop(number, client, deadline) for number in range(connections)))
+            return time.perf_counter() - started
+
+    elapsed = asyncio.run(run())
+    quantiles = statistics.quantiles(latencies, n=100)
+    return Figures(label, len(latencies) / elapsed, quantiles[49] * 1000, quantiles[98] * 1000, errors)
+
+
+def registered_ids(url: str) -> list[str]:
+    with httpx.Client(base_url=url, timeout=120) as client:
+        return [td["id"] for td in client.get("/things").json() if td["id"].startswith(ID_PREFIX)]
+
+
+@contextlib.contextmanager
+def target(url: str | None) -> Iterator[str]:
+    if url:
+        yield url.rstrip("/")
+        return
+    with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
+        server = ServerProcess(database_url).start()
+        try:
+            yield server.base_url
+        finally:
+            server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="benchmark a running directory instead of starting one")
+    parser.add_argument("--connections", type=int, default=32, help="concurrent clients (default 32)")
+    parser.add_argument("--duration", type=float, default=10, help="seconds per phase (default 10)")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
+    parser.add_argument("--tool", choices=["wrk", "httpx"], default="wrk" if shutil.which("wrk") else "httpx")
+    args = parser.parse_args()
+
+    with target(args.url) as url:
+        if args.tool == "wrk":
+            template = json.dumps(WEATHER_AGENT).replace(WEATHER_AGENT["id"], "__ID__")
+            put_script = PUT_SCRIPT % {"template": template, "prefix": ID_PREFIX}
+            put = run_wrk("PUT /things/{id}", url, put_script, args.connections, args.duration, args.threads)
+            ids = registered_ids(url)
+            with tempfile.NamedTemporaryFile("w", suffix=".ids", delete=False) as ids_file:
+                ids_file.write("\n".join(ids) + "\n")
+            try:
+                get_script = GET_SCRIPT % {"ids_file": ids_file.name}
+                get = run_wrk("GET /things/{id}", url, get_script, args.connections, args.duration, args.threads)
+            finally:
+                os.unlink(ids_file.name)
+        else:
+            put = run_httpx("PUT /things/{id}", url, "PUT", [], args.connections, args.duration)
+            ids = registered_ids(url)
+            get = run_httpx("GET /things/{id}", url, "GET", ids, args.connections, args.duration)
+
+    print(f"load tool: {args.tool}, {args.connections} connections, {args.duration:g} s per phase")
+    print(f"os.cpu_count() = {os.cpu_count()} (client and server share them), load average {os.getloadavg()}")
+    print(f"distinct WeatherAgent ids registered: {len(ids)}")
+    print(put)
+    print(get)
+
+
+if __name__ == "__main__":
+    main()
