@@ -23,10 +23,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
+import psutil
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
@@ -63,12 +64,27 @@ function request() return wrk.format("GET", "/things/" .. ids[math.random(#ids)]
 class Figures:
     def __init__(self, label: str, requests_per_second: float, p50_ms: float, p99_ms: float, errors: int) -> None:
         self.label, self.rps, self.p50, self.p99, self.errors = label, requests_per_second, p50_ms, p99_ms, errors
+        #: Server CPU seconds per request, when the server process is ours to watch.
+        self.cpu_per_request: float | None = None
 
     def __str__(self) -> str:
-        return (
-            f"{self.label:<22} {self.rps:>9,.0f} req/s   p50 {self.p50:7.2f} ms   p99 {self.p99:7.2f} ms"
+        line = (
+            f"{self.label:<18} {self.rps:>7,.0f} req/s   p50 {self.p50:7.2f} ms   p99 {self.p99:7.2f} ms"
             f"   errors {self.errors}"
         )
+        if self.cpu_per_request:
+            line += (
+                f"   server CPU {self.cpu_per_request * 1000:.3f} ms/request"
+                f" (= {1 / self.cpu_per_request:,.0f} req/s per fully available core)"
+            )
+        return line
+
+
+def cpu_seconds(process: psutil.Process | None) -> float:
+    if process is None:
+        return 0.0
+    times = process.cpu_times()
+    return float(times.user + times.system)
 
 
 def _milliseconds(value: str) -> float:
@@ -139,16 +155,28 @@ def registered_ids(url: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def target(url: str | None) -> Iterator[str]:
+def target(url: str | None) -> Iterator[tuple[str, psutil.Process | None]]:
+    """The directory's base URL and, when this script started it, its process (to measure its CPU time)."""
     if url:
-        yield url.rstrip("/")
+        yield url.rstrip("/"), None
         return
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         server = ServerProcess(database_url).start()
         try:
-            yield server.base_url
+            assert server.process is not None
+            yield server.base_url, psutil.Process(server.process.pid)
         finally:
             server.stop()
+
+
+def measured(process: psutil.Process | None, phase: Callable[[], Figures]) -> Figures:
+    before = cpu_seconds(process)
+    started = time.perf_counter()
+    figures = phase()
+    if process is not None:
+        requests = figures.rps * (time.perf_counter() - started)
+        figures.cpu_per_request = (cpu_seconds(process) - before) / max(requests, 1)
+    return figures
 
 
 def main() -> None:
@@ -160,23 +188,33 @@ def main() -> None:
     parser.add_argument("--tool", choices=["wrk", "httpx"], default="wrk" if shutil.which("wrk") else "httpx")
     args = parser.parse_args()
 
-    with target(args.url) as url:
+    with target(args.url) as (url, process):
         if args.tool == "wrk":
             template = json.dumps(WEATHER_AGENT).replace(WEATHER_AGENT["id"], "__ID__")
             put_script = PUT_SCRIPT % {"template": template, "prefix": ID_PREFIX}
-            put = run_wrk("PUT /things/{id}", url, put_script, args.connections, args.duration, args.threads)
+            put = measured(
+                process,
+                lambda: run_wrk("PUT /things/{id}", url, put_script, args.connections, args.duration, args.threads),
+            )
             ids = registered_ids(url)
             with tempfile.NamedTemporaryFile("w", suffix=".ids", delete=False) as ids_file:
                 ids_file.write("\n".join(ids) + "\n")
             try:
                 get_script = GET_SCRIPT % {"ids_file": ids_file.name}
-                get = run_wrk("GET /things/{id}", url, get_script, args.connections, args.duration, args.threads)
+                get = measured(
+                    process,
+                    lambda: run_wrk("GET /things/{id}", url, get_script, args.connections, args.duration, args.threads),
+                )
             finally:
                 os.unlink(ids_file.name)
         else:
-            put = run_httpx("PUT /things/{id}", url, "PUT", [], args.connections, args.duration)
+            put = measured(
+                process, lambda: run_httpx("PUT /things/{id}", url, "PUT", [], args.connections, args.duration)
+            )
             ids = registered_ids(url)
-            get = run_httpx("GET /things/{id}", url, "GET", ids, args.connections, args.duration)
+            get = measured(
+                process, lambda: run_httpx("GET /things/{id}", url, "GET", ids, args.connections, args.duration)
+            )
 
     print(f"load tool: {args.tool}, {args.connections} connections, {args.duration:g} s per phase")
     print(f"os.cpu_count() = {os.cpu_count()} (client and server share them), load average {os.getloadavg()}")
