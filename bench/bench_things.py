@@ -104,9 +104,12 @@ def run_wrk(label: str, url: str, script: str, connections: int, duration: float
         ).stdout
     finally:
         os.unlink(lua.name)
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
-    p50 = _milliseconds(re.search(r"50%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
-    p99 = _milliseconds(re.search(r"99%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    try:
+        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+        p50 = _milliseconds(re.search(r"50%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+        p99 = _milliseconds(re.search(r"99%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    except (AttributeError, ValueError) as error:
+        raise RuntimeError(f"could not read wrk's output:\n{output}") from error
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
     errors = (int(non_2xx.group(1)) if non_2xx else 0) + (sum(map(int, socket_errors.groups())) if socket_errors else 0)

@@ -94,10 +94,29 @@ def _live(now: Any = None) -> Any:
     return or_(descriptions.c.expires.is_(None), descriptions.c.expires > moment)
 
 
-#: ``get`` as plain SQL for asyncpg, compiled once from the tables (``$1`` is the id).
-_GET_SQL = str(
-    select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live()).compile(dialect=asyncpg_dialect.dialect())  # type: ignore[no-untyped-call]
-)
+@dataclasses.dataclass(frozen=True, slots=True)
+class _DriverStatement:
+    """A Core statement compiled once to asyncpg's SQL (``$n`` parameters), run on the driver connection.
+
+    Executing through SQLAlchemy costs about 0.2 ms of CPU per statement; on the hot paths (GET, PUT) that was
+    more than the database work.
+    """
+
+    sql: str
+    names: tuple[str, ...]
+    defaults: dict[str, Any]
+
+    @classmethod
+    def of(cls, statement: Any) -> _DriverStatement:
+        compiled = statement.compile(dialect=asyncpg_dialect.dialect())  # type: ignore[no-untyped-call]
+        return cls(str(compiled), tuple(compiled.positiontup), dict(compiled.params))
+
+    def arguments(self, **values: Any) -> list[Any]:
+        merged = {**self.defaults, **values}
+        return [merged[name] for name in self.names]
+
+
+_GET = _DriverStatement.of(select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live()))
 
 #: Errors after which an idempotent read is retried once on a fresh connection (e.g. PostgreSQL restarted).
 _CONNECTION_LOST = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, OSError)
@@ -111,7 +130,9 @@ _TIMESTAMP = DateTime(timezone=True)
 #: Serialises writes to one id (also ids that do not exist yet) and reads the transaction time.
 _LOCK_AND_NOW = text("SELECT pg_advisory_xact_lock(hashtextextended(:id, 0)), now()")
 
-_CURRENT = select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live(bindparam("now", type_=_TIMESTAMP)))
+_CURRENT = _DriverStatement.of(
+    select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live(bindparam("now", type_=_TIMESTAMP)))
+)
 
 
 def _write_statement() -> Any:
@@ -151,7 +172,7 @@ def _write_statement() -> Any:
     return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(upsert.cte("upsert"))
 
 
-_WRITE = _write_statement()
+_WRITE = _DriverStatement.of(_write_statement())
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -181,10 +202,10 @@ class ThingRepository:
         BEGIN/ROLLBACK) and most of the CPU time of a GET.
         """
         try:
-            row = await (await self._reads()).fetchrow(_GET_SQL, thing_id)
+            row = await (await self._reads()).fetchrow(_GET.sql, thing_id)
         except _CONNECTION_LOST:
             # The pool has dropped the broken connection; an idempotent read may simply try once more.
-            row = await (await self._reads()).fetchrow(_GET_SQL, thing_id)
+            row = await (await self._reads()).fetchrow(_GET.sql, thing_id)
         return None if row is None else _stored(row)
 
     async def _reads(self) -> asyncpg.Pool:
@@ -223,7 +244,10 @@ class ThingRepository:
         """
         async with self.engine.begin() as connection:
             now: dt.datetime = (await connection.execute(_LOCK_AND_NOW, {"id": thing_id})).one()[1]
-            row = (await connection.execute(_CURRENT, {"id": thing_id, "now": now})).first()
+            # The same connection and transaction, minus SQLAlchemy's per-statement overhead.
+            driver = (await connection.get_raw_connection()).driver_connection
+            assert driver is not None  # an open connection
+            row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
             current = None if row is None else _stored(row)
             if current is None and must_exist:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
@@ -257,7 +281,7 @@ class ThingRepository:
                 "expires": expires,
                 "ttl": candidate.ttl,
             }
-            seq = int((await connection.execute(_WRITE, parameters)).one()[0])
+            seq = int(await driver.fetchval(_WRITE.sql, *_WRITE.arguments(**parameters)))
             for projection in candidate.projections:
                 await projection.store(connection, thing_id, seq)
         stored = StoredDescription(thing_id, document_text, anonymous, created_at, now, expires, candidate.ttl, seq)
