@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import asyncpg
 import json_merge_patch
 import msgspec
-from sqlalchemy import Boolean, DateTime, Float, Text, bindparam, cast, delete, func, insert, or_, select, text
+from sqlalchemy import Boolean, DateTime, Float, Text, bindparam, cast, delete, func, insert, null, or_, select, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -352,7 +352,11 @@ class ThingRepository:
 async def _append_change(
     connection: AsyncConnection, thing_id: str, change_type: str, diff: Any, now: dt.datetime
 ) -> int:
-    statement = insert(changes).values(thing_id=thing_id, type=change_type, diff=diff, at=now).returning(changes.c.seq)
+    # SQL NULL for "no diff" (as purge writes it), not the JSON value null the JSONB type would make of None.
+    diff_value = null() if diff is None else diff
+    statement = (
+        insert(changes).values(thing_id=thing_id, type=change_type, diff=diff_value, at=now).returning(changes.c.seq)
+    )
     return int((await connection.execute(statement)).scalar_one())
 
 
