@@ -48,6 +48,10 @@ class WriteOutcome:
     notices: list[Notice]
 
 
+#: Longest id accepted, in UTF-8 bytes: PostgreSQL cannot index (and so cannot store) much longer keys.
+MAX_ID_BYTES = 2048
+
+
 def new_local_id() -> str:
     """Local ids of anonymous TDs: a UUID v4 as a URN (``tdd-anonymous-td-local-uuid``)."""
     return f"urn:uuid:{uuid.uuid4()}"
@@ -107,6 +111,11 @@ class DirectoryService:
 
     async def put(self, thing_id: str, document: Any, *, if_match: str | None = None) -> WriteOutcome:
         """PUT /things/{id}: create (201) or replace (204). The body's id must equal the path's."""
+        if len(thing_id.encode()) > MAX_ID_BYTES:
+            raise BadRequest(
+                f"The id is {len(thing_id.encode())} bytes long; this directory accepts ids of up to {MAX_ID_BYTES}",
+                validationErrors=[{"field": "id", "description": f"at most {MAX_ID_BYTES} bytes of UTF-8"}],
+            )
         if isinstance(document, dict):
             body_id = document.get("id")
             if body_id is None:

@@ -45,6 +45,14 @@ def parse_time(value: str) -> dt.datetime:
     return parsed
 
 
+def _representable(now: dt.datetime, ttl: float) -> bool:
+    try:
+        now + dt.timedelta(seconds=ttl)
+    except OverflowError:
+        return False
+    return True
+
+
 def split_registration(
     document: dict[str, Any], policy: LifetimePolicy, now: dt.datetime
 ) -> tuple[dict[str, Any], Lifetime, list[FieldError]]:
@@ -68,6 +76,8 @@ def split_registration(
             errors.append(
                 FieldError("registration.ttl", f"ttl {raw_ttl} exceeds this directory's maximum of {policy.max_ttl}")
             )
+        elif not _representable(now, raw_ttl):
+            errors.append(FieldError("registration.ttl", f"ttl {raw_ttl} is too large: it expires after the year 9999"))
         else:
             ttl = float(raw_ttl)
     raw_expires = registration.get("expires")

@@ -52,6 +52,10 @@ def _write_response(outcome: WriteOutcome, *, location: bool = False) -> Respons
     return Response(content=b"", status_code=status, headers=headers, media_type=None)
 
 
+#: PostgreSQL's OFFSET is a bigint; larger values would fail after the response has started streaming.
+MAX_OFFSET = 2**63 - 1
+
+
 def _parse_non_negative(name: str, raw: str | None, *, minimum: int) -> int | None:
     if raw is None:
         return None
@@ -59,10 +63,10 @@ def _parse_non_negative(name: str, raw: str | None, *, minimum: int) -> int | No
         value = int(raw)
     except ValueError:
         value = minimum - 1
-    if value < minimum:
+    if not minimum <= value <= MAX_OFFSET:
         raise BadRequest(
-            f"Query parameter {name} must be an integer >= {minimum}, got {raw!r}",
-            invalidParams=[{"name": name, "reason": f"must be an integer >= {minimum}"}],
+            f"Query parameter {name} must be an integer from {minimum} to {MAX_OFFSET}, got {raw!r}",
+            invalidParams=[{"name": name, "reason": f"must be an integer from {minimum} to {MAX_OFFSET}"}],
         )
     return value
 

@@ -84,7 +84,15 @@ def test_tdd_http_error_response__body_too_large_413(start_server: Callable[...,
 
 @pytest.mark.parametrize(
     "path",
-    ["/things/%", "/things/%ff%fe", "/things/", "/things/%00", "/things?limit=99999999999999999999999", "/things/x%2"],
+    [
+        "/things/%",
+        "/things/%ff%fe",
+        "/things/",
+        "/things/%00",
+        "/things?limit=99999999999999999999999",
+        "/things?offset=99999999999999999999999",
+        "/things/x%2",
+    ],
 )
 def test_tdd_http_error_response__odd_requests_are_4xx(client: httpx.Client, path: str) -> None:
     """No client input gives a 500: malformed escapes, NUL bytes, absurd numbers."""

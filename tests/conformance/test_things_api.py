@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from urllib.parse import quote
 
 import httpx
@@ -44,6 +45,16 @@ def test_tdd_things_create_known_td_resp(client: httpx.Client) -> None:
     assert_problem(response, 400)
     td = mock_td(new_id())
     assert client.put(thing_path(td["id"]), json=td, headers=TD_JSON).status_code == 201
+
+
+def test_tdd_things_create_known_td__long_ids(client: httpx.Client) -> None:
+    """Ids up to 2 KiB work; longer ones are refused with 400 (PostgreSQL cannot index them), never a 500."""
+    long_id = "urn:x:" + secrets.token_hex(1000)  # random, so PostgreSQL cannot compress the index entry
+    create(client, mock_td(long_id))
+    assert retrieve(client, long_id)["id"] == long_id
+    too_long = long_id + "x" * 100
+    errors = assert_validation_problem(client.put(thing_path(too_long), json=mock_td(too_long), headers=TD_JSON))
+    assert errors[0]["field"] == "id"
 
 
 def test_tdd_things_create_known_contenttype(client: httpx.Client) -> None:
