@@ -45,14 +45,14 @@ MAX_ALTERNATIVES = 10
 # -- wire types (msgspec Structs: they are also the OpenAPI schemas)
 
 
-class CapabilityBrief(msgspec.Struct, frozen=True, omit_defaults=True):
+class CapabilityBrief(msgspec.Struct, frozen=True):
     name: str
     source: str
     id: str | None = None
     version: str | None = None
 
 
-class SearchItem(msgspec.Struct, frozen=True, omit_defaults=True):
+class SearchItem(msgspec.Struct, frozen=True):
     id: str
     kind: str
     modified: dt.datetime
@@ -78,13 +78,13 @@ class Facets(msgspec.Struct, frozen=True):
     capability: list[FacetValue]
 
 
-class SearchResult(msgspec.Struct, frozen=True, omit_defaults=True):
+class SearchResult(msgspec.Struct, frozen=True):
     items: list[SearchItem]
     next_cursor: str | None
     facets: Facets | None = None
 
 
-class ThingSummary(msgspec.Struct, frozen=True, omit_defaults=True):
+class ThingSummary(msgspec.Struct, frozen=True):
     id: str
     kind: str
     modified: dt.datetime
@@ -99,7 +99,7 @@ class ThingSummary(msgspec.Struct, frozen=True, omit_defaults=True):
     expires: dt.datetime | None = None
 
 
-class VersionInfo(msgspec.Struct, frozen=True, omit_defaults=True):
+class VersionInfo(msgspec.Struct, frozen=True):
     version: str
     registered: dt.datetime
     revision: int
@@ -117,7 +117,7 @@ class VersionList(msgspec.Struct, frozen=True):
     items: list[VersionInfo]
 
 
-class VersionDetail(msgspec.Struct, frozen=True, omit_defaults=True):
+class VersionDetail(msgspec.Struct, frozen=True):
     id: str
     version: str
     registered: dt.datetime
@@ -142,7 +142,7 @@ class ResolveRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     requirements: list[Requirement]
 
 
-class Provider(msgspec.Struct, frozen=True, omit_defaults=True):
+class Provider(msgspec.Struct, frozen=True):
     id: str
     version: str
     capability: str
@@ -151,7 +151,7 @@ class Provider(msgspec.Struct, frozen=True, omit_defaults=True):
     vendor: str | None = None
 
 
-class Resolution(msgspec.Struct, frozen=True, omit_defaults=True):
+class Resolution(msgspec.Struct, frozen=True):
     capability: str
     range: str
     strategy: str
@@ -179,7 +179,7 @@ class CompatibilityRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=Tr
     new: dict[str, Any] | None = None
 
 
-class CompatibilityResult(msgspec.Struct, frozen=True, omit_defaults=True):
+class CompatibilityResult(msgspec.Struct, frozen=True):
     verdict: str
     changes: list[Any]
     required_bump: str
