@@ -20,6 +20,7 @@ class RangeError(ValueError):
     """A version range that neither npm nor Ivy/Maven syntax can read."""
 
 
+@functools.lru_cache(maxsize=8192)
 def normalise_version(text: str) -> str | None:
     """``1.2`` → ``1.2.0``, ``v2`` → ``2.0.0``; None when ``text`` is no version at all."""
     match = _SHORT_VERSION.match(text)
@@ -81,12 +82,15 @@ def parse_range(text: str) -> nodesemver.Range:
         raise RangeError(message) from error
 
 
+@functools.lru_cache(maxsize=65536)
 def satisfies(version: str, version_range: str) -> bool:
     normalised = normalise_version(version)
     return normalised is not None and parse_range(version_range).test(normalised)
 
 
+@functools.lru_cache(maxsize=8192)
 def sort_key(version: str) -> nodesemver.SemVer | None:
+    """The parsed version (shared from a cache: do not modify it)."""
     normalised = normalise_version(version)
     return None if normalised is None else nodesemver.make_semver(normalised, False)
 
