@@ -28,10 +28,18 @@ from registry.descriptions.tool_formats import (
     tool_description,
     tool_functions,
 )
-from registry.descriptions.versions import RangeError, compare, distance, parse_range, satisfies, sort_key
+from registry.descriptions.versions import RangeError, compare, distance, parse_range, precedence, satisfies, sort_key
 from registry.errors import BadRequest, NotFound
 from registry.service import DirectoryService, Notice
-from registry.store.catalog import CapabilityRow, CatalogStore, Filters, ProviderRow, SummaryRow, VersionRow
+from registry.store.catalog import (
+    CapabilityRow,
+    CatalogStore,
+    Filters,
+    Offer,
+    ProviderDetails,
+    SummaryRow,
+    VersionRow,
+)
 
 SORTS = ("relevance", "title", "modified")
 STRATEGIES = ("highest", "lowest", "closest")
@@ -437,10 +445,36 @@ class DiscoveryService:
                     "strategy closest needs closest_to, a version such as 1.4.0",
                     invalidParams=[{"name": f"requirements[{index}].closest_to", "reason": "a semantic version"}],
                 )
-        rows = await self.catalog.providers([requirement.capability for requirement in request.requirements])
+        pairs = list(zip(request.requirements, ranges, strict=True))
+        matched: list[tuple[list[Offer], list[Offer]]] = []
+
+        def worth_detailing(offers: list[Offer]) -> set[str]:
+            """Providers in range; all providers of a requirement none is in range for (to say why)."""
+            by_key: dict[str, list[Offer]] = {}
+            for offer in offers:
+                if offer.capability_id is not None:
+                    by_key.setdefault(offer.capability_id, []).append(offer)
+                by_key.setdefault(offer.name.lower(), []).append(offer)
+            wanted: set[str] = set()
+            for requirement, version_range in pairs:
+                candidates = list(
+                    dict.fromkeys(offer for key in _keys(requirement.capability) for offer in by_key.get(key, []))
+                )
+                in_range = [
+                    offer
+                    for offer in candidates
+                    if offer.version is not None and satisfies(offer.version, version_range)
+                ]
+                matched.append((candidates, in_range))
+                wanted.update(offer.thing_id for offer in (in_range or candidates))
+            return wanted
+
+        _, details = await self.catalog.providers(
+            [requirement.capability for requirement in request.requirements], worth_detailing
+        )
         results = [
-            _resolve_one(requirement, version_range, rows)
-            for requirement, version_range in zip(request.requirements, ranges, strict=True)
+            _resolve_one(requirement, candidates, in_range, details)
+            for requirement, (candidates, in_range) in zip(request.requirements, matched, strict=True)
         ]
         return ResolveResult(resolved=all(result.resolved for result in results), results=results)
 
@@ -542,60 +576,60 @@ def _version_info(row: VersionRow, current: str | None) -> VersionInfo:
     )
 
 
-def _provider(row: ProviderRow) -> Provider:
+def _keys(capability: str) -> tuple[str, ...]:
+    """Offers are found by id (exact) or name (any case)."""
+    return (capability, capability.lower()) if capability != capability.lower() else (capability,)
+
+
+def _provider(offer: Offer, details: ProviderDetails) -> Provider:
     return Provider(
-        id=row.thing_id,
-        version=row.version or "",
-        capability=row.name,
-        capability_id=row.capability_id,
-        title=row.title,
-        vendor=row.vendor_name,
+        id=offer.thing_id,
+        version=offer.version or "",
+        capability=offer.name,
+        capability_id=offer.capability_id,
+        title=details.title,
+        vendor=details.vendor_name,
     )
 
 
-def _compare_providers(left: ProviderRow, right: ProviderRow) -> int:
-    return compare(left.version or "", right.version or "")
-
-
-def _resolve_one(requirement: Requirement, version_range: str, rows: Sequence[ProviderRow]) -> Resolution:
+def _resolve_one(
+    requirement: Requirement, candidates: list[Offer], in_range: list[Offer], details: dict[str, ProviderDetails]
+) -> Resolution:
     wanted = requirement.capability
-    matching = [row for row in rows if row.capability_id == wanted or row.name.lower() == wanted.lower()]
     unresolved = functools.partial(
         Resolution, capability=wanted, range=requirement.range, strategy=requirement.strategy, resolved=False
     )
-    if not matching:
+    if not candidates:
         return unresolved(reason=NO_PROVIDER, detail=f"no description offers capability {wanted!r}")
-    in_range = [row for row in matching if row.version is not None and satisfies(row.version, version_range)]
-    live_in_range = [row for row in in_range if row.live]
+
+    def live(offer: Offer) -> bool:
+        return offer.thing_id in details and details[offer.thing_id].live
+
+    live_in_range = [offer for offer in in_range if live(offer)]
     if not live_in_range:
-        if in_range:
-            return unresolved(
-                reason=PROVIDER_EXPIRED,
-                detail=f"every provider of {wanted!r} in range {requirement.range!r} has expired",
-            )
-        offered = sorted({row.version for row in matching if row.version is not None and row.live})
-        if not offered and not any(row.live for row in matching):
-            return unresolved(reason=PROVIDER_EXPIRED, detail=f"every provider of {wanted!r} has expired")
+        if in_range or not any(live(offer) for offer in candidates):
+            scope = f" in range {requirement.range!r}" if in_range else ""
+            return unresolved(reason=PROVIDER_EXPIRED, detail=f"every provider of {wanted!r}{scope} has expired")
+        offered = sorted({offer.version for offer in candidates if offer.version is not None and live(offer)})
         return unresolved(
             reason=NO_VERSION_IN_RANGE,
             detail=f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}",
         )
-    ordered = sorted(live_in_range, key=lambda row: row.thing_id)
-    by_version = functools.cmp_to_key(_compare_providers)
+    ordered = sorted(live_in_range, key=lambda offer: offer.thing_id)
     if requirement.strategy == "lowest":
-        ordered.sort(key=by_version)
+        ordered.sort(key=lambda offer: precedence(offer.version or ""))
     elif requirement.strategy == "closest":
         target = requirement.closest_to or ""
-        ordered.sort(key=by_version, reverse=True)
-        ordered.sort(key=lambda row: distance(row.version or "", target))
+        ordered.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
+        ordered.sort(key=lambda offer: distance(offer.version or "", target))
     else:
-        ordered.sort(key=by_version, reverse=True)
+        ordered.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
     chosen, *others = ordered
     return Resolution(
         capability=wanted,
         range=requirement.range,
         strategy=requirement.strategy,
         resolved=True,
-        provider=_provider(chosen),
-        alternatives=[_provider(row) for row in others[:MAX_ALTERNATIVES]],
+        provider=_provider(chosen, details[chosen.thing_id]),
+        alternatives=[_provider(offer, details[offer.thing_id]) for offer in others[:MAX_ALTERNATIVES]],
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 import nodesemver
 
@@ -93,6 +94,16 @@ def sort_key(version: str) -> nodesemver.SemVer | None:
     """The parsed version (shared from a cache: do not modify it)."""
     normalised = normalise_version(version)
     return None if normalised is None else nodesemver.make_semver(normalised, False)
+
+
+@functools.lru_cache(maxsize=8192)
+def precedence(version: str) -> tuple[Any, ...]:
+    """A sort key in SemVer precedence order (a release after its pre-releases); ``version`` must be one."""
+    key = sort_key(version)
+    if key is None:
+        raise ValueError(f"not a version: {version!r}")
+    identifiers = tuple((0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in key.prerelease)
+    return (key.major, key.minor, key.patch, 0 if identifiers else 1, identifiers)
 
 
 def compare(left: str, right: str) -> int:

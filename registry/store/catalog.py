@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Float,
+    Text,
     and_,
+    any_,
     cast,
     delete,
     exists,
@@ -26,7 +28,7 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.dialects.postgresql import REGCONFIG
+from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -78,14 +80,20 @@ class Page:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ProviderRow:
+class Offer:
+    """A capability as one description offers it."""
+
     thing_id: str
     capability_id: str | None
     name: str
     version: str | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProviderDetails:
+    thing_id: str
     title: str | None
     vendor_name: str | None
-    expires: dt.datetime | None
     live: bool
 
 
@@ -315,34 +323,36 @@ class CatalogStore:
             row = (await connection.execute(query)).first()
         return None if row is None else (row.summary, row.modified, row.expires)
 
-    async def providers(self, capabilities: Sequence[str]) -> list[ProviderRow]:
-        """Every description (live or expired but not yet purged) offering one of ``capabilities``."""
+    async def providers(
+        self, capabilities: Sequence[str], worth_detailing: Callable[[list[Offer]], set[str]]
+    ) -> tuple[list[Offer], dict[str, ProviderDetails]]:
+        """Every offer of one of ``capabilities`` (live or expired but not yet purged), and the details of the
+        descriptions ``worth_detailing`` picks from them. Two indexed queries on one connection: joining every
+        offer to its description costs more than the ranges leave over."""
         keys = list(dict.fromkeys(capabilities))
-        query = (
-            select(
-                thing_capabilities.c.thing_id,
-                thing_capabilities.c.capability_id,
-                thing_capabilities.c.name,
-                thing_capabilities.c.version,
-                thing_summaries.c.title,
-                thing_summaries.c.vendor_name,
-                descriptions.c.expires,
-                live().label("live"),
-            )
-            .select_from(
-                thing_capabilities.join(
-                    thing_summaries, thing_summaries.c.thing_id == thing_capabilities.c.thing_id
-                ).join(descriptions, descriptions.c.id == thing_capabilities.c.thing_id)
-            )
-            .where(
-                or_(
-                    thing_capabilities.c.capability_id.in_(keys),
-                    thing_capabilities.c.name_key.in_([key.lower() for key in keys]),
-                )
+        offers_query = select(
+            thing_capabilities.c.thing_id,
+            thing_capabilities.c.capability_id,
+            thing_capabilities.c.name,
+            thing_capabilities.c.version,
+        ).where(
+            or_(
+                thing_capabilities.c.capability_id.in_(keys),
+                thing_capabilities.c.name_key.in_([key.lower() for key in keys]),
             )
         )
         async with self.engine.connect() as connection:
-            return [ProviderRow(*row) for row in await connection.execute(query)]
+            offers = [Offer(*row) for row in await connection.execute(offers_query)]
+            wanted = worth_detailing(offers)
+            if not wanted:
+                return offers, {}
+            details_query = (
+                select(thing_summaries.c.thing_id, thing_summaries.c.title, thing_summaries.c.vendor_name, live())
+                .select_from(_joined())
+                .where(thing_summaries.c.thing_id == any_(literal(sorted(wanted), ARRAY(Text))))
+            )
+            details = {row[0]: ProviderDetails(*row) for row in await connection.execute(details_query)}
+        return offers, details
 
     async def versions(self, thing_id: str) -> list[VersionRow]:
         query = select(*_VERSION_COLUMNS).where(thing_versions.c.thing_id == thing_id)
@@ -367,8 +377,9 @@ __all__ = [
     "CapabilityRow",
     "CatalogStore",
     "Filters",
+    "Offer",
     "Page",
-    "ProviderRow",
+    "ProviderDetails",
     "SummaryRow",
     "VersionRow",
 ]
