@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, unquote_to_bytes
 
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
@@ -55,7 +55,10 @@ def thing_ids_as_segments(app: ASGIApp) -> ASGIApp:
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == ScopeType.HTTP and scope["path"].startswith(THINGS_PREFIX):
             raw: bytes = scope.get("raw_path") or scope["path"].encode()
-            rest = unquote(raw.decode("latin-1").partition("?")[0][len(THINGS_PREFIX) :], errors="strict")
+            try:
+                rest = unquote_to_bytes(raw.partition(b"?")[0][len(THINGS_PREFIX) :]).decode("utf-8")
+            except UnicodeDecodeError:
+                rest = ""  # not an id: routing answers 404
             match = _THING_TAIL.match(rest)
             if match:
                 path = THINGS_PREFIX + quote(match["id"], safe="") + "/" + match["tail"]
