@@ -237,13 +237,14 @@ class CatalogProjection:
             await self._keep_version(connection, thing_id, summary.version, revision)
 
     async def _keep_version(self, connection: AsyncConnection, thing_id: str, version: str, revision: int) -> None:
-        kept = await CatalogStore.version_texts(connection, thing_id)
+        kept = await CatalogStore.kept_versions(connection, thing_id)
         if version in kept:
             return
-        previous = _previous_version(list(kept), version)
+        previous = _previous_version(kept, version)
         report = None
         if previous is not None:
-            report = compare_documents(msgspec.json.decode(kept[previous]), self.document, previous, version)
+            old = msgspec.json.decode(await CatalogStore.version_text(connection, thing_id, previous))
+            report = compare_documents(old, self.document, previous, version)
         await CatalogStore.keep_version(
             connection,
             thing_id,

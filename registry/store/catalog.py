@@ -203,12 +203,16 @@ class CatalogStore:
             )
 
     @staticmethod
-    async def version_texts(connection: AsyncConnection, thing_id: str) -> dict[str, str]:
-        """Every kept version of ``thing_id`` with its document."""
-        query = select(thing_versions.c.version, thing_versions.c.document_text).where(
-            thing_versions.c.thing_id == thing_id
+    async def kept_versions(connection: AsyncConnection, thing_id: str) -> list[str]:
+        query = select(thing_versions.c.version).where(thing_versions.c.thing_id == thing_id)
+        return [row.version for row in await connection.execute(query)]
+
+    @staticmethod
+    async def version_text(connection: AsyncConnection, thing_id: str, version: str) -> str:
+        query = select(thing_versions.c.document_text).where(
+            thing_versions.c.thing_id == thing_id, thing_versions.c.version == version
         )
-        return {row.version: row.document_text for row in await connection.execute(query)}
+        return str((await connection.execute(query)).scalar_one())
 
     @staticmethod
     async def keep_version(

@@ -513,6 +513,15 @@ def test_agent_actions_export_as_a_list(client: httpx.Client, corpus: Any) -> No
     assert tool["input_schema"]["required"] == ["customer"]
 
 
+def test_lint_warnings_on_put(client: httpx.Client) -> None:
+    document = agent("camel", "acme", "1.0.0", [], actions={"lookUp": {**action(), "description": ""}})
+    notices = json.loads(put(client, document).headers["Registry-Notices"])
+    assert [(notice["code"], notice["field"]) for notice in notices] == [
+        ("lint:name-not-snake-case", "/actions/lookUp"),
+        ("lint:description-missing", "/actions/lookUp"),
+    ]
+
+
 def test_lint_warnings_on_registration_never_reject(client: httpx.Client) -> None:
     sloppy = {"name": f"GetStuff{TOKEN}", "description": "d" * 250, "input_schema": {"properties": {"q": {}}}}
     response = client.post("/api/v1/tools/import", params={"format": "anthropic"}, json=sloppy)
