@@ -406,11 +406,11 @@ class DiscoveryService:
         return None if found is None else found[0].get("version")
 
     async def versions(self, thing_id: str, satisfying: str | None = None) -> VersionList:
+        version_range = None if satisfying is None else _range(satisfying, "satisfies")
         rows = await self.catalog.versions(thing_id)
         if not rows:
             raise NotFound(f"No versions are kept for id {thing_id!r}")
-        if satisfying is not None:
-            version_range = _range(satisfying, "satisfies")
+        if version_range is not None:
             rows = [row for row in rows if satisfies(row.version, version_range)]
         current = await self._current_version(thing_id)
         rows.sort(key=functools.cmp_to_key(_compare_rows), reverse=True)

@@ -585,6 +585,8 @@ def test_every_endpoint_is_in_the_openapi_document(client: httpx.Client) -> None
         ("get", "/api/v1/things/urn:nothing:here/summary", {}, None, 404),
         ("get", "/api/v1/things/%FF/summary", {}, None, 404),
         ("get", "/api/v1/things/urn:nothing:here/versions", {}, None, 404),
+        ("get", "/api/v1/things/urn:nothing:here/versions", {"satisfies": ">>1"}, None, 400),
+        ("get", "/api/v1/things/urn:nothing:here/versions", {"latest": "1"}, None, 400),
         ("get", "/api/v1/things/urn:nothing:here/versions/1.0.0", {}, None, 404),
         ("get", "/api/v1/things/urn:nothing:here/export", {"format": "openai"}, None, 404),
         ("get", "/api/v1/things/urn:nothing:here/export", {"format": "yaml"}, None, 400),
