@@ -42,7 +42,6 @@ from registry.store.catalog import (
 )
 
 SORTS = ("relevance", "title", "modified")
-STRATEGIES = ("highest", "lowest", "closest")
 NO_PROVIDER = "no_provider"
 NO_VERSION_IN_RANGE = "no_version_in_range"
 PROVIDER_EXPIRED = "provider_expired"
@@ -413,7 +412,7 @@ class DiscoveryService:
         if version_range is not None:
             rows = [row for row in rows if satisfies(row.version, version_range)]
         current = await self._current_version(thing_id)
-        rows.sort(key=functools.cmp_to_key(_compare_rows), reverse=True)
+        rows.sort(key=_version_order, reverse=True)
         return VersionList(id=thing_id, items=[_version_info(row, current) for row in rows])
 
     async def version(self, thing_id: str, version: str) -> VersionDetail:
@@ -554,14 +553,11 @@ def _range(text: str, name: str) -> str:
     return text
 
 
-def _compare_rows(left: VersionRow, right: VersionRow) -> int:
-    left_key, right_key = sort_key(left.version), sort_key(right.version)
-    if left_key is not None and right_key is not None:
-        return int(left_key.compare(right_key))
-    # Versions that are no semantic versions sort below those that are, by registration.
-    if (left_key is None) != (right_key is None):
-        return -1 if left_key is None else 1
-    return (left.revision > right.revision) - (left.revision < right.revision)
+def _version_order(row: VersionRow) -> tuple[Any, ...]:
+    """Semantic versions in precedence order, above texts that are none (those in registration order)."""
+    if sort_key(row.version) is None:
+        return (0, (), row.revision)
+    return (1, precedence(row.version), 0)
 
 
 def _version_info(row: VersionRow, current: str | None) -> VersionInfo:

@@ -26,7 +26,6 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    true,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -370,11 +369,6 @@ class CatalogStore:
         async with self.engine.connect() as connection:
             row = (await connection.execute(query)).first()
         return None if row is None else VersionRow(*row)
-
-    async def has_description(self, thing_id: str) -> bool:
-        async with self.engine.connect() as connection:
-            query = select(true()).where(descriptions.c.id == thing_id, live())
-            return (await connection.execute(query)).first() is not None
 
 
 __all__ = [
