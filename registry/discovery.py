@@ -28,7 +28,7 @@ from registry.descriptions.tool_formats import (
     tool_description,
     tool_functions,
 )
-from registry.descriptions.versions import RangeError, compare, distance, parse_range, precedence, satisfies, sort_key
+from registry.descriptions.versions import RangeError, distance, parse_range, precedence, satisfies, sort_key
 from registry.errors import BadRequest, NotFound
 from registry.service import DirectoryService, Notice
 from registry.store.catalog import (
@@ -259,8 +259,8 @@ def _previous_version(kept: list[str], version: str) -> str | None:
     """The highest kept version below ``version`` (compatibility is judged against it)."""
     if sort_key(version) is None:
         return None
-    lower = [candidate for candidate in kept if sort_key(candidate) is not None and compare(candidate, version) < 0]
-    return max(lower, key=functools.cmp_to_key(compare), default=None)
+    below = [candidate for candidate in kept if sort_key(candidate) and precedence(candidate) < precedence(version)]
+    return max(below, key=precedence, default=None)
 
 
 class CatalogProjector:

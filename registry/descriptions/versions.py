@@ -106,14 +106,6 @@ def precedence(version: str) -> tuple[Any, ...]:
     return (key.major, key.minor, key.patch, 0 if identifiers else 1, identifiers)
 
 
-def compare(left: str, right: str) -> int:
-    """-1, 0 or 1 like ``cmp``; both must be versions."""
-    left_key, right_key = sort_key(left), sort_key(right)
-    if left_key is None or right_key is None:
-        raise ValueError(f"not versions: {left!r}, {right!r}")
-    return int(left_key.compare(right_key))
-
-
 def distance(left: str, right: str) -> tuple[int, int, int]:
     """How far apart two versions are, component by component: orders candidates for ``closest``."""
     left_key, right_key = sort_key(left), sort_key(right)

@@ -10,6 +10,7 @@ from registry.descriptions.versions import (
     maven_to_npm,
     normalise_version,
     parse_range,
+    precedence,
     satisfies,
 )
 
@@ -77,3 +78,17 @@ def test_bad_ranges_are_refused(text: str) -> None:
 )
 def test_bump(old: str, new: str, expected: str) -> None:
     assert bump(old, new) == expected
+
+
+def test_precedence_follows_semver() -> None:
+    ordered = [
+        "1.0.0-alpha",
+        "1.0.0-alpha.1",
+        "1.0.0-alpha.beta",
+        "1.0.0-beta.2",
+        "1.0.0-beta.11",
+        "1.0.0",
+        "1.2",
+        "1.10.0",
+    ]
+    assert sorted(reversed(ordered), key=precedence) == ordered
