@@ -324,13 +324,14 @@ class DiscoveryService:
         self.catalog = catalog
         self.directory = directory
 
-    async def filters(self, params: SearchParams) -> Filters:
+    @staticmethod
+    def filters(params: SearchParams) -> Filters:
         if params.kind is not None and params.kind not in KINDS:
             raise BadRequest(
                 f"kind must be one of {', '.join(KINDS)}, got {params.kind!r}",
                 invalidParams=[{"name": "kind", "reason": f"one of {', '.join(KINDS)}"}],
             )
-        versions: list[str] | None = None
+        accepts = None
         if params.capability_version is not None:
             if params.capability is None:
                 raise BadRequest(
@@ -338,14 +339,13 @@ class DiscoveryService:
                     invalidParams=[{"name": "capability_version", "reason": "requires capability"}],
                 )
             version_range = _range(params.capability_version, "capability_version")
-            offered = await self.catalog.capability_versions(params.capability)
-            versions = [version for version in offered if satisfies(version, version_range)]
+            accepts = functools.partial(satisfies, version_range=version_range)
         text = params.q.strip() if params.q is not None else None
         return Filters(
             kind=params.kind,
             vendor=params.vendor,
             capability=params.capability,
-            capability_versions=versions,
+            capability_accepts=accepts,
             type=params.type,
             text=text or None,
         )
@@ -356,7 +356,7 @@ class DiscoveryService:
                 f"sort must be one of {', '.join(SORTS)}, got {params.sort!r}",
                 invalidParams=[{"name": "sort", "reason": f"one of {', '.join(SORTS)}"}],
             )
-        filters = await self.filters(params)
+        filters = self.filters(params)
         sort = params.sort or ("relevance" if filters.text else "title")
         if sort == "relevance" and filters.text is None:
             sort = "title"
@@ -383,7 +383,7 @@ class DiscoveryService:
         return SearchResult(items=items, next_cursor=next_cursor, facets=facets)
 
     async def facets(self, params: SearchParams) -> Facets:
-        return await self._facets(await self.filters(params))
+        return await self._facets(self.filters(params))
 
     async def _facets(self, filters: Filters) -> Facets:
         counted = await self.catalog.facets(filters)

@@ -64,9 +64,9 @@ class CapabilityRow:
 class Filters:
     kind: str | None = None
     vendor: str | None = None
-    #: Capability id or name; with ``capability_versions`` only providers of one of those versions.
+    #: Capability id or name; with ``capability_accepts`` only providers of a version it accepts.
     capability: str | None = None
-    capability_versions: Sequence[str] | None = None
+    capability_accepts: Callable[[str], bool] | None = None
     type: str | None = None
     text: str | None = None
 
@@ -125,7 +125,8 @@ def _capability_match(capability: str) -> ColumnElement[bool]:
     return or_(thing_capabilities.c.capability_id == capability, thing_capabilities.c.name_key == capability.lower())
 
 
-def _where(filters: Filters) -> list[ColumnElement[bool]]:
+def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[bool]]:
+    """Conditions of ``filters``; ``versions``: the capability versions ``capability_accepts`` chose."""
     clauses: list[ColumnElement[bool]] = [live()]
     if filters.kind is not None:
         clauses.append(thing_summaries.c.kind == filters.kind)
@@ -139,8 +140,8 @@ def _where(filters: Filters) -> list[ColumnElement[bool]]:
         condition = and_(
             thing_capabilities.c.thing_id == thing_summaries.c.thing_id, _capability_match(filters.capability)
         )
-        if filters.capability_versions is not None:
-            condition = and_(condition, thing_capabilities.c.version.in_(list(filters.capability_versions)))
+        if versions is not None:
+            condition = and_(condition, thing_capabilities.c.version.in_(versions))
         clauses.append(exists().where(condition))
     return clauses
 
@@ -156,6 +157,8 @@ def _joined() -> Any:
 class CatalogStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        # Reads are single statements (or tolerate seeing two snapshots): no BEGIN/ROLLBACK round trips.
+        self.reader = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     # -- writes, inside the description's transaction
 
@@ -240,15 +243,18 @@ class CatalogStore:
 
     # -- reads
 
-    async def capability_versions(self, capability: str) -> list[str]:
-        """Distinct versions under which ``capability`` is offered (range filters test these in Python)."""
+    @staticmethod
+    async def _accepted_versions(connection: AsyncConnection, filters: Filters) -> list[str] | None:
+        """The distinct versions of the filtered capability that ``capability_accepts`` (a range test) accepts."""
+        if filters.capability is None or filters.capability_accepts is None:
+            return None
         query = (
             select(thing_capabilities.c.version)
-            .where(_capability_match(capability), thing_capabilities.c.version.is_not(None))
+            .where(_capability_match(filters.capability), thing_capabilities.c.version.is_not(None))
             .distinct()
         )
-        async with self.engine.connect() as connection:
-            return [row.version for row in await connection.execute(query)]
+        offered = [row.version for row in await connection.execute(query)]
+        return [version for version in offered if filters.capability_accepts(version)]
 
     async def search(self, filters: Filters, sort: str, limit: int, after: tuple[Any, str] | None) -> Page:
         """One page of live summaries matching ``filters``, ordered by ``sort`` (keyset pagination)."""
@@ -261,31 +267,38 @@ class CatalogStore:
             key, descending = descriptions.c.modified, True
         else:
             key, descending = thing_summaries.c.title_key, False
-        query = (
-            select(
-                thing_id,
-                thing_summaries.c.summary,
-                descriptions.c.modified,
-                descriptions.c.expires,
-                key.label("sort_key"),
-            )
-            .select_from(_joined())
-            .where(*_where(filters))
-        )
+        query = select(
+            thing_id,
+            thing_summaries.c.summary,
+            descriptions.c.modified,
+            descriptions.c.expires,
+            key.label("sort_key"),
+        ).select_from(_joined())
         if after is not None:
             after_key, after_id = after
             beyond = key < after_key if descending else key > after_key
             query = query.where(or_(beyond, and_(key == after_key, thing_id > after_id)))
         query = query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
-        async with self.engine.connect() as connection:
-            rows = list(await connection.execute(query))
+        async with self.reader.connect() as connection:
+            versions = await self._accepted_versions(connection, filters)
+            rows = list(await connection.execute(query.where(*_where(filters, versions))))
         more = len(rows) > limit
         rows = rows[:limit]
         last = (rows[-1].sort_key, rows[-1].thing_id) if more and rows else None
         return Page(rows=rows, last=last)
 
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
-        matching = select(thing_summaries.c.thing_id).select_from(_joined()).where(*_where(filters)).cte("matching")
+        async with self.reader.connect() as connection:
+            versions = await self._accepted_versions(connection, filters)
+            return await self._facets(connection, filters, versions)
+
+    @staticmethod
+    async def _facets(
+        connection: AsyncConnection, filters: Filters, versions: list[str] | None
+    ) -> dict[str, list[tuple[str, int]]]:
+        matching = (
+            select(thing_summaries.c.thing_id).select_from(_joined()).where(*_where(filters, versions)).cte("matching")
+        )
         joined = thing_summaries.join(matching, matching.c.thing_id == thing_summaries.c.thing_id)
         count = func.count().label("total")
         kinds = (
@@ -309,11 +322,10 @@ class CatalogStore:
             .limit(FACET_LIMIT)
         )
         result: dict[str, list[tuple[str, int]]] = {}
-        async with self.engine.connect() as connection:
-            for name, query in (("kind", kinds), ("vendor", vendors), ("capability", capabilities)):
-                rows = await connection.execute(query)
-                counted: list[tuple[str, int]] = [(row.value, row.total) for row in rows]
-                result[name] = sorted(counted, key=lambda item: (-item[1], item[0]))
+        for name, query in (("kind", kinds), ("vendor", vendors), ("capability", capabilities)):
+            rows = await connection.execute(query)
+            counted: list[tuple[str, int]] = [(row.value, row.total) for row in rows]
+            result[name] = sorted(counted, key=lambda item: (-item[1], item[0]))
         return result
 
     async def summary(self, thing_id: str) -> tuple[dict[str, Any], dt.datetime, dt.datetime | None] | None:
@@ -322,7 +334,7 @@ class CatalogStore:
             .select_from(_joined())
             .where(thing_summaries.c.thing_id == thing_id, live())
         )
-        async with self.engine.connect() as connection:
+        async with self.reader.connect() as connection:
             row = (await connection.execute(query)).first()
         return None if row is None else (row.summary, row.modified, row.expires)
 
@@ -344,7 +356,7 @@ class CatalogStore:
                 thing_capabilities.c.name_key.in_([key.lower() for key in keys]),
             )
         )
-        async with self.engine.connect() as connection:
+        async with self.reader.connect() as connection:
             offers = [Offer(*row) for row in await connection.execute(offers_query)]
             wanted = worth_detailing(offers)
             if not wanted:
@@ -359,14 +371,14 @@ class CatalogStore:
 
     async def versions(self, thing_id: str) -> list[VersionRow]:
         query = select(*_VERSION_COLUMNS).where(thing_versions.c.thing_id == thing_id)
-        async with self.engine.connect() as connection:
+        async with self.reader.connect() as connection:
             return [VersionRow(*row) for row in await connection.execute(query)]
 
     async def version(self, thing_id: str, version: str) -> VersionRow | None:
         query = select(*_VERSION_COLUMNS).where(
             thing_versions.c.thing_id == thing_id, thing_versions.c.version == version
         )
-        async with self.engine.connect() as connection:
+        async with self.reader.connect() as connection:
             row = (await connection.execute(query)).first()
         return None if row is None else VersionRow(*row)
 
