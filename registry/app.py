@@ -14,11 +14,14 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.types import ASGIApp
 
 from registry.config import Settings
+from registry.discovery import CatalogProjector, DiscoveryService
+from registry.http.api_v1 import DiscoveryController, thing_ids_as_segments
 from registry.http.directory import CORE_AFFORDANCES, directory_description, well_known_wot
 from registry.http.head import head_as_get
 from registry.http.problems import exception_handlers
 from registry.http.things import ThingsController
 from registry.service import DirectoryService
+from registry.store.catalog import CatalogStore
 from registry.store.database import create_engine
 from registry.store.things import ThingRepository
 
@@ -40,7 +43,7 @@ async def _purge_periodically(directory: DirectoryService, interval: float) -> N
 
 def create_asgi_app(settings: Settings) -> ASGIApp:
     """What ``registry serve`` runs: the application, answering HEAD on every GET endpoint."""
-    return head_as_get(create_app(settings))
+    return head_as_get(thing_ids_as_segments(create_app(settings)))
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -52,8 +55,9 @@ def create_app(settings: Settings) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
         repository = ThingRepository(engine)
-        directory = DirectoryService(repository, settings)
+        directory = DirectoryService(repository, settings, projectors=[CatalogProjector()])
         app.state.directory = directory
+        app.state.discovery = DiscoveryService(CatalogStore(engine), directory)
         app.state.settings = settings
         app.state.directory_td = directory_description(
             settings.base_url, CORE_AFFORDANCES, directory_id=f"urn:lmos-registry:{settings.base_url}"
@@ -68,7 +72,7 @@ def create_app(settings: Settings) -> Litestar:
             await engine.dispose()
 
     return Litestar(
-        route_handlers=[ThingsController, well_known_wot],
+        route_handlers=[ThingsController, DiscoveryController, well_known_wot],
         lifespan=[lifespan],
         state=State({"settings": settings}),
         exception_handlers=exception_handlers,

@@ -90,6 +90,10 @@ def _live(now: Any = None) -> Any:
     return or_(descriptions.c.expires.is_(None), descriptions.c.expires > moment)
 
 
+#: Other stores (discovery) filter their joins with the same rule.
+live = _live
+
+
 def _stored(row: Any) -> StoredDescription:
     return StoredDescription(*row)
 
