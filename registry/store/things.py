@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 import json_merge_patch
 import msgspec
-from sqlalchemy import delete, func, insert, or_, select, text
+from sqlalchemy import case, delete, func, insert, literal_column, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from registry.errors import NotFound, PreconditionFailed
+from registry.errors import Conflict, NotFound, PreconditionFailed
 from registry.store.tables import changes, descriptions
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
@@ -67,6 +67,14 @@ class Candidate:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Lease:
+    id: str
+    ttl: float
+    expires: dt.datetime
+    last_seen: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class SaveResult:
     created: bool
     stored: StoredDescription
@@ -82,6 +90,9 @@ _COLUMNS = (
     descriptions.c.ttl,
     descriptions.c.revision,
 )
+
+
+_ONE_SECOND: Any = literal_column("interval '1 second'")
 
 
 def _live(now: Any = None) -> Any:
@@ -190,6 +201,29 @@ class ThingRepository:
             seq = await _append_change(connection, thing_id, THING_DELETED, None, now)
             await _notify(connection, seq)
 
+    async def renew_lease(self, thing_id: str) -> Lease:
+        """``expires = now + ttl`` and ``last_seen = now``: one UPDATE, no new revision and no change event."""
+        ttl = descriptions.c.ttl
+        statement = (
+            update(descriptions)
+            .where(descriptions.c.id == thing_id, _live())
+            .values(
+                expires=case((ttl.is_(None), descriptions.c.expires), else_=func.now() + ttl * _ONE_SECOND),
+                last_seen=func.now(),
+            )
+            .returning(ttl, descriptions.c.expires, descriptions.c.last_seen)
+        )
+        async with self.engine.begin() as connection:
+            row = (await connection.execute(statement)).first()
+            if row is None:
+                raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
+            if row.ttl is None:
+                raise Conflict(
+                    f"The registration of {thing_id!r} has no ttl, so there is no lease to renew; "
+                    "register it with registration.ttl to use leases"
+                )
+        return Lease(thing_id, row.ttl, row.expires, row.last_seen)
+
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions with one ``thing_deleted`` each; safe to run on every replica at once."""
         gone = delete(descriptions).where(descriptions.c.expires <= func.now()).returning(descriptions.c.id).cte()
@@ -252,6 +286,7 @@ __all__ = [
     "THING_DELETED",
     "THING_UPDATED",
     "Candidate",
+    "Lease",
     "Projection",
     "SaveResult",
     "StoredDescription",
