@@ -7,6 +7,7 @@ Filtered subscriptions need them: an update or delete event carries no document,
 from __future__ import annotations
 
 import collections
+import copy
 from typing import Any
 
 import json_merge_patch
@@ -23,7 +24,8 @@ def _apply(document: Document | None, change_type: str, diff: Any) -> Document |
         return dict(diff) if isinstance(diff, dict) else None
     if change_type == THING_DELETED or document is None:
         return None
-    result: Document = json_merge_patch.merge(dict(document), diff)
+    # merge() edits nested objects in place; the state before the change must survive it.
+    result: Document = json_merge_patch.merge(copy.deepcopy(document), diff)
     return result
 
 
