@@ -30,7 +30,8 @@ async def test_events_in_order_with_ids_and_id_only_data(base_url: str, sdk: Asy
     assert [event.type for event in events] == ["thing_created", "thing_updated", "thing_deleted"]
     assert [event.data for event in events] == [{"id": document["id"]}] * 3
     seqs = [event.seq for event in events]
-    assert seqs == sorted(seqs) and len(set(seqs)) == 3
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == 3
 
 
 async def test_diff_payloads(base_url: str, sdk: AsyncRegistryClient) -> None:
@@ -41,8 +42,10 @@ async def test_diff_payloads(base_url: str, sdk: AsyncRegistryClient) -> None:
         await sdk.patch(document["id"], {"title": "Diffed again", "description": None})
         await sdk.delete(document["id"])
         updated, deleted = await stream.take(2)
-    assert created.data["title"] == "Diffed" and created.data["id"] == document["id"]
-    assert created.data["registration"]["ttl"] == 600 and "created" in created.data["registration"]
+    assert created.data["title"] == "Diffed"
+    assert created.data["id"] == document["id"]
+    assert created.data["registration"]["ttl"] == 600
+    assert "created" in created.data["registration"]
     assert "https://www.w3.org/2022/wot/discovery" in created.data["@context"]
     assert updated.data == {"id": document["id"], "title": "Diffed again", "description": None}
     assert deleted.data == {"id": document["id"]}
@@ -84,7 +87,8 @@ async def test_replay_with_last_event_id(base_url: str, sdk: AsyncRegistryClient
         ("thing_created", second["id"]),
         ("thing_deleted", first["id"]),
     ]
-    assert live.thing_id == third["id"] and live.seq > replayed[-1].seq
+    assert live.thing_id == third["id"]
+    assert live.seq > replayed[-1].seq
 
 
 async def test_filtered_subscription_sees_matching_things_until_they_leave(

@@ -20,7 +20,8 @@ async def test_events_reach_subscribers_of_another_replica(start_server: Any) ->
         await sdk.register(document)
         await sdk.patch(document["id"], {"title": "Across replicas, patched"})
         created, updated = await stream.take(2)
-    assert created.type == "thing_created" and created.data["title"] == "Across replicas"
+    assert created.type == "thing_created"
+    assert created.data["title"] == "Across replicas"
     assert updated.data == {"id": document["id"], "title": "Across replicas, patched"}
 
 
@@ -37,7 +38,7 @@ async def test_expiry_with_two_replicas_emits_one_delete(start_server: Any) -> N
             await sdk.register(document, ttl=1)
         expected = sorted(document["id"] for document in documents)
         for stream in (on_first, on_second):
-            deleted = await stream.take(5, timeout=10)
+            deleted = await stream.take(5, within=10)
             assert sorted(event.thing_id for event in deleted) == expected
             assert len({event.seq for event in deleted}) == 5
             assert await stream.nothing_within(1.0), "a second delete event for the same expiry"
@@ -53,7 +54,8 @@ async def test_lease_renewal_extends_expiry_without_an_event(base_url: str) -> N
         while time.monotonic() < deadline:  # past the ttl, alive only thanks to renewals
             lease = await sdk.renew_lease(document["id"])
             await asyncio.sleep(0.5)
-        assert lease.ttl == 2 and lease.id == document["id"]
+        assert lease.ttl == 2
+        assert lease.id == document["id"]
         after = await sdk.get(document["id"])
         assert after["registration"]["expires"] > before["expires"]
         assert after["registration"]["modified"] == before["modified"]
@@ -74,7 +76,8 @@ async def test_lease_errors(base_url: str) -> None:
         assert "no ttl" in conflict.value.detail
         with pytest.raises(NotFoundError) as missing:
             await sdk.renew_lease("urn:test:never-registered")
-        assert missing.value.status == 404 and missing.value.problem["status"] == 404
+        assert missing.value.status == 404
+        assert missing.value.problem["status"] == 404
 
 
 def test_lease_needs_the_lease_suffix(client: httpx.Client) -> None:

@@ -36,11 +36,11 @@ class Collector:
         async for event in self.client.events(**self.subscription):
             self.events.put_nowait(event)
 
-    async def next(self, timeout: float = 5.0) -> Event:
-        return await asyncio.wait_for(self.events.get(), timeout)
+    async def next(self, within: float = 5.0) -> Event:
+        return await asyncio.wait_for(self.events.get(), within)
 
-    async def take(self, count: int, timeout: float = 5.0) -> list[Event]:
-        return [await self.next(timeout) for _ in range(count)]
+    async def take(self, count: int, within: float = 5.0) -> list[Event]:
+        return [await self.next(within) for _ in range(count)]
 
     async def nothing_within(self, seconds: float) -> bool:
         with contextlib.suppress(TimeoutError):
