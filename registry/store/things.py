@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 import json_merge_patch
 import msgspec
-from sqlalchemy import case, delete, func, insert, literal_column, or_, select, text, update
+from sqlalchemy import delete, func, insert, or_, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from registry.errors import Conflict, NotFound, PreconditionFailed
+from registry.errors import NotFound, PreconditionFailed
+from registry.store.leases import Lease, LeaseRenewer
 from registry.store.tables import changes, descriptions
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
@@ -67,14 +68,6 @@ class Candidate:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Lease:
-    id: str
-    ttl: float
-    expires: dt.datetime
-    last_seen: dt.datetime
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
 class SaveResult:
     created: bool
     stored: StoredDescription
@@ -90,9 +83,6 @@ _COLUMNS = (
     descriptions.c.ttl,
     descriptions.c.revision,
 )
-
-
-_ONE_SECOND: Any = literal_column("interval '1 second'")
 
 
 def _live(now: Any = None) -> Any:
@@ -114,6 +104,7 @@ def etag_matches(if_match: str, etag: str) -> bool:
 class ThingRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self.leases = LeaseRenewer(engine)
 
     async def get(self, thing_id: str) -> StoredDescription | None:
         query = select(*_COLUMNS).where(descriptions.c.id == thing_id, _live())
@@ -202,27 +193,7 @@ class ThingRepository:
             await _notify(connection, seq)
 
     async def renew_lease(self, thing_id: str) -> Lease:
-        """``expires = now + ttl`` and ``last_seen = now``: one UPDATE, no new revision and no change event."""
-        ttl = descriptions.c.ttl
-        statement = (
-            update(descriptions)
-            .where(descriptions.c.id == thing_id, _live())
-            .values(
-                expires=case((ttl.is_(None), descriptions.c.expires), else_=func.now() + ttl * _ONE_SECOND),
-                last_seen=func.now(),
-            )
-            .returning(ttl, descriptions.c.expires, descriptions.c.last_seen)
-        )
-        async with self.engine.begin() as connection:
-            row = (await connection.execute(statement)).first()
-            if row is None:
-                raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
-            if row.ttl is None:
-                raise Conflict(
-                    f"The registration of {thing_id!r} has no ttl, so there is no lease to renew; "
-                    "register it with registration.ttl to use leases"
-                )
-        return Lease(thing_id, row.ttl, row.expires, row.last_seen)
+        return await self.leases.renew(thing_id)
 
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions with one ``thing_deleted`` each; safe to run on every replica at once."""
