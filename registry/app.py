@@ -66,7 +66,7 @@ def create_app(settings: Settings) -> Litestar:
         )
         feed = ChangeFeed(engine, settings.database_url, poll_interval=settings.feed_poll_interval)
         app.state.feed = feed
-        app.state.events = EventHub(feed, engine, settings.sse_queue_size)
+        app.state.events = EventHub(feed, engine, settings.sse_queue_size, settings.sse_keepalive)
         await feed.start()
         app.state.events.start()
         purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))

@@ -30,6 +30,9 @@ EVENT_TYPES = (THING_CREATED, THING_UPDATED, THING_DELETED)
 #: Queue item: (sequence, encoded event), or None once the subscriber has been dropped.
 Item = tuple[int, bytes] | None
 
+KEEP_ALIVE = b": keep-alive\n\n"
+DROPPED = b": dropped: too far behind; reconnect with Last-Event-ID to resume\n\n"
+
 
 def encode_event(change: Change, diff: bool) -> bytes:
     """The SSE frame of ``change``: data is ``{"id"}``, or with ``diff`` the enriched TD / the merge patch."""
@@ -71,7 +74,7 @@ class _Frames:
 
 
 class Subscriber:
-    __slots__ = ("diff", "dropped", "query", "queue", "start", "types")
+    __slots__ = ("diff", "dropped", "idle", "query", "queue", "start", "types")
 
     def __init__(
         self, types: frozenset[str], diff: bool, query: DescriptionFilter, queue_size: int, start: int
@@ -83,8 +86,11 @@ class Subscriber:
         self.start = start
         self.queue: asyncio.Queue[Item] = asyncio.Queue(queue_size + 1)
         self.dropped = False
+        #: Nothing was offered since the last keep-alive tick.
+        self.idle = True
 
     def offer(self, seq: int, frame: bytes) -> None:
+        self.idle = False
         if self.dropped:
             return
         if self.queue.qsize() >= self.queue.maxsize - 1:
@@ -95,17 +101,27 @@ class Subscriber:
             return
         self.queue.put_nowait((seq, frame))
 
+    async def next_chunk(self, after: int) -> bytes | None:
+        """Everything queued (events after ``after`` and keep-alives) as one chunk; None once dropped."""
+        items = [await self.queue.get()]
+        while not self.queue.empty():
+            items.append(self.queue.get_nowait())
+        if None in items:
+            return None
+        return b"".join(frame for seq, frame in items if seq > after or seq < 0)  # type: ignore[misc]
+
 
 class EventHub:
-    def __init__(self, feed: ChangeFeed, engine: AsyncEngine, queue_size: int) -> None:
+    def __init__(self, feed: ChangeFeed, engine: AsyncEngine, queue_size: int, keepalive: float) -> None:
         self.feed = feed
         self.engine = engine
         self.queue_size = queue_size
+        self.keepalive = keepalive
         self._plain: set[Subscriber] = set()
         self._filtered: set[Subscriber] = set()
         self._backlog: asyncio.Queue[Sequence[Change]] = asyncio.Queue()
         self._states = DocumentStates(engine)
-        self._worker: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._unsubscribe = feed.subscribe(self._on_changes)
 
     @property
@@ -113,14 +129,26 @@ class EventHub:
         return len(self._plain) + len(self._filtered)
 
     def start(self) -> None:
-        self._worker = asyncio.create_task(self._match_filtered(), name="event-hub-filters")
+        self._tasks = [
+            asyncio.create_task(self._match_filtered(), name="event-hub-filters"),
+            asyncio.create_task(self._keep_alive(), name="event-hub-keep-alive"),
+        ]
 
     async def stop(self) -> None:
         self._unsubscribe()
-        if self._worker is not None:
-            self._worker.cancel()
+        for task in self._tasks:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
+                await task
+
+    async def _keep_alive(self) -> None:
+        """One timer for all subscribers (not one per stream): idle streams get a comment so proxies keep them."""
+        while True:
+            await asyncio.sleep(self.keepalive)
+            for subscriber in [*self._plain, *self._filtered]:
+                if subscriber.idle:
+                    subscriber.offer(-1, KEEP_ALIVE)
+                subscriber.idle = True
 
     def subscribe(self, types: frozenset[str], diff: bool, query: DescriptionFilter) -> Subscriber:
         subscriber = Subscriber(types, diff, query, self.queue_size, self.feed.position)

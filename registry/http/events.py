@@ -6,7 +6,6 @@ match before or after the change (e.g. "providers of capability X").
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,15 +15,12 @@ from litestar.response import Stream
 
 from registry.errors import BadRequest, NotFound
 from registry.events.filters import FILTER_PARAMETERS, DescriptionFilter
-from registry.events.hub import EVENT_TYPES, EventHub, Subscriber
+from registry.events.hub import DROPPED, EVENT_TYPES, EventHub, Subscriber
 
 EVENT_STREAM = "text/event-stream"
 #: Names of the Directory Thing Model's event affordances this module implements.
 EVENT_AFFORDANCES = frozenset({"thingCreated", "thingUpdated", "thingDeleted"})
 EVENT_PARAMETERS = frozenset({"diff", *FILTER_PARAMETERS})
-
-_KEEP_ALIVE = b": keep-alive\n\n"
-_DROPPED = b": dropped: too far behind; reconnect with Last-Event-ID to resume\n\n"
 
 
 def _diff_flag(raw: str | None) -> bool:
@@ -51,29 +47,18 @@ def _last_event_id(request: Request[Any, Any, Any]) -> int | None:
     return value
 
 
-async def _stream(
-    hub: EventHub, subscriber: Subscriber, last_event_id: int | None, keepalive: float
-) -> AsyncIterator[bytes]:
+async def _stream(hub: EventHub, subscriber: Subscriber, last_event_id: int | None) -> AsyncIterator[bytes]:
     try:
         # A first chunk, so the response (and its headers) reach the client at once.
         yield b": subscribed\n\n"
         if last_event_id is not None:
             async for _, frame in hub.replay(subscriber, last_event_id):
                 yield frame
-        floor = last_event_id or 0
-        while True:
-            try:
-                async with asyncio.timeout(keepalive):
-                    item = await subscriber.queue.get()
-            except TimeoutError:
-                yield _KEEP_ALIVE
-                continue
-            if item is None:
-                yield _DROPPED
-                return
-            seq, frame = item
-            if seq > floor:
-                yield frame
+        after = last_event_id or 0
+        while (chunk := await subscriber.next_chunk(after)) is not None:
+            if chunk:
+                yield chunk
+        yield DROPPED
     finally:
         hub.unsubscribe(subscriber)
 
@@ -92,7 +77,7 @@ def _subscribe(request: Request[Any, Any, Any], state: State, types: tuple[str, 
     hub: EventHub = state.events
     subscriber = hub.subscribe(frozenset(types), diff, query)
     return Stream(
-        _stream(hub, subscriber, last_event_id, state.settings.sse_keepalive),
+        _stream(hub, subscriber, last_event_id),
         media_type=EVENT_STREAM,
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
