@@ -193,3 +193,9 @@ async def test_slow_subscriber_does_not_stall_writers(start_server: Any) -> None
         assert data.count(b"event: thing_created") < 40
     finally:
         slow.close()
+
+
+def test_head_on_an_event_stream_returns_at_once(client: httpx.Client) -> None:
+    response = client.head("/events/thing_created", timeout=5)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")

@@ -8,7 +8,13 @@ from typing import Any
 import asyncpg
 import pytest
 
-from registry.client import AgentRegistration, AsyncRegistryClient, NotFoundError, RegistryClient
+from registry.client import (
+    AgentRegistration,
+    AsyncRegistryClient,
+    NotFoundError,
+    RegistryClient,
+    SyncAgentRegistration,
+)
 from registry.events.feed import listen_url
 from tests.support.servers import ServerProcess, free_port
 from tests.support.things import collecting, thing
@@ -68,3 +74,14 @@ async def test_feed_catches_up_after_losing_its_listen_connection(start_server: 
         await sdk.register(document)
         event = await stream.next(within=10)
     assert event.thing_id == document["id"]
+
+
+def test_sync_agent_registration(base_url: str) -> None:
+    document = thing("Blocking agent")
+    with RegistryClient(base_url) as client:
+        with SyncAgentRegistration(base_url, document, ttl=5, handle_signals=False) as registration:
+            assert registration.wait_registered(10)
+            assert registration.thing_id == document["id"]
+            assert client.get(document["id"])["registration"]["ttl"] == 5
+        with pytest.raises(NotFoundError):
+            client.get(document["id"])
