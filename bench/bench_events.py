@@ -133,6 +133,12 @@ async def renewals(port: int, things: int, connections: int, seconds: float) -> 
     return done, time.perf_counter() - started
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux), to tell the server's cost from contention on a busy box."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -152,17 +158,23 @@ def main() -> None:
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         env = {"REGISTRY_SSE_QUEUE_SIZE": "1000", "REGISTRY_DB_POOL_SIZE": "20"}
         with ServerProcess(database_url, env) as server:
+            assert server.process is not None
+            pid = server.process.pid
             delays = asyncio.run(fan_out(server.port, args.subscribers, args.writes, args.gap))
             print(
                 f"fan-out: {args.subscribers} subscribers x {args.writes} writes = {len(delays)} deliveries; "
                 f"ack->event p50 {statistics.median(delays) * 1000:.1f} ms, "
                 f"p99 {percentile(delays, 0.99) * 1000:.1f} ms, max {max(delays) * 1000:.1f} ms (target p99 <= 250 ms)"
             )
+            cpu_before = cpu_seconds(pid)
             done, elapsed = asyncio.run(renewals(server.port, args.lease_things, args.connections, args.renew_seconds))
+            cpu = cpu_seconds(pid) - cpu_before  # includes registering --lease-things descriptions first
             print(
                 f"lease renewals: {done} in {elapsed:.1f} s = {done / elapsed:.0f}/s "
-                f"over {args.connections} connections (target >= 2000/s)"
+                f"over {args.connections} connections (target >= 2000/s); server CPU {cpu:.1f} s = "
+                f"{cpu / done * 1e6:.0f} us per renewal, i.e. {done / cpu:.0f}/s per fully available core"
             )
+            print(f"load average after the run: {os.getloadavg()[0]:.2f} (other processes compete for the cores)")
 
 
 if __name__ == "__main__":
