@@ -62,7 +62,6 @@ class ChangeFeed:
         self._wake = asyncio.Event()
         self._gap_since: float | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self.listening = asyncio.Event()
 
     def subscribe(self, consumer: Consumer) -> Callable[[], None]:
         """Feed ``consumer`` every change after ``position``; returns the function that stops it."""
@@ -85,10 +84,6 @@ class ChangeFeed:
                 await task
         self._tasks = []
 
-    def wake(self) -> None:
-        """Read the log now (e.g. after a write in this process)."""
-        self._wake.set()
-
     # -- the LISTEN connection
 
     def _on_notification(self, connection: Any, pid: int, channel: str, payload: object) -> None:
@@ -102,10 +97,8 @@ class ChangeFeed:
             try:
                 await self._listen_once()
                 log.warning("change feed lost its LISTEN connection; reconnecting")
-            except (OSError, asyncpg.PostgresError) as error:
-                log.warning("change feed cannot LISTEN (%s); retrying in %s s", error, self.reconnect_delay)
-            finally:
-                self.listening.clear()
+            except Exception as error:  # whatever broke, keep trying: the poll covers the meantime
+                log.warning("change feed cannot LISTEN (%r); retrying in %s s", error, self.reconnect_delay)
             await asyncio.sleep(self.reconnect_delay)
 
     async def _listen_once(self) -> None:
@@ -115,7 +108,6 @@ class ChangeFeed:
         try:
             connection.add_termination_listener(lambda _connection: lost.set())
             await connection.add_listener(CHANGES_CHANNEL, self._on_notification)
-            self.listening.set()
             self._wake.set()  # catch up on whatever was written while not listening
             await lost.wait()
         finally:

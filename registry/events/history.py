@@ -19,7 +19,8 @@ from registry.store.things import THING_CREATED, THING_DELETED
 Document = dict[str, Any]
 
 
-def _apply(document: Document | None, change_type: str, diff: Any) -> Document | None:
+def apply_change(document: Document | None, change_type: str, diff: Any) -> Document | None:
+    """The document after a change, given the document before it (None if there was none)."""
     if change_type == THING_CREATED:
         return dict(diff) if isinstance(diff, dict) else None
     if change_type == THING_DELETED or document is None:
@@ -49,7 +50,7 @@ class DocumentStates:
             before = cached[1]
         else:
             before = await self._rebuild(change.thing_id, change.seq - 1)
-        after = _apply(before, change.type, change.diff)
+        after = apply_change(before, change.type, change.diff)
         self._latest[change.thing_id] = (change.seq, after)
         self._latest.move_to_end(change.thing_id)
         if len(self._latest) > self.cache_size:
@@ -61,8 +62,8 @@ class DocumentStates:
             history = await document_history(connection, thing_id, seq)
         document: Document | None = None
         for _, change_type, diff in history:
-            document = _apply(document, change_type, diff)
+            document = apply_change(document, change_type, diff)
         return document
 
 
-__all__ = ["DocumentStates"]
+__all__ = ["DocumentStates", "apply_change"]

@@ -106,9 +106,14 @@ class Subscriber:
         items = [await self.queue.get()]
         while not self.queue.empty():
             items.append(self.queue.get_nowait())
-        if None in items:
-            return None
-        return b"".join(frame for seq, frame in items if seq > after or seq < 0)  # type: ignore[misc]
+        frames = []
+        for item in items:
+            if item is None:
+                return None
+            seq, frame = item
+            if seq > after or seq < 0:
+                frames.append(frame)
+        return b"".join(frames)
 
 
 class EventHub:
@@ -123,10 +128,6 @@ class EventHub:
         self._states = DocumentStates(engine)
         self._tasks: list[asyncio.Task[None]] = []
         self._unsubscribe = feed.subscribe(self._on_changes)
-
-    @property
-    def subscriber_count(self) -> int:
-        return len(self._plain) + len(self._filtered)
 
     def start(self) -> None:
         self._tasks = [

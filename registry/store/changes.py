@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from registry.store.tables import changes, descriptions
+from registry.store.things import THING_CREATED
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -73,7 +74,7 @@ async def document_history(connection: AsyncConnection, thing_id: str, seq: int)
     """(seq, type, diff) of ``thing_id`` from its latest creation up to ``seq``: replaying them gives its document."""
     created = (
         select(func.max(changes.c.seq))
-        .where(changes.c.thing_id == thing_id, changes.c.type == "thing_created", changes.c.seq <= seq)
+        .where(changes.c.thing_id == thing_id, changes.c.type == THING_CREATED, changes.c.seq <= seq)
         .scalar_subquery()
     )
     query = (

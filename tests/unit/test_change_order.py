@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from registry.events.feed import ChangeFeed
-from registry.events.history import _apply
+from registry.events.history import apply_change
 from registry.events.hub import encode_event
 from registry.store.changes import Change
 
@@ -35,11 +35,11 @@ def test_a_gap_holds_back_later_changes_until_it_times_out() -> None:
 
 
 def test_states_rebuilt_from_the_log_do_not_share_objects() -> None:
-    created = _apply(None, "thing_created", {"id": "urn:x", "actions": {"a": {}, "b": {}}})
-    updated = _apply(created, "thing_updated", {"actions": {"a": None}})
+    created = apply_change(None, "thing_created", {"id": "urn:x", "actions": {"a": {}, "b": {}}})
+    updated = apply_change(created, "thing_updated", {"actions": {"a": None}})
     assert created == {"id": "urn:x", "actions": {"a": {}, "b": {}}}
     assert updated == {"id": "urn:x", "actions": {"b": {}}}
-    assert _apply(updated, "thing_deleted", None) is None
+    assert apply_change(updated, "thing_deleted", None) is None
 
 
 def test_event_frames() -> None:
