@@ -199,3 +199,9 @@ def test_head_on_an_event_stream_returns_at_once(client: httpx.Client) -> None:
     response = client.head("/events/thing_created", timeout=5)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
+
+
+def test_directory_description_names_the_event_affordances(client: httpx.Client) -> None:
+    events = client.get("/.well-known/wot").json()["events"]
+    assert set(events) == {"thingCreated", "thingUpdated", "thingDeleted"}
+    assert events["thingDeleted"]["forms"][0]["href"] == "events/thing_deleted"
