@@ -15,9 +15,13 @@ from litestar.types import ASGIApp
 
 from registry.config import Settings
 from registry.discovery import CatalogProjector, DiscoveryService
+from registry.events.feed import ChangeFeed
+from registry.events.hub import EventHub
 from registry.http.api_v1 import DiscoveryController, thing_ids_as_segments
 from registry.http.directory import CORE_AFFORDANCES, directory_description, well_known_wot
+from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
+from registry.http.leases import renew_lease
 from registry.http.problems import exception_handlers
 from registry.http.things import ThingsController
 from registry.service import DirectoryService
@@ -60,8 +64,15 @@ def create_app(settings: Settings) -> Litestar:
         app.state.discovery = DiscoveryService(CatalogStore(engine), directory)
         app.state.settings = settings
         app.state.directory_td = directory_description(
-            settings.base_url, CORE_AFFORDANCES, directory_id=f"urn:lmos-registry:{settings.base_url}"
+            settings.base_url,
+            CORE_AFFORDANCES | EVENT_AFFORDANCES,
+            directory_id=f"urn:lmos-registry:{settings.base_url}",
         )
+        feed = ChangeFeed(engine, settings.database_url, poll_interval=settings.feed_poll_interval)
+        app.state.feed = feed
+        app.state.events = EventHub(feed, engine, settings.sse_queue_size, settings.sse_keepalive)
+        await feed.start()
+        app.state.events.start()
         purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
         try:
             yield
@@ -69,10 +80,19 @@ def create_app(settings: Settings) -> Litestar:
             purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
+            await app.state.events.stop()
+            await feed.stop()
             await engine.dispose()
 
     return Litestar(
-        route_handlers=[ThingsController, DiscoveryController, well_known_wot],
+        route_handlers=[
+            ThingsController,
+            DiscoveryController,
+            well_known_wot,
+            all_events,
+            events_of_type,
+            renew_lease,
+        ],
         lifespan=[lifespan],
         state=State({"settings": settings}),
         exception_handlers=exception_handlers,

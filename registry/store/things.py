@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from registry.errors import NotFound, PreconditionFailed
+from registry.store.leases import Lease, LeaseRenewer
 from registry.store.tables import changes, descriptions
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
@@ -107,6 +108,7 @@ def etag_matches(if_match: str, etag: str) -> bool:
 class ThingRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self.leases = LeaseRenewer(engine)
 
     async def get(self, thing_id: str) -> StoredDescription | None:
         query = select(*_COLUMNS).where(descriptions.c.id == thing_id, _live())
@@ -194,6 +196,9 @@ class ThingRepository:
             seq = await _append_change(connection, thing_id, THING_DELETED, None, now)
             await _notify(connection, seq)
 
+    async def renew_lease(self, thing_id: str) -> Lease:
+        return await self.leases.renew(thing_id)
+
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions with one ``thing_deleted`` each; safe to run on every replica at once."""
         gone = delete(descriptions).where(descriptions.c.expires <= func.now()).returning(descriptions.c.id).cte()
@@ -256,6 +261,7 @@ __all__ = [
     "THING_DELETED",
     "THING_UPDATED",
     "Candidate",
+    "Lease",
     "Projection",
     "SaveResult",
     "StoredDescription",

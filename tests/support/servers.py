@@ -131,11 +131,13 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self.log.close()  # the file stays on disk for output(); an open handle would warn when collected
 
     def kill(self) -> None:
         if self.process and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self.log.close()
 
     def __enter__(self) -> ServerProcess:
         return self.start()
