@@ -17,10 +17,11 @@ from registry.config import Settings
 from registry.discovery import CatalogProjector, DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
-from registry.http.api_v1 import DiscoveryController, thing_ids_as_segments
+from registry.http.api_v1 import DiscoveryController
 from registry.http.directory import CORE_AFFORDANCES, directory_description, well_known_wot
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
+from registry.http.ids import ids_as_segments
 from registry.http.leases import renew_lease
 from registry.http.problems import exception_handlers
 from registry.http.things import ThingsController
@@ -47,7 +48,7 @@ async def _purge_periodically(directory: DirectoryService, interval: float) -> N
 
 def create_asgi_app(settings: Settings) -> ASGIApp:
     """What ``registry serve`` runs: the application, answering HEAD on every GET endpoint."""
-    return head_as_get(thing_ids_as_segments(create_app(settings)))
+    return head_as_get(ids_as_segments(create_app(settings)))
 
 
 def create_app(settings: Settings) -> Litestar:

@@ -3,23 +3,18 @@
 Thin controllers: parameters in, ``DiscoveryService`` call, msgspec Struct out (so the OpenAPI document at
 ``/schema`` carries every request and response schema).
 
-Description ids may contain ``/`` (``https://…`` ids). ``thing_ids_as_segments`` wraps the ASGI application and
-rewrites ``/api/v1/things/{id}/{summary|versions[/{version}]|export}`` so the id, percent-encoded, is one path
-segment; the handlers decode it again. Clients may send the id percent-encoded or not.
+Description ids may contain ``/``; see registry/http/ids.py for how they reach the handlers as one segment.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
-from urllib.parse import quote, unquote, unquote_to_bytes
+from urllib.parse import unquote
 
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
-from litestar.enums import ScopeType
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
-from litestar.types import ASGIApp, Receive, Scope, Send
 
 from registry.discovery import (
     CompatibilityRequest,
@@ -36,40 +31,18 @@ from registry.discovery import (
     VersionList,
 )
 from registry.errors import BadRequest
-from registry.http.things import _notice_headers
+from registry.http.ids import thing_id_from
+from registry.http.things import notice_headers
 
 PREFIX = "/api/v1"
-THINGS_PREFIX = PREFIX + "/things/"
 SEARCH_PARAMETERS = frozenset(
     {"kind", "vendor", "capability", "capability_version", "type", "q", "sort", "limit", "cursor", "facets"}
 )
 FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets"}
-_THING_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>summary|export|versions(?:/[^/]+)?)$")
 
 #: The formats of registry.descriptions.tool_formats.FORMATS, as a type so the OpenAPI document lists them.
 ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
 IMPORT_PARAMETERS = frozenset({"format", "id", "vendor", "version", "href"})
-
-
-def thing_ids_as_segments(app: ASGIApp) -> ASGIApp:
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == ScopeType.HTTP and scope["path"].startswith(THINGS_PREFIX):
-            raw: bytes = scope.get("raw_path") or scope["path"].encode()
-            try:
-                rest = unquote_to_bytes(raw.partition(b"?")[0][len(THINGS_PREFIX) :]).decode("utf-8")
-            except UnicodeDecodeError:
-                rest = ""  # not an id: routing answers 404
-            match = _THING_TAIL.match(rest)
-            if match:
-                path = THINGS_PREFIX + quote(match["id"], safe="") + "/" + match["tail"]
-                scope["path"], scope["raw_path"] = path, path.encode()
-        await app(scope, receive, send)
-
-    return middleware
-
-
-def _id(segment: str) -> str:
-    return unquote(segment)
 
 
 def _reject_unknown(request: Request[Any, Any, Any], allowed: frozenset[str]) -> None:
@@ -141,7 +114,7 @@ class DiscoveryController(Controller):
 
     @get("/things/{thing_id:str}/summary", operation_id="thingSummary", summary="The summary of a description")
     async def summary(self, thing_id: str, state: State) -> ThingSummary:
-        return await _discovery(state).summary(_id(thing_id))
+        return await _discovery(state).summary(thing_id_from(thing_id))
 
     @get("/things/{thing_id:str}/versions", operation_id="thingVersions", summary="Kept versions, newest first")
     async def versions(
@@ -154,11 +127,11 @@ class DiscoveryController(Controller):
         ] = None,
     ) -> VersionList:
         _reject_unknown(request, frozenset({"satisfies"}))
-        return await _discovery(state).versions(_id(thing_id), satisfies)
+        return await _discovery(state).versions(thing_id_from(thing_id), satisfies)
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
     async def version(self, thing_id: str, version: str, state: State) -> VersionDetail:
-        return await _discovery(state).version(_id(thing_id), unquote(version))
+        return await _discovery(state).version(thing_id_from(thing_id), unquote(version))
 
     @get(
         "/things/{thing_id:str}/export",
@@ -173,7 +146,7 @@ class DiscoveryController(Controller):
         tool_format: Annotated[ToolFormat, Parameter(query="format")],
     ) -> Response[Any]:
         _reject_unknown(request, frozenset({"format"}))
-        exported = await _discovery(state).export(_id(thing_id), tool_format)
+        exported = await _discovery(state).export(thing_id_from(thing_id), tool_format)
         return Response(content=exported, status_code=HTTP_200_OK)
 
     @post("/resolve", operation_id="resolveCapabilities", summary="Choose providers for capability requirements")
@@ -200,6 +173,6 @@ class DiscoveryController(Controller):
         imported, notices = await _discovery(state).import_tool(
             tool_format, data, thing_id=thing_id, vendor=vendor, version=version, href=href
         )
-        headers = {"Location": imported.location, **_notice_headers(notices)}
+        headers = {"Location": imported.location, **notice_headers(notices)}
         status = HTTP_201_CREATED if imported.created else HTTP_200_OK
         return Response(imported, status_code=status, headers=headers)

@@ -2,46 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import unquote_to_bytes
-
 import msgspec
-from litestar import Request, Response, post
+from litestar import Response, post
 from litestar.datastructures import State
 
 from registry.descriptions.registration import format_time
-from registry.errors import BadRequest, NotFound
+from registry.http.ids import thing_id_from
 from registry.service import DirectoryService
-
-_PREFIX = b"/api/v1/things/"
-_SUFFIX = b"/lease"
-
-
-def _leased_id(request: Request[Any, Any, Any]) -> str:
-    """The id from the raw path (ids may hold ``/`` and ``//``), which must end in ``/lease``."""
-    raw_path: bytes = request.scope.get("raw_path") or request.scope["path"].encode()
-    _, _, rest = raw_path.partition(_PREFIX)
-    if not rest.endswith(_SUFFIX):
-        raise NotFound(f"No resource at {request.url.path}")
-    try:
-        thing_id = unquote_to_bytes(rest[: -len(_SUFFIX)]).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise BadRequest("The id in the path is not valid percent-encoded UTF-8") from error
-    if not thing_id:
-        raise BadRequest("The path names no Thing Description id")
-    return thing_id
 
 
 @post(
-    "/api/v1/things/{path:path}",
+    "/api/v1/things/{thing_id:str}/lease",
     operation_id="renewLease",
     summary="Renew the lease of a registration: expires = now + its ttl; no change event",
     tags=["Leases"],
     status_code=200,
 )
-async def renew_lease(path: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+async def renew_lease(thing_id: str, state: State) -> Response[bytes]:
     directory: DirectoryService = state.directory
-    lease = await directory.renew_lease(_leased_id(request))
+    lease = await directory.renew_lease(thing_id_from(thing_id))
     body = {
         "id": lease.id,
         "ttl": int(lease.ttl) if lease.ttl.is_integer() else lease.ttl,
