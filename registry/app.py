@@ -14,11 +14,19 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.types import ASGIApp
 
 from registry.config import Settings
+from registry.discovery import CatalogProjector, DiscoveryService
+from registry.events.feed import ChangeFeed
+from registry.events.hub import EventHub
+from registry.http.api_v1 import DiscoveryController
 from registry.http.directory import CORE_AFFORDANCES, directory_description, well_known_wot
+from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
+from registry.http.ids import ids_as_segments
+from registry.http.leases import renew_lease
 from registry.http.problems import exception_handlers
 from registry.http.things import ThingsController
 from registry.service import DirectoryService
+from registry.store.catalog import CatalogStore
 from registry.store.database import create_engine
 from registry.store.things import ThingRepository
 
@@ -40,7 +48,7 @@ async def _purge_periodically(directory: DirectoryService, interval: float) -> N
 
 def create_asgi_app(settings: Settings) -> ASGIApp:
     """What ``registry serve`` runs: the application, answering HEAD on every GET endpoint."""
-    return head_as_get(create_app(settings))
+    return head_as_get(ids_as_segments(create_app(settings)))
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -52,12 +60,20 @@ def create_app(settings: Settings) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
         repository = ThingRepository(engine)
-        directory = DirectoryService(repository, settings)
+        directory = DirectoryService(repository, settings, projectors=[CatalogProjector()])
         app.state.directory = directory
+        app.state.discovery = DiscoveryService(CatalogStore(engine), directory)
         app.state.settings = settings
         app.state.directory_td = directory_description(
-            settings.base_url, CORE_AFFORDANCES, directory_id=f"urn:lmos-registry:{settings.base_url}"
+            settings.base_url,
+            CORE_AFFORDANCES | EVENT_AFFORDANCES,
+            directory_id=f"urn:lmos-registry:{settings.base_url}",
         )
+        feed = ChangeFeed(engine, settings.database_url, poll_interval=settings.feed_poll_interval)
+        app.state.feed = feed
+        app.state.events = EventHub(feed, engine, settings.sse_queue_size, settings.sse_keepalive)
+        await feed.start()
+        app.state.events.start()
         purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
         try:
             yield
@@ -65,11 +81,20 @@ def create_app(settings: Settings) -> Litestar:
             purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
+            await app.state.events.stop()
+            await feed.stop()
             await repository.close()
             await engine.dispose()
 
     return Litestar(
-        route_handlers=[ThingsController, well_known_wot],
+        route_handlers=[
+            ThingsController,
+            DiscoveryController,
+            well_known_wot,
+            all_events,
+            events_of_type,
+            renew_lease,
+        ],
         lifespan=[lifespan],
         state=State({"settings": settings}),
         exception_handlers=exception_handlers,

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from registry.cli_client import add_client_commands
 from registry.config import ConfigError, Settings
 
 
@@ -101,6 +102,9 @@ def migrate(data_dir: Path | None, database_url: str | None, revision: str) -> N
     with resolve_database_url(settings) as url:
         apply_migrations(url, revision)
     click.echo(f"database migrated to {revision}")
+
+
+add_client_commands(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

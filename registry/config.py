@@ -89,6 +89,8 @@ class Settings:
     sse_keepalive: float = 15.0
     #: Events buffered per SSE subscriber before it is dropped and told to reconnect.
     sse_queue_size: int = 1000
+    #: Seconds between reads of the change log when no notification arrives (fallback for lost NOTIFYs).
+    feed_poll_interval: float = 5.0
 
     @property
     def base_url(self) -> str:
@@ -155,4 +157,5 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "sparql_service_allowlist": _parse_list,
     "sse_keepalive": _positive(float),
     "sse_queue_size": _positive(int),
+    "feed_poll_interval": _positive(float),
 }

@@ -20,7 +20,7 @@ from registry.config import Settings
 from registry.descriptions.registration import LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
 from registry.errors import BadRequest, InvalidDescription, NotFound
-from registry.store.things import Candidate, Projection, StoredDescription, ThingRepository
+from registry.store.things import Candidate, Lease, Projection, StoredDescription, ThingRepository
 
 
 class Notice(msgspec.Struct, frozen=True):
@@ -156,6 +156,10 @@ class DirectoryService:
 
     async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
         await self.repository.delete(thing_id, if_match=if_match)
+
+    async def renew_lease(self, thing_id: str) -> Lease:
+        """Extend a registration by its ttl; agents call this instead of registering again."""
+        return await self.repository.renew_lease(thing_id)
 
     # -- helpers
 

@@ -61,6 +61,11 @@ def _http_error(request: Request[Any, Any, Any], error: HTTPException) -> Respon
     return problem_response(status, detail, headers=headers)
 
 
+def _too_deep(request: Request[Any, Any, Any], error: RecursionError) -> Response[bytes]:
+    """Bodies decoded by the framework (typed ``data``) have no depth limit of their own."""
+    return problem_response(400, "The request is nested too deeply to be processed")
+
+
 def _unexpected_error(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
     return problem_response(500, "The directory failed to process the request; the error has been logged")
@@ -70,6 +75,7 @@ exception_handlers: dict[type[Exception] | int, Any] = {
     RegistryError: _registry_error,
     ValidationException: _validation_error,
     HTTPException: _http_error,
+    RecursionError: _too_deep,
     Exception: _unexpected_error,
 }
 

@@ -36,7 +36,7 @@ def thing_id_of(request: Request[Any, Any, Any]) -> str:
     return thing_id
 
 
-def _notice_headers(notices: list[Notice]) -> dict[str, str]:
+def notice_headers(notices: list[Notice]) -> dict[str, str]:
     """Notices travel in a header because 204 responses have no body."""
     if not notices:
         return {}
@@ -44,7 +44,7 @@ def _notice_headers(notices: list[Notice]) -> dict[str, str]:
 
 
 def _write_response(outcome: WriteOutcome, *, location: bool = False) -> Response[bytes]:
-    headers = {"ETag": outcome.stored.etag, **_notice_headers(outcome.notices)}
+    headers = {"ETag": outcome.stored.etag, **notice_headers(outcome.notices)}
     if location:
         # The bare local id, as LinkSmart and Domus do: clients resolve it against /things/.
         headers["Location"] = outcome.stored.id

@@ -12,14 +12,16 @@ from sqlalchemy import (
     Column,
     DateTime,
     Float,
+    ForeignKey,
     Identity,
     Index,
+    Integer,
     MetaData,
     String,
     Table,
     Text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 metadata = MetaData(
     naming_convention={
@@ -62,4 +64,61 @@ changes = Table(
     Column("diff", JSONB, nullable=True),
     Column("at", DateTime(timezone=True), nullable=False),
     Index("ix_changes_thing_id", "thing_id"),
+)
+
+# -- discovery (issue 4): the summary of every description, its capabilities, and its kept versions.
+
+#: Text-search configuration of the summary's tsvector and of queries against it.
+SEARCH_CONFIG = "english"
+
+thing_summaries = Table(
+    "thing_summaries",
+    metadata,
+    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("kind", String(8), nullable=False),
+    Column("title", Text, nullable=True),
+    # lower(title): the sort key of ``sort=title``.
+    Column("title_key", Text, nullable=False),
+    Column("vendor_name", Text, nullable=True),
+    # lower(vendor name): vendor filters are case-insensitive.
+    Column("vendor_key", Text, nullable=True),
+    Column("version", Text, nullable=True),
+    Column("types", ARRAY(Text), nullable=False),
+    # The whole summary (capabilities with schemas, languages, lint warnings) as served by /summary.
+    Column("summary", JSONB, nullable=False),
+    Column("search", TSVECTOR, nullable=False),
+    Index("ix_thing_summaries_kind", "kind"),
+    Index("ix_thing_summaries_vendor_key", "vendor_key"),
+    Index("ix_thing_summaries_title_key", "title_key", "thing_id"),
+    Index("ix_thing_summaries_types", "types", postgresql_using="gin"),
+    Index("ix_thing_summaries_search", "search", postgresql_using="gin"),
+)
+
+thing_capabilities = Table(
+    "thing_capabilities",
+    metadata,
+    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("source", String(8), nullable=False),
+    Column("capability_id", Text, nullable=True),
+    Column("name", Text, nullable=False),
+    # lower(name): capability names match case-insensitively.
+    Column("name_key", Text, nullable=False),
+    Column("version", Text, nullable=True),
+    Index("ix_thing_capabilities_capability_id", "capability_id", "version"),
+    Index("ix_thing_capabilities_name_key", "name_key", "version"),
+)
+
+#: Every distinct version of a description, immutable; kept when the description is deleted or expires.
+thing_versions = Table(
+    "thing_versions",
+    metadata,
+    Column("thing_id", ID_TYPE, primary_key=True),
+    Column("version", Text, primary_key=True),
+    Column("document_text", Text, nullable=False),
+    Column("registered", DateTime(timezone=True), nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("previous_version", Text, nullable=True),
+    # The compatibility report against ``previous_version`` (registry.descriptions.compatibility.Report).
+    Column("compatibility", JSONB, nullable=True),
 )

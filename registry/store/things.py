@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from registry.errors import NotFound, PreconditionFailed
+from registry.store.leases import Lease, LeaseRenewer
 from registry.store.tables import changes, descriptions
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
@@ -92,6 +93,10 @@ def _live(now: Any = None) -> Any:
     """Rows that have not expired: expired descriptions are never served, purged or not."""
     moment = func.now() if now is None else now
     return or_(descriptions.c.expires.is_(None), descriptions.c.expires > moment)
+
+
+#: Other stores (discovery) filter their joins with the same rule.
+live = _live
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -194,6 +199,7 @@ class ThingRepository:
         self.engine = engine
         self._read_pool: asyncpg.Pool | None = None
         self._read_pool_lock = asyncio.Lock()
+        self.leases = LeaseRenewer(engine)
 
     async def get(self, thing_id: str) -> StoredDescription | None:
         """The hot read: one round trip with a prepared statement on a plain asyncpg pool.
@@ -304,6 +310,9 @@ class ThingRepository:
             seq = await _append_change(connection, thing_id, THING_DELETED, None, now)
             await _notify(connection, seq)
 
+    async def renew_lease(self, thing_id: str) -> Lease:
+        return await self.leases.renew(thing_id)
+
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions with one ``thing_deleted`` each; safe to run on every replica at once."""
         gone = delete(descriptions).where(descriptions.c.expires <= func.now()).returning(descriptions.c.id).cte()
@@ -370,6 +379,7 @@ __all__ = [
     "THING_DELETED",
     "THING_UPDATED",
     "Candidate",
+    "Lease",
     "Projection",
     "SaveResult",
     "StoredDescription",

@@ -6,12 +6,13 @@ passes when all of its tests pass. ``--tdd-report PATH`` (``-`` for the terminal
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import re
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,19 @@ def empty_server(postgres_admin_url: str) -> Iterator[ServerProcess]:
     """A server on an empty database of its own, for tests that need to know the whole collection."""
     with fresh_database(postgres_admin_url) as url, ServerProcess(url) as process:
         yield process
+
+
+@pytest.fixture
+def isolated_server(postgres_admin_url: str) -> Iterator[Callable[[dict[str, str]], ServerProcess]]:
+    """Start a server with its own settings on a database of its own, so that what it registers (short ttls,
+    purges) never shows up in the shared session database that other tests watch."""
+    with contextlib.ExitStack() as stack:
+
+        def start(env: dict[str, str]) -> ServerProcess:
+            url = stack.enter_context(fresh_database(postgres_admin_url))
+            return stack.enter_context(ServerProcess(url, env))
+
+        yield start
 
 
 # -- the ID,Status report

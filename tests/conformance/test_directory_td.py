@@ -61,8 +61,10 @@ def test_exploration_directory_description_type__forms_reach_this_server(server:
     assert httpx.get(targets["things"].split("{", 1)[0]).status_code == 200  # a URI template
 
 
-def test_exploration_directory_description_type__public_url(start_server: Callable[..., ServerProcess]) -> None:
-    server = start_server(env={"REGISTRY_PUBLIC_URL": "https://registry.example.com/tdd/"})
+def test_exploration_directory_description_type__public_url(
+    isolated_server: Callable[[dict[str, str]], ServerProcess],
+) -> None:
+    server = isolated_server({"REGISTRY_PUBLIC_URL": "https://registry.example.com/tdd/"})
     td = httpx.get(server.base_url + "/.well-known/wot").json()
     assert td["base"] == "https://registry.example.com/tdd/"
     assert hrefs(td)["things"].startswith("https://registry.example.com/tdd/things")

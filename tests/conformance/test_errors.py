@@ -62,8 +62,10 @@ def test_tdd_http_error_response__wrong_method_405(client: httpx.Client) -> None
     assert_problem(client.post(thing_path(new_id()), json=mock_td(), headers=TD_JSON), 405)
 
 
-def test_tdd_http_error_response__body_too_large_413(start_server: Callable[..., ServerProcess]) -> None:
-    server = start_server(env={"REGISTRY_MAX_BODY_BYTES": "2000"})
+def test_tdd_http_error_response__body_too_large_413(
+    isolated_server: Callable[[dict[str, str]], ServerProcess],
+) -> None:
+    server = isolated_server({"REGISTRY_MAX_BODY_BYTES": "2000"})
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         small = mock_td(new_id())
         assert client.put(thing_path(small["id"]), json=small, headers=TD_JSON).status_code == 201

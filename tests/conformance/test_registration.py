@@ -105,6 +105,7 @@ def test_tdd_registrationinfo_vocab_expires(client: httpx.Client) -> None:
     create(client, both)
     registration = registration_of(client, both["id"])
     assert moment(str(registration["expires"])) < dt.datetime.now(dt.UTC) + dt.timedelta(seconds=120)
+    client.delete(thing_path(both["id"]))  # expiring soon: keep the shared database free of purges
 
 
 def test_tdd_registrationinfo_vocab_expires__invalid(client: httpx.Client) -> None:
@@ -158,9 +159,9 @@ def test_tdd_registrationinfo_vocab_retrieved(client: httpx.Client) -> None:
     assert moment(listed["registration"]["retrieved"]) >= retrieved
 
 
-def test_tdd_registrationinfo_expiry_purge(start_server: Callable[..., ServerProcess]) -> None:
+def test_tdd_registrationinfo_expiry_purge(isolated_server: Callable[[dict[str, str]], ServerProcess]) -> None:
     """An expired TD is never served, and the purger deletes its row."""
-    server = start_server(env={"REGISTRY_PURGE_INTERVAL": "0.5"})
+    server = isolated_server({"REGISTRY_PURGE_INTERVAL": "0.5"})
     td = mock_td(new_id(), registration={"ttl": 1})
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         create(client, td)
@@ -188,8 +189,10 @@ def test_tdd_registrationinfo_expiry_purge__expired_never_served(client: httpx.C
     assert client.put(thing_path(td["id"]), json=mock_td(td["id"]), headers=TD_JSON).status_code == 201
 
 
-def test_tdd_registrationinfo_expiry_config__max_ttl(start_server: Callable[..., ServerProcess]) -> None:
-    server = start_server(env={"REGISTRY_MAX_TTL": "60"})
+def test_tdd_registrationinfo_expiry_config__max_ttl(
+    isolated_server: Callable[[dict[str, str]], ServerProcess],
+) -> None:
+    server = isolated_server({"REGISTRY_MAX_TTL": "60"})
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         too_long = mock_td(new_id(), registration={"ttl": 61})
         errors = assert_validation_problem(client.put(thing_path(too_long["id"]), json=too_long, headers=TD_JSON))
@@ -200,8 +203,10 @@ def test_tdd_registrationinfo_expiry_config__max_ttl(start_server: Callable[...,
         create(client, mock_td(new_id(), registration={"ttl": 60}))
 
 
-def test_tdd_registrationinfo_expiry_config__mandate_ttl(start_server: Callable[..., ServerProcess]) -> None:
-    server = start_server(env={"REGISTRY_MANDATE_TTL": "true"})
+def test_tdd_registrationinfo_expiry_config__mandate_ttl(
+    isolated_server: Callable[[dict[str, str]], ServerProcess],
+) -> None:
+    server = isolated_server({"REGISTRY_MANDATE_TTL": "true"})
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         without = mock_td(new_id())
         errors = assert_validation_problem(client.put(thing_path(without["id"]), json=without, headers=TD_JSON))

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.servers import ServerProcess
+from tests.support.servers import ServerProcess, fresh_database
 
 TD_JSON = {"content-type": "application/td+json"}
 MERGE_PATCH = {"content-type": "application/merge-patch+json"}
@@ -132,35 +132,33 @@ def test_acknowledged_writes_survive_kill_9(start_server: Callable[..., ServerPr
     assert missing == []
 
 
-def test_database_connections_killed_recover(
-    start_server: Callable[..., ServerProcess], postgres_admin_url: str
-) -> None:
+def test_database_connections_killed_recover(postgres_admin_url: str) -> None:
     """After PostgreSQL drops every connection (restart, failover), the next reads and writes just work."""
     import asyncpg
 
-    server = start_server()
-    database = server.database_url.rsplit("/", 1)[1]
-    with httpx.Client(base_url=server.base_url, timeout=30) as client:
-        thing_id = f"urn:uuid:{uuid.uuid4()}"
-        assert client.put(f"/things/{thing_id}", json=counter_td(thing_id), headers=TD_JSON).status_code == 201
-        assert client.get(f"/things/{thing_id}").status_code == 200
+    with fresh_database(postgres_admin_url) as database_url, ServerProcess(database_url) as server:
+        database = database_url.rsplit("/", 1)[1]
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            thing_id = f"urn:uuid:{uuid.uuid4()}"
+            assert client.put(f"/things/{thing_id}", json=counter_td(thing_id), headers=TD_JSON).status_code == 201
+            assert client.get(f"/things/{thing_id}").status_code == 200
 
-        async def terminate() -> int:
-            admin = await asyncpg.connect(postgres_admin_url)
-            try:
-                return len(
-                    await admin.fetch(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        "WHERE datname = $1 AND application_name = 'lmos-registry'",
-                        database,
+            async def terminate() -> int:
+                admin = await asyncpg.connect(postgres_admin_url)
+                try:
+                    return len(
+                        await admin.fetch(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = $1 AND application_name = 'lmos-registry'",
+                            database,
+                        )
                     )
-                )
-            finally:
-                await admin.close()
+                finally:
+                    await admin.close()
 
-        assert asyncio.run(terminate()) >= 2
-        time.sleep(0.2)
-        assert client.get(f"/things/{thing_id}").status_code == 200
-        patched = client.patch(f"/things/{thing_id}", json={"count": 1}, headers=MERGE_PATCH)
-        assert patched.status_code == 204, patched.text
-        assert client.get(f"/things/{thing_id}").json()["count"] == 1
+            assert asyncio.run(terminate()) >= 2
+            time.sleep(0.2)
+            assert client.get(f"/things/{thing_id}").status_code == 200
+            patched = client.patch(f"/things/{thing_id}", json={"count": 1}, headers=MERGE_PATCH)
+            assert patched.status_code == 204, patched.text
+            assert client.get(f"/things/{thing_id}").json()["count"] == 1

@@ -1,0 +1,274 @@
+"""``AsyncRegistryClient`` (async first) and ``RegistryClient`` (the same API, blocking), on httpx."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+import httpx_sse
+
+from registry.client import calls
+from registry.client.errors import DirectoryUnreachable, problem_from
+from registry.client.models import Event, Lease, SearchPage, WriteResult
+
+T = TypeVar("T")
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+DEFAULT_TIMEOUT = 10.0
+
+
+def default_url() -> str:
+    return os.environ.get("REGISTRY_URL", DEFAULT_URL)
+
+
+class _ClientOptions:
+    """What both clients share: where the directory is and how to talk to it."""
+
+    def __init__(
+        self,
+        base_url: str | None,
+        *,
+        timeout: float,
+        events_idle_timeout: float,
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        self.base_url = (base_url or default_url()).rstrip("/")
+        self.timeout = timeout
+        #: An event stream that sends nothing (not even a keep-alive) for this long is considered broken.
+        self.stream_timeout = httpx.Timeout(timeout, read=events_idle_timeout)
+        self.headers = {"User-Agent": "lmos-registry-client", **(headers or {})}
+
+    @staticmethod
+    def filters(kind: str | None, vendor: str | None, capability: str | None, q: str | None) -> dict[str, str | None]:
+        return {"kind": kind, "vendor": vendor, "capability": capability, "q": q}
+
+
+class AsyncRegistryClient(_ClientOptions):
+    """Talks to one directory. Use as ``async with AsyncRegistryClient(url) as client: ...``."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        events_idle_timeout: float = 60.0,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, timeout=timeout, events_idle_timeout=events_idle_timeout, headers=headers)
+        self.http = httpx.AsyncClient(
+            base_url=self.base_url, timeout=timeout, headers=self.headers, transport=transport
+        )
+
+    async def __aenter__(self) -> AsyncRegistryClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def _run(self, call: calls.Call[T]) -> T:
+        try:
+            response = await self.http.send(call.request(self.http))
+        except httpx.TransportError as error:
+            raise DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}") from error
+        return call.parse(response)
+
+    async def register(self, document: Mapping[str, Any], *, ttl: float | None = None) -> WriteResult:
+        return await self._run(calls.register(document, ttl))
+
+    async def replace(
+        self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
+    ) -> WriteResult:
+        return await self._run(calls.replace(document, ttl=ttl, if_match=if_match))
+
+    async def patch(self, thing_id: str, merge_patch: Mapping[str, Any], *, if_match: str | None = None) -> WriteResult:
+        return await self._run(calls.patch(thing_id, merge_patch, if_match=if_match))
+
+    async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
+        await self._run(calls.delete(thing_id, if_match=if_match))
+
+    async def get(self, thing_id: str) -> dict[str, Any]:
+        return await self._run(calls.get(thing_id))
+
+    async def list(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        return await self._run(calls.list_things(offset=offset, limit=limit))
+
+    async def renew_lease(self, thing_id: str) -> Lease:
+        return await self._run(calls.renew_lease(thing_id))
+
+    async def search(self, **criteria: Any) -> SearchPage:
+        """Criteria: kind, vendor, capability, capability_version, q, limit, cursor."""
+        return await self._run(calls.search(**criteria))
+
+    async def sparql(self, query: str, *, post: bool = False) -> Any:
+        return await self._run(calls.sparql(query, post=post))
+
+    async def jsonpath(self, query: str) -> Any:
+        return await self._run(calls.jsonpath(query))
+
+    async def resolve(self, requirements: Sequence[Mapping[str, Any]]) -> Any:
+        return await self._run(calls.resolve(requirements))
+
+    async def compatibility(self, thing_id: str, from_version: str, to_version: str) -> Any:
+        return await self._run(calls.compatibility(thing_id, from_version, to_version))
+
+    async def export(self, thing_id: str, tool_format: str) -> Any:
+        return await self._run(calls.export(thing_id, tool_format))
+
+    async def events(
+        self,
+        event_type: str | None = None,
+        *,
+        diff: bool = False,
+        kind: str | None = None,
+        vendor: str | None = None,
+        capability: str | None = None,
+        q: str | None = None,
+        last_event_id: int | None = None,
+        reconnect: bool = True,
+        retry_delay: float = 1.0,
+    ) -> AsyncIterator[Event]:
+        """Change events as they happen; after a broken stream it reconnects and resumes with Last-Event-ID."""
+        last = last_event_id
+        filters = self.filters(kind, vendor, capability, q)
+        while True:
+            path, params, headers = calls.events_request(event_type, diff=diff, filters=filters, last_event_id=last)
+            try:
+                async with httpx_sse.aconnect_sse(
+                    self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
+                ) as source:
+                    if source.response.status_code >= 400:
+                        await source.response.aread()
+                        raise problem_from(source.response)
+                    async for message in source.aiter_sse():
+                        event = calls.event_from(message.event, message.id, message.data)
+                        if event is not None:
+                            last = event.seq
+                            yield event
+            except httpx.TransportError as error:
+                if not reconnect:
+                    raise DirectoryUnreachable(f"event stream from {self.base_url} broke: {error!r}") from error
+            else:
+                if not reconnect:
+                    return
+            await asyncio.sleep(retry_delay)
+
+
+class RegistryClient(_ClientOptions):
+    """The blocking twin of ``AsyncRegistryClient``, for scripts and the CLI."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        events_idle_timeout: float = 60.0,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, timeout=timeout, events_idle_timeout=events_idle_timeout, headers=headers)
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=self.headers, transport=transport)
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _run(self, call: calls.Call[T]) -> T:
+        try:
+            response = self.http.send(call.request(self.http))
+        except httpx.TransportError as error:
+            raise DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}") from error
+        return call.parse(response)
+
+    def register(self, document: Mapping[str, Any], *, ttl: float | None = None) -> WriteResult:
+        return self._run(calls.register(document, ttl))
+
+    def replace(
+        self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
+    ) -> WriteResult:
+        return self._run(calls.replace(document, ttl=ttl, if_match=if_match))
+
+    def patch(self, thing_id: str, merge_patch: Mapping[str, Any], *, if_match: str | None = None) -> WriteResult:
+        return self._run(calls.patch(thing_id, merge_patch, if_match=if_match))
+
+    def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
+        self._run(calls.delete(thing_id, if_match=if_match))
+
+    def get(self, thing_id: str) -> dict[str, Any]:
+        return self._run(calls.get(thing_id))
+
+    def list(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        return self._run(calls.list_things(offset=offset, limit=limit))
+
+    def renew_lease(self, thing_id: str) -> Lease:
+        return self._run(calls.renew_lease(thing_id))
+
+    def search(self, **criteria: Any) -> SearchPage:
+        return self._run(calls.search(**criteria))
+
+    def sparql(self, query: str, *, post: bool = False) -> Any:
+        return self._run(calls.sparql(query, post=post))
+
+    def jsonpath(self, query: str) -> Any:
+        return self._run(calls.jsonpath(query))
+
+    def resolve(self, requirements: Sequence[Mapping[str, Any]]) -> Any:
+        return self._run(calls.resolve(requirements))
+
+    def compatibility(self, thing_id: str, from_version: str, to_version: str) -> Any:
+        return self._run(calls.compatibility(thing_id, from_version, to_version))
+
+    def export(self, thing_id: str, tool_format: str) -> Any:
+        return self._run(calls.export(thing_id, tool_format))
+
+    def events(
+        self,
+        event_type: str | None = None,
+        *,
+        diff: bool = False,
+        kind: str | None = None,
+        vendor: str | None = None,
+        capability: str | None = None,
+        q: str | None = None,
+        last_event_id: int | None = None,
+        reconnect: bool = True,
+        retry_delay: float = 1.0,
+    ) -> Iterator[Event]:
+        last = last_event_id
+        filters = self.filters(kind, vendor, capability, q)
+        while True:
+            path, params, headers = calls.events_request(event_type, diff=diff, filters=filters, last_event_id=last)
+            try:
+                with httpx_sse.connect_sse(
+                    self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
+                ) as source:
+                    if source.response.status_code >= 400:
+                        source.response.read()
+                        raise problem_from(source.response)
+                    for message in source.iter_sse():
+                        event = calls.event_from(message.event, message.id, message.data)
+                        if event is not None:
+                            last = event.seq
+                            yield event
+            except httpx.TransportError as error:
+                if not reconnect:
+                    raise DirectoryUnreachable(f"event stream from {self.base_url} broke: {error!r}") from error
+            else:
+                if not reconnect:
+                    return
+            time.sleep(retry_delay)
+
+
+__all__ = ["DEFAULT_URL", "AsyncRegistryClient", "RegistryClient", "default_url"]

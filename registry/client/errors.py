@@ -1,0 +1,92 @@
+"""Typed errors of the SDK: every 4xx/5xx of the directory arrives as a ``ProblemError`` with its details."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import msgspec
+
+
+class ValidationIssue(msgspec.Struct, frozen=True):
+    field: str
+    description: str
+
+
+class RegistryClientError(Exception):
+    """Base class of everything the SDK raises."""
+
+
+class DirectoryUnreachable(RegistryClientError):
+    """The directory could not be reached (connection refused, timeout, broken stream)."""
+
+
+class ProblemError(RegistryClientError):
+    """The directory answered with an RFC 7807 problem (or another error status)."""
+
+    def __init__(self, status: int, title: str, detail: str, problem: dict[str, Any]) -> None:
+        super().__init__(f"{status} {title}: {detail}")
+        self.status = status
+        self.title = title
+        self.detail = detail
+        #: The whole problem document, extension members included.
+        self.problem = problem
+        issues = problem.get("validationErrors")
+        self.validation_errors = [
+            ValidationIssue(str(issue.get("field", "")), str(issue.get("description", "")))
+            for issue in (issues if isinstance(issues, list) else [])
+            if isinstance(issue, dict)
+        ]
+
+
+class BadRequestError(ProblemError):
+    """400: the request or the description is invalid (see ``validation_errors``)."""
+
+
+class NotFoundError(ProblemError):
+    """404: no such description (or it expired)."""
+
+
+class ConflictError(ProblemError):
+    """409: e.g. a lease renewal of a registration without ttl."""
+
+
+class PreconditionFailedError(ProblemError):
+    """412: ``If-Match`` did not match the current version."""
+
+
+_BY_STATUS: dict[int, type[ProblemError]] = {
+    400: BadRequestError,
+    404: NotFoundError,
+    409: ConflictError,
+    412: PreconditionFailedError,
+}
+
+
+def problem_from(response: httpx.Response) -> ProblemError:
+    try:
+        problem = response.json()
+    except ValueError:
+        problem = None
+    if not isinstance(problem, dict):
+        problem = {"detail": response.text[:500] or response.reason_phrase}
+    cls = _BY_STATUS.get(response.status_code, ProblemError)
+    return cls(
+        response.status_code,
+        str(problem.get("title") or response.reason_phrase),
+        str(problem.get("detail") or response.reason_phrase),
+        problem,
+    )
+
+
+__all__ = [
+    "BadRequestError",
+    "ConflictError",
+    "DirectoryUnreachable",
+    "NotFoundError",
+    "PreconditionFailedError",
+    "ProblemError",
+    "RegistryClientError",
+    "ValidationIssue",
+    "problem_from",
+]

@@ -1,0 +1,325 @@
+"""LLM tool formats ↔ ``lmos:Tool`` Thing Descriptions (shapes from ``shared/seeds/``).
+
+A tool function becomes one TD action: name = action key (and the TD title), description, input schema, and, where
+the format has them, output schema (MCP ``outputSchema``), MCP ``annotations`` and the Allos ``permission``
+(kept as ``lmos:annotations`` / ``lmos:permission`` on the action so they survive a round trip). Name, description
+and input schema survive every format's round trip unchanged. Formats:
+
+- ``openai``: a Chat Completions tool ``{"type": "function", "function": {name, description, parameters}}``;
+  import also takes the bare function object and the Responses API's flat ``{"type": "function", name, …}``.
+- ``anthropic``: ``{name, description, input_schema}``.
+- ``mcp``: ``{name, title?, description, inputSchema, outputSchema?, annotations?}``.
+- ``lmkit``: ``ITool`` as JSON ``{Name, Description, InputSchema}``; ``InputSchema`` is a JSON string (as the C#
+  property is); import also takes an object.
+- ``mojentic``: the descriptor ``{type: "function", function: {name, description, parameters}}``.
+- ``allos``: ``BaseTool`` ``{name, description, parameters: [ToolParameter{name, type, description, required}],
+  permission}``; export turns the top-level input properties into parameters (nested schema detail is lost there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from registry.descriptions.model import LMOS_NAMESPACE, TD11_CONTEXT, lmos_member
+
+FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
+ALLOS_PERMISSIONS = ("always_allow", "always_deny", "ask_user")
+
+
+class ToolFormatError(ValueError):
+    """The body is not a tool in the named format; ``field`` names what is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ToolFunction(msgspec.Struct, frozen=True, omit_defaults=True):
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+    permission: str | None = None
+    strict: bool | None = None
+
+
+def _object(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ToolFormatError(field, f"{field} must be a JSON object")
+    return value
+
+
+def _string(value: Any, field: str, *, required: bool = True) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise ToolFormatError(field, f"{field} must be a {'non-empty ' if required else ''}string")
+    return value
+
+
+def _schema(value: Any, field: str, *, required: bool = False) -> dict[str, Any] | None:
+    if value is None and not required:
+        return None
+    return _object(value, field)
+
+
+# -- import
+
+
+def _from_function(function: dict[str, Any], prefix: str) -> ToolFunction:
+    strict = function.get("strict")
+    return ToolFunction(
+        name=str(_string(function.get("name"), f"{prefix}name")),
+        description=_string(function.get("description"), f"{prefix}description", required=False),
+        input_schema=_schema(function.get("parameters"), f"{prefix}parameters"),
+        strict=strict if isinstance(strict, bool) else None,
+    )
+
+
+def _import_openai(body: dict[str, Any]) -> ToolFunction:
+    if "function" in body:
+        if body.get("type", "function") != "function":
+            raise ToolFormatError("type", "only tools of type 'function' can be imported")
+        return _from_function(_object(body["function"], "function"), "function.")
+    return _from_function(body, "")
+
+
+def _import_mojentic(body: dict[str, Any]) -> ToolFunction:
+    if body.get("type") != "function":
+        raise ToolFormatError("type", "a Mojentic descriptor has type 'function'")
+    return _from_function(_object(body.get("function"), "function"), "function.")
+
+
+def _import_anthropic(body: dict[str, Any]) -> ToolFunction:
+    return ToolFunction(
+        name=str(_string(body.get("name"), "name")),
+        description=_string(body.get("description"), "description", required=False),
+        input_schema=_schema(body.get("input_schema"), "input_schema", required=True),
+    )
+
+
+def _import_mcp(body: dict[str, Any]) -> ToolFunction:
+    annotations = body.get("annotations")
+    return ToolFunction(
+        name=str(_string(body.get("name"), "name")),
+        title=_string(body.get("title"), "title", required=False),
+        description=_string(body.get("description"), "description", required=False),
+        input_schema=_schema(body.get("inputSchema"), "inputSchema", required=True),
+        output_schema=_schema(body.get("outputSchema"), "outputSchema"),
+        annotations=_schema(annotations, "annotations"),
+    )
+
+
+def _import_lmkit(body: dict[str, Any]) -> ToolFunction:
+    raw_schema = body.get("InputSchema")
+    if isinstance(raw_schema, str):
+        try:
+            raw_schema = msgspec.json.decode(raw_schema)
+        except msgspec.DecodeError as error:
+            raise ToolFormatError("InputSchema", f"InputSchema is not valid JSON: {error}") from error
+    return ToolFunction(
+        name=str(_string(body.get("Name"), "Name")),
+        description=_string(body.get("Description"), "Description", required=False),
+        input_schema=_schema(raw_schema, "InputSchema", required=True),
+    )
+
+
+def _import_allos(body: dict[str, Any]) -> ToolFunction:
+    parameters = body.get("parameters", [])
+    if not isinstance(parameters, list):
+        raise ToolFormatError("parameters", "parameters must be a list of ToolParameter objects")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for index, parameter in enumerate(parameters):
+        field = f"parameters[{index}]"
+        parameter = _object(parameter, field)
+        name = str(_string(parameter.get("name"), f"{field}.name"))
+        schema: dict[str, Any] = {"type": _string(parameter.get("type"), f"{field}.type")}
+        description = _string(parameter.get("description"), f"{field}.description", required=False)
+        if description is not None:
+            schema["description"] = description
+        properties[name] = schema
+        is_required = parameter.get("required", False)
+        if not isinstance(is_required, bool):
+            raise ToolFormatError(f"{field}.required", "required must be true or false")
+        if is_required:
+            required.append(name)
+    permission = _string(body.get("permission"), "permission", required=False)
+    if permission is not None and permission.lower() not in ALLOS_PERMISSIONS:
+        raise ToolFormatError("permission", f"permission must be one of {', '.join(ALLOS_PERMISSIONS)}")
+    return ToolFunction(
+        name=str(_string(body.get("name"), "name")),
+        description=_string(body.get("description"), "description", required=False),
+        input_schema={"type": "object", "properties": properties, "required": required},
+        permission=permission.lower() if permission else None,
+    )
+
+
+_IMPORTERS: dict[str, Callable[[dict[str, Any]], ToolFunction]] = {
+    "openai": _import_openai,
+    "anthropic": _import_anthropic,
+    "mcp": _import_mcp,
+    "lmkit": _import_lmkit,
+    "mojentic": _import_mojentic,
+    "allos": _import_allos,
+}
+
+
+def import_tool(tool_format: str, body: Any) -> ToolFunction:
+    if tool_format not in _IMPORTERS:
+        raise ToolFormatError("format", f"unknown tool format {tool_format!r}; use one of {', '.join(FORMATS)}")
+    return _IMPORTERS[tool_format](_object(body, "(body)"))
+
+
+def tool_description(
+    function: ToolFunction, thing_id: str, *, vendor: str | None = None, version: str | None = None, href: str | None
+) -> dict[str, Any]:
+    """The ``lmos:Tool`` TD of ``function``. Without ``href`` the form names the tool (no endpoint is known)."""
+    action: dict[str, Any] = {}
+    if function.title is not None:
+        action["title"] = function.title
+    if function.description is not None:
+        action["description"] = function.description
+    if function.input_schema is not None:
+        action["input"] = function.input_schema
+    if function.output_schema is not None:
+        action["output"] = function.output_schema
+    if function.annotations is not None:
+        action["lmos:annotations"] = function.annotations
+        if isinstance(function.annotations.get("readOnlyHint"), bool):
+            action["safe"] = function.annotations["readOnlyHint"]
+        if isinstance(function.annotations.get("idempotentHint"), bool):
+            action["idempotent"] = function.annotations["idempotentHint"]
+    if function.permission is not None:
+        action["lmos:permission"] = function.permission
+    if function.strict is not None:
+        action["lmos:strict"] = function.strict
+    action["forms"] = [{"href": href or f"urn:lmos:tool:{function.name}", "op": "invokeaction"}]
+    document: dict[str, Any] = {
+        "@context": [TD11_CONTEXT, {"lmos": LMOS_NAMESPACE}],
+        "@type": "lmos:Tool",
+        "id": thing_id,
+        "title": function.name,
+    }
+    if function.description is not None:
+        document["description"] = function.description
+    if version is not None:
+        document["version"] = {"instance": version}
+    if vendor is not None:
+        document["lmos:metadata"] = {"lmos:vendor": {"lmos:name": vendor}}
+    document["securityDefinitions"] = {"nosec_sc": {"scheme": "nosec"}}
+    document["security"] = "nosec_sc"
+    document["actions"] = {function.name: action}
+    return document
+
+
+# -- export
+
+
+def tool_functions(document: dict[str, Any]) -> list[ToolFunction]:
+    """Every action of a description as a tool function."""
+    actions = document.get("actions")
+    functions: list[ToolFunction] = []
+    for name, action in (actions if isinstance(actions, dict) else {}).items():
+        if not isinstance(action, dict):
+            continue
+        annotations = lmos_member(action, "annotations")[1]
+        if not isinstance(annotations, dict):
+            derived = {
+                hint: action[key]
+                for key, hint in (("safe", "readOnlyHint"), ("idempotent", "idempotentHint"))
+                if isinstance(action.get(key), bool)
+            }
+            annotations = derived or None
+        permission, strict = lmos_member(action, "permission")[1], lmos_member(action, "strict")[1]
+        functions.append(
+            ToolFunction(
+                name=name,
+                title=action.get("title") if isinstance(action.get("title"), str) else None,
+                description=action.get("description") if isinstance(action.get("description"), str) else None,
+                input_schema=action.get("input") if isinstance(action.get("input"), dict) else None,
+                output_schema=action.get("output") if isinstance(action.get("output"), dict) else None,
+                annotations=annotations,
+                permission=permission if isinstance(permission, str) else None,
+                strict=strict if isinstance(strict, bool) else None,
+            )
+        )
+    return functions
+
+
+#: The schema of a tool without input, for formats that require one.
+EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def _function_object(function: ToolFunction) -> dict[str, Any]:
+    result: dict[str, Any] = {"name": function.name, "description": function.description or ""}
+    result["parameters"] = function.input_schema or EMPTY_INPUT
+    if function.strict is not None:
+        result["strict"] = function.strict
+    return result
+
+
+def _export_mcp(function: ToolFunction) -> dict[str, Any]:
+    result: dict[str, Any] = {"name": function.name}
+    if function.title is not None:
+        result["title"] = function.title
+    result["description"] = function.description or ""
+    result["inputSchema"] = function.input_schema or EMPTY_INPUT
+    if function.output_schema is not None:
+        result["outputSchema"] = function.output_schema
+    if function.annotations is not None:
+        result["annotations"] = function.annotations
+    return result
+
+
+def _allos_parameters(schema: dict[str, Any] | None) -> list[dict[str, Any]]:
+    schema = schema or {}
+    properties: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+    required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
+    parameters = []
+    for name, property_schema in properties.items():
+        property_schema = property_schema if isinstance(property_schema, dict) else {}
+        declared = property_schema.get("type")
+        parameters.append(
+            {
+                "name": name,
+                "type": declared if isinstance(declared, str) else "object",
+                "description": property_schema.get("description", ""),
+                "required": name in required,
+            }
+        )
+    return parameters
+
+
+_EXPORTERS: dict[str, Callable[[ToolFunction], dict[str, Any]]] = {
+    "openai": lambda function: {"type": "function", "function": _function_object(function)},
+    "mojentic": lambda function: {"type": "function", "function": _function_object(function)},
+    "anthropic": lambda function: {
+        "name": function.name,
+        "description": function.description or "",
+        "input_schema": function.input_schema or EMPTY_INPUT,
+    },
+    "mcp": _export_mcp,
+    "lmkit": lambda function: {
+        "Name": function.name,
+        "Description": function.description or "",
+        "InputSchema": msgspec.json.encode(function.input_schema or EMPTY_INPUT).decode(),
+    },
+    "allos": lambda function: {
+        "name": function.name,
+        "description": function.description or "",
+        "parameters": _allos_parameters(function.input_schema),
+        "permission": function.permission or "ask_user",
+    },
+}
+
+
+def export_tool(tool_format: str, function: ToolFunction) -> dict[str, Any]:
+    if tool_format not in _EXPORTERS:
+        raise ToolFormatError("format", f"unknown tool format {tool_format!r}; use one of {', '.join(FORMATS)}")
+    return _EXPORTERS[tool_format](function)

@@ -1,0 +1,137 @@
+"""Semantic versions and version ranges: npm syntax (node-semver) and Ivy/Maven intervals translated to it.
+
+Capability versions in the wild are often short (``1.0``, ``v2``); they are completed to ``MAJOR.MINOR.PATCH``
+before comparison, the stored text stays as registered.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import nodesemver
+
+_SHORT_VERSION = re.compile(r"^\s*[vV=]?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?P<rest>[-+][0-9A-Za-z.+-]*)?\s*$")
+#: One Ivy/Maven interval: ``[1.0,2.0)``, ``(,2.0]``, ``[1.5]``, and Ivy's reversed brackets ``]1.0,2.0[``.
+_INTERVAL = re.compile(r"([\[\]\(])\s*([^,\[\]\(\)]*?)\s*(?:,\s*([^,\[\]\(\)]*?)\s*)?([\]\[\)])")
+
+
+class RangeError(ValueError):
+    """A version range that neither npm nor Ivy/Maven syntax can read."""
+
+
+@functools.lru_cache(maxsize=8192)
+def normalise_version(text: str) -> str | None:
+    """``1.2`` → ``1.2.0``, ``v2`` → ``2.0.0``; None when ``text`` is no version at all."""
+    match = _SHORT_VERSION.match(text)
+    if match is None:
+        return None
+    major, minor, patch = (part or "0" for part in match.groups()[:3])
+    candidate = f"{int(major)}.{int(minor)}.{int(patch)}{match.group('rest') or ''}"
+    return candidate if nodesemver.valid(candidate, False) else None
+
+
+def _maven_bound(text: str) -> str:
+    version = normalise_version(text)
+    if version is None:
+        raise RangeError(f"{text!r} is not a version")
+    return version
+
+
+def maven_to_npm(text: str) -> str:
+    """Translate an Ivy/Maven range (one or more intervals separated by commas) to npm syntax."""
+    alternatives: list[str] = []
+    position = 0
+    stripped = text.strip()
+    while position < len(stripped):
+        match = _INTERVAL.match(stripped, position)
+        if match is None:
+            raise RangeError(f"{text!r} is not an Ivy/Maven range such as [1.0,2.0)")
+        opening, low, high, closing = match.groups()
+        single = match.group(3) is None
+        if single:
+            if opening != "[" or closing != "]" or not low:
+                raise RangeError(f"{match.group(0)!r}: an exact version is written [1.0]")
+            alternatives.append(f"={_maven_bound(low)}")
+        else:
+            comparators = []
+            if low:
+                comparators.append((">=" if opening == "[" else ">") + _maven_bound(low))
+            if high:
+                comparators.append(("<=" if closing == "]" else "<") + _maven_bound(high))
+            alternatives.append(" ".join(comparators) or "*")
+        position = match.end()
+        rest = stripped[position:].lstrip()
+        if rest.startswith(","):
+            rest = rest[1:].lstrip()
+        position = len(stripped) - len(rest)
+    return " || ".join(alternatives)
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_range(text: str) -> nodesemver.Range:
+    """A range in npm syntax (``^1.2``, ``~1.2.3``, ``>=1 <2``, ``1.x``) or Ivy/Maven syntax (``[1.0,2.0)``)."""
+    if not isinstance(text, str) or not text.strip():
+        raise RangeError("a version range must be a non-empty string")
+    stripped = text.strip()
+    npm = maven_to_npm(stripped) if stripped[0] in "[](" else stripped
+    try:
+        return nodesemver.make_range(npm, False)
+    except (ValueError, TypeError) as error:
+        message = f"{text!r} is not a version range (npm ^1.2, ~1.2.3, >=1 <2, 1.x or Maven [1.0,2.0))"
+        raise RangeError(message) from error
+
+
+@functools.lru_cache(maxsize=65536)
+def satisfies(version: str, version_range: str) -> bool:
+    normalised = normalise_version(version)
+    return normalised is not None and parse_range(version_range).test(normalised)
+
+
+@functools.lru_cache(maxsize=8192)
+def sort_key(version: str) -> nodesemver.SemVer | None:
+    """The parsed version (shared from a cache: do not modify it)."""
+    normalised = normalise_version(version)
+    return None if normalised is None else nodesemver.make_semver(normalised, False)
+
+
+@functools.lru_cache(maxsize=8192)
+def precedence(version: str) -> tuple[Any, ...]:
+    """A sort key in SemVer precedence order (a release after its pre-releases); ``version`` must be one."""
+    key = sort_key(version)
+    if key is None:
+        raise ValueError(f"not a version: {version!r}")
+    identifiers = tuple((0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in key.prerelease)
+    return (key.major, key.minor, key.patch, 0 if identifiers else 1, identifiers)
+
+
+def distance(left: str, right: str) -> tuple[int, int, int]:
+    """How far apart two versions are, component by component: orders candidates for ``closest``."""
+    left_key, right_key = sort_key(left), sort_key(right)
+    if left_key is None or right_key is None:
+        raise ValueError(f"not versions: {left!r}, {right!r}")
+    return (
+        abs(left_key.major - right_key.major),
+        abs(left_key.minor - right_key.minor),
+        abs(left_key.patch - right_key.patch),
+    )
+
+
+def bump(old: str, new: str) -> str:
+    """The kind of change from ``old`` to ``new``: major, minor, patch, prerelease, none, downgrade or unknown."""
+    old_key, new_key = sort_key(old), sort_key(new)
+    if old_key is None or new_key is None:
+        return "unknown"
+    order = new_key.compare(old_key)
+    if order == 0:
+        return "none"
+    if order < 0:
+        return "downgrade"
+    if new_key.major != old_key.major:
+        return "major"
+    if new_key.minor != old_key.minor:
+        return "minor"
+    if new_key.patch != old_key.patch:
+        return "patch"
+    return "prerelease"

@@ -1,0 +1,1 @@
+"""Change events: the process-wide change feed and the Server-Sent Events subscribers fed from it."""

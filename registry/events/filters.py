@@ -1,0 +1,103 @@
+"""Filtered subscriptions (beyond WoT Discovery): which descriptions a subscriber wants to hear about.
+
+Decided on the description itself (kind, vendor, capabilities, text), so it needs no index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from registry.descriptions.model import LmosKind, lmos_kind, lmos_member
+from registry.errors import BadRequest
+
+FILTER_PARAMETERS = ("kind", "vendor", "capability", "q")
+
+
+def _names(value: Any) -> Iterator[str]:
+    """Names of capabilities listed as strings or objects with an id or name (plain or ``lmos:``)."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for member in ("id", "name"):
+                for candidate in (item.get(member), lmos_member(item, member)[1]):
+                    if isinstance(candidate, str):
+                        yield candidate
+
+
+def capabilities_of(document: dict[str, Any]) -> set[str]:
+    """Action names and ``lmos:capabilities`` entries (top level or in ``lmos:metadata``)."""
+    found: set[str] = set()
+    actions = document.get("actions")
+    if isinstance(actions, dict):
+        found.update(actions)
+    _, metadata = lmos_member(document, "metadata")
+    for holder in (document, metadata if isinstance(metadata, dict) else {}):
+        _, capabilities = lmos_member(holder, "capabilities")
+        if capabilities is not None:
+            found.update(_names(capabilities))
+    return found
+
+
+def vendor_of(document: dict[str, Any]) -> str | None:
+    """``lmos:metadata`` → ``lmos:vendor`` → ``lmos:name`` (or the vendor itself when it is a string)."""
+    _, metadata = lmos_member(document, "metadata")
+    if not isinstance(metadata, dict):
+        return None
+    _, vendor = lmos_member(metadata, "vendor")
+    if isinstance(vendor, dict):
+        vendor = lmos_member(vendor, "name")[1]
+    return vendor if isinstance(vendor, str) else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DescriptionFilter:
+    kind: LmosKind | None = None
+    vendor: str | None = None
+    capability: str | None = None
+    text: str | None = None
+
+    @classmethod
+    def from_query(cls, params: Mapping[str, str]) -> DescriptionFilter:
+        kind = params.get("kind")
+        if kind is not None and kind not in {member.value for member in LmosKind}:
+            raise BadRequest(
+                f"Query parameter kind must be 'agent' or 'tool', got {kind!r}",
+                invalidParams=[{"name": "kind", "reason": "must be agent or tool"}],
+            )
+        for name in FILTER_PARAMETERS:
+            if name in params and not params[name].strip():
+                raise BadRequest(
+                    f"Query parameter {name} must not be empty",
+                    invalidParams=[{"name": name, "reason": "empty"}],
+                )
+        return cls(
+            kind=LmosKind(kind) if kind else None,
+            vendor=params.get("vendor"),
+            capability=params.get("capability"),
+            text=params["q"].casefold() if "q" in params else None,
+        )
+
+    @property
+    def active(self) -> bool:
+        return any(value is not None for value in (self.kind, self.vendor, self.capability, self.text))
+
+    def matches(self, document: dict[str, Any] | None) -> bool:
+        if document is None:
+            return False
+        if self.kind is not None and lmos_kind(document) is not self.kind:
+            return False
+        if self.vendor is not None and (vendor_of(document) or "").casefold() != self.vendor.casefold():
+            return False
+        if self.capability is not None and self.capability not in capabilities_of(document):
+            return False
+        if self.text is not None:
+            texts = [document.get("title"), document.get("description")]
+            if not any(isinstance(value, str) and self.text in value.casefold() for value in texts):
+                return False
+        return True
+
+
+__all__ = ["FILTER_PARAMETERS", "DescriptionFilter", "capabilities_of", "vendor_of"]

@@ -1,0 +1,203 @@
+"""Server-Sent Events subscribers, fed from the change feed.
+
+Each change is encoded once per payload variant and offered to every interested subscriber's bounded queue
+without waiting: a subscriber that cannot keep up is dropped (told to reconnect, and resumes from the log with
+``Last-Event-ID``), so it never slows writers or other subscribers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator, Sequence
+
+import msgspec
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from registry.descriptions.registration import enrich
+from registry.events.feed import ChangeFeed
+from registry.events.filters import DescriptionFilter
+from registry.events.history import DocumentStates
+from registry.store.changes import Change, iterate_changes
+from registry.store.things import THING_CREATED, THING_DELETED, THING_UPDATED
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPES = (THING_CREATED, THING_UPDATED, THING_DELETED)
+
+#: Queue item: (sequence, encoded event), or None once the subscriber has been dropped.
+Item = tuple[int, bytes] | None
+
+KEEP_ALIVE = b": keep-alive\n\n"
+DROPPED = b": dropped: too far behind; reconnect with Last-Event-ID to resume\n\n"
+
+
+def encode_event(change: Change, diff: bool) -> bytes:
+    """The SSE frame of ``change``: data is ``{"id"}``, or with ``diff`` the enriched TD / the merge patch."""
+    data: object
+    if diff and change.type == THING_CREATED and change.diff is not None:
+        data = enrich(
+            change.diff,
+            created=change.at,
+            modified=change.at,
+            expires=change.expires,
+            ttl=change.ttl,
+            retrieved=dt.datetime.now(dt.UTC),
+        )
+    elif diff and change.type == THING_UPDATED and change.diff is not None:
+        data = change.diff
+    else:
+        data = {"id": change.thing_id}
+    return b"event: %s\nid: %d\ndata: %s\n\n" % (change.type.encode(), change.seq, msgspec.json.encode(data))
+
+
+class _Frames:
+    """The encodings of one change, made on first use and shared by all subscribers."""
+
+    __slots__ = ("change", "plain", "with_diff")
+
+    def __init__(self, change: Change) -> None:
+        self.change = change
+        self.plain: bytes | None = None
+        self.with_diff: bytes | None = None
+
+    def get(self, diff: bool) -> bytes:
+        if diff and self.change.type != THING_DELETED:
+            if self.with_diff is None:
+                self.with_diff = encode_event(self.change, True)
+            return self.with_diff
+        if self.plain is None:
+            self.plain = encode_event(self.change, False)
+        return self.plain
+
+
+class Subscriber:
+    __slots__ = ("diff", "dropped", "idle", "query", "queue", "start", "types")
+
+    def __init__(
+        self, types: frozenset[str], diff: bool, query: DescriptionFilter, queue_size: int, start: int
+    ) -> None:
+        self.types = types
+        self.diff = diff
+        self.query = query
+        #: Feed position when subscribed: later changes arrive through the queue, earlier ones only by replay.
+        self.start = start
+        self.queue: asyncio.Queue[Item] = asyncio.Queue(queue_size + 1)
+        self.dropped = False
+        #: Nothing was offered since the last keep-alive tick.
+        self.idle = True
+
+    def offer(self, seq: int, frame: bytes) -> None:
+        self.idle = False
+        if self.dropped:
+            return
+        if self.queue.qsize() >= self.queue.maxsize - 1:
+            self.dropped = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)
+            return
+        self.queue.put_nowait((seq, frame))
+
+    async def next_chunk(self, after: int) -> bytes | None:
+        """Everything queued (events after ``after`` and keep-alives) as one chunk; None once dropped."""
+        items = [await self.queue.get()]
+        while not self.queue.empty():
+            items.append(self.queue.get_nowait())
+        frames = []
+        for item in items:
+            if item is None:
+                return None
+            seq, frame = item
+            if seq > after or seq < 0:
+                frames.append(frame)
+        return b"".join(frames)
+
+
+class EventHub:
+    def __init__(self, feed: ChangeFeed, engine: AsyncEngine, queue_size: int, keepalive: float) -> None:
+        self.feed = feed
+        self.engine = engine
+        self.queue_size = queue_size
+        self.keepalive = keepalive
+        self._plain: set[Subscriber] = set()
+        self._filtered: set[Subscriber] = set()
+        self._backlog: asyncio.Queue[Sequence[Change]] = asyncio.Queue()
+        self._states = DocumentStates(engine)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._unsubscribe = feed.subscribe(self._on_changes)
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._match_filtered(), name="event-hub-filters"),
+            asyncio.create_task(self._keep_alive(), name="event-hub-keep-alive"),
+        ]
+
+    async def stop(self) -> None:
+        self._unsubscribe()
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _keep_alive(self) -> None:
+        """One timer for all subscribers (not one per stream): idle streams get a comment so proxies keep them."""
+        while True:
+            await asyncio.sleep(self.keepalive)
+            for subscriber in [*self._plain, *self._filtered]:
+                if subscriber.idle:
+                    subscriber.offer(-1, KEEP_ALIVE)
+                subscriber.idle = True
+
+    def subscribe(self, types: frozenset[str], diff: bool, query: DescriptionFilter) -> Subscriber:
+        subscriber = Subscriber(types, diff, query, self.queue_size, self.feed.position)
+        (self._filtered if query.active else self._plain).add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._plain.discard(subscriber)
+        self._filtered.discard(subscriber)
+
+    async def replay(self, subscriber: Subscriber, after: int) -> AsyncIterator[tuple[int, bytes]]:
+        """Changes in ``(after, subscriber.start]`` the subscriber would have received: for ``Last-Event-ID``."""
+        states = DocumentStates(self.engine) if subscriber.query.active else None
+        async for change in iterate_changes(self.engine, after, subscriber.start):
+            if states is not None:
+                before, now = await states.states(change)
+                if not (subscriber.query.matches(before) or subscriber.query.matches(now)):
+                    continue
+            if change.type in subscriber.types:
+                yield change.seq, _Frames(change).get(subscriber.diff)
+
+    def _on_changes(self, batch: Sequence[Change]) -> None:
+        for change in batch:
+            frames = _Frames(change)
+            for subscriber in self._plain:
+                if change.type in subscriber.types and change.seq > subscriber.start:
+                    subscriber.offer(change.seq, frames.get(subscriber.diff))
+        self._backlog.put_nowait(batch)
+
+    async def _match_filtered(self) -> None:
+        """Filtered subscribers need each document before and after the change, which may take a query."""
+        while True:
+            batch = await self._backlog.get()
+            if not self._filtered:
+                self._states.forget()  # states are only cached while every change passes through them
+                continue
+            try:
+                for change in batch:
+                    before, after = await self._states.states(change)
+                    frames = _Frames(change)
+                    for subscriber in list(self._filtered):
+                        if change.type not in subscriber.types or change.seq <= subscriber.start:
+                            continue
+                        if subscriber.query.matches(before) or subscriber.query.matches(after):
+                            subscriber.offer(change.seq, frames.get(subscriber.diff))
+            except Exception:
+                log.exception("matching changes against filtered subscriptions failed")
+                self._states.forget()
+
+
+__all__ = ["EVENT_TYPES", "EventHub", "Subscriber", "encode_event"]

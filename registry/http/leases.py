@@ -1,0 +1,33 @@
+"""Leases: ``POST /api/v1/things/{id}/lease`` keeps a registration alive without re-sending it."""
+
+from __future__ import annotations
+
+import msgspec
+from litestar import Response, post
+from litestar.datastructures import State
+
+from registry.descriptions.registration import format_time
+from registry.http.ids import thing_id_from
+from registry.service import DirectoryService
+
+
+@post(
+    "/api/v1/things/{thing_id:str}/lease",
+    operation_id="renewLease",
+    summary="Renew the lease of a registration: expires = now + its ttl; no change event",
+    tags=["Leases"],
+    status_code=200,
+)
+async def renew_lease(thing_id: str, state: State) -> Response[bytes]:
+    directory: DirectoryService = state.directory
+    lease = await directory.renew_lease(thing_id_from(thing_id))
+    body = {
+        "id": lease.id,
+        "ttl": int(lease.ttl) if lease.ttl.is_integer() else lease.ttl,
+        "expires": format_time(lease.expires),
+        "lastSeen": format_time(lease.last_seen),
+    }
+    return Response(content=msgspec.json.encode(body), media_type="application/json")
+
+
+__all__ = ["renew_lease"]

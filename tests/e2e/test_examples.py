@@ -1,0 +1,85 @@
+"""The example agent process: registers on startup, renews past its ttl, leaves on SIGKILL (by expiry) and
+SIGTERM (at once); the capability waiter sees it appear."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WEATHER_ID = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())["id"]
+TTL = 2.0
+#: Run the examples against this checkout's ``registry`` package.
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _present(client: httpx.Client) -> bool:
+    return client.get(f"/things/{WEATHER_ID}").status_code == 200
+
+
+def _wait(condition: object, timeout: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if condition():  # type: ignore[operator]
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError(f"not within {timeout} s")
+
+
+@pytest.fixture
+def agent(base_url: str) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "examples/weather_agent.py", "--url", base_url, "--ttl", str(TTL)],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith("registered")
+    yield process
+    process.kill()
+    process.wait()
+    process.stdout.close()
+
+
+def test_agent_lease_outlives_ttl_and_expires_after_sigkill(agent: subprocess.Popen[str], client: httpx.Client) -> None:
+    assert _present(client)
+    time.sleep(TTL * 1.75)
+    assert _present(client), "the lease was not renewed"
+    agent.kill()
+    agent.wait()
+    assert _wait(lambda: not _present(client), TTL + 0.5) <= TTL + 0.5
+
+
+def test_agent_deregisters_on_sigterm(agent: subprocess.Popen[str], client: httpx.Client) -> None:
+    assert _present(client)
+    agent.terminate()
+    assert agent.wait(5) == 0
+    assert not _present(client)
+
+
+def test_wait_for_capability_sees_the_agent_appear(base_url: str, client: httpx.Client) -> None:
+    waiter = subprocess.Popen(
+        [sys.executable, "examples/wait_for_capability.py", "getWeather", "--url", base_url, "--timeout", "20"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    document = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())
+    client.delete(f"/things/{WEATHER_ID}")
+    assert client.put(f"/things/{WEATHER_ID}", json=document).status_code == 201
+    output, _ = waiter.communicate(timeout=20)
+    assert waiter.returncode == 0
+    assert f"getWeather is offered by {WEATHER_ID}" in output

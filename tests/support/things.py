@@ -1,0 +1,64 @@
+"""Small descriptions and event helpers for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from registry.client import AsyncRegistryClient, Event
+
+
+def thing(title: str = "Thing", **members: Any) -> dict[str, Any]:
+    """A minimal valid TD 1.1 with a fresh id."""
+    return {
+        "@context": ["https://www.w3.org/2022/wot/td/v1.1", {"lmos": "https://eclipse.dev/lmos/protocol/v1"}],
+        "id": f"urn:test:{uuid.uuid4()}",
+        "title": title,
+        "securityDefinitions": {"nosec_sc": {"scheme": "nosec"}},
+        "security": "nosec_sc",
+        **members,
+    }
+
+
+class Collector:
+    """Reads an event stream in the background into a queue."""
+
+    def __init__(self, client: AsyncRegistryClient, **subscription: Any) -> None:
+        self.client = client
+        self.subscription = subscription
+        self.events: asyncio.Queue[Event] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        async for event in self.client.events(**self.subscription):
+            self.events.put_nowait(event)
+
+    async def next(self, within: float = 5.0) -> Event:
+        return await asyncio.wait_for(self.events.get(), within)
+
+    async def take(self, count: int, within: float = 5.0) -> list[Event]:
+        return [await self.next(within) for _ in range(count)]
+
+    async def nothing_within(self, seconds: float) -> bool:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.events.get(), seconds)
+            return False
+        return True
+
+
+@contextlib.asynccontextmanager
+async def collecting(base_url: str, settle: float = 0.3, **subscription: Any) -> AsyncIterator[Collector]:
+    """Subscribe, give the subscription ``settle`` seconds to be in place, and stop it afterwards."""
+    async with AsyncRegistryClient(base_url) as client:
+        collector = Collector(client, **subscription)
+        collector.task = asyncio.create_task(collector._run())
+        await asyncio.sleep(settle)
+        try:
+            yield collector
+        finally:
+            collector.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await collector.task

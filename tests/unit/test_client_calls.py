@@ -1,0 +1,58 @@
+"""The SDK's requests and response parsing, through an injected transport (no network)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from registry.client import BadRequestError, DirectoryUnreachable, NotFoundError, RegistryClient
+from registry.client.calls import event_from, events_request
+
+
+def handler(request: httpx.Request) -> httpx.Response:
+    if request.method == "PUT":
+        notices = '[{"code":"lint","message":"consider a description"}]'
+        return httpx.Response(201, headers={"ETag": '"7"', "Registry-Notices": notices})
+    if request.url.raw_path == b"/things/urn%3Abad":
+        problem = {
+            "title": "Bad Request",
+            "status": 400,
+            "detail": "invalid",
+            "validationErrors": [{"field": "/title", "description": "not a string"}],
+        }
+        return httpx.Response(400, json=problem, headers={"content-type": "application/problem+json"})
+    return httpx.Response(404, json={"title": "Not Found", "status": 404, "detail": f"no {request.url.path}"})
+
+
+def test_typed_results_and_problems() -> None:
+    with RegistryClient("http://directory", transport=httpx.MockTransport(handler)) as client:
+        result = client.register({"id": "urn:a", "title": "A"}, ttl=30)
+        assert (result.id, result.created, result.etag) == ("urn:a", True, '"7"')
+        assert result.notices[0].code == "lint"
+        with pytest.raises(BadRequestError) as bad:
+            client.get("urn:bad")
+        assert bad.value.validation_errors[0].field == "/title"
+        with pytest.raises(NotFoundError, match="no /things/urn:missing"):
+            client.get("urn:missing")
+
+
+def test_unreachable() -> None:
+    with RegistryClient("http://127.0.0.1:9", timeout=2) as client, pytest.raises(DirectoryUnreachable):
+        client.list()
+
+
+def test_event_requests() -> None:
+    path, params, headers = events_request(
+        "thing_created", diff=True, filters={"capability": "x", "kind": None}, last_event_id=41
+    )
+    assert (path, params, headers["Last-Event-ID"]) == (
+        "/events/thing_created",
+        {"capability": "x", "diff": "true"},
+        "41",
+    )
+    with pytest.raises(ValueError, match="event type"):
+        events_request("thing_exploded", diff=False, filters={}, last_event_id=None)
+    event = event_from("thing_updated", "42", '{"id":"urn:a"}')
+    assert event is not None
+    assert (event.seq, event.thing_id) == (42, "urn:a")
+    assert event_from("message", "", "") is None
