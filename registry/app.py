@@ -14,10 +14,12 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.types import ASGIApp
 
 from registry.config import Settings
-from registry.http.directory import CORE_AFFORDANCES, directory_description, well_known_wot
+from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.head import head_as_get
 from registry.http.problems import exception_handlers
+from registry.http.search import SearchController
 from registry.http.things import ThingsController
+from registry.semantic.layer import SemanticLayer
 from registry.service import DirectoryService
 from registry.store.database import create_engine
 from registry.store.things import ThingRepository
@@ -52,12 +54,17 @@ def create_app(settings: Settings) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
         repository = ThingRepository(engine)
-        directory = DirectoryService(repository, settings)
+        semantic = SemanticLayer(settings, engine)
+        directory = DirectoryService(repository, settings, projectors=[semantic.projector])
         app.state.directory = directory
+        app.state.semantic = semantic
         app.state.settings = settings
         app.state.directory_td = directory_description(
-            settings.base_url, CORE_AFFORDANCES, directory_id=f"urn:lmos-registry:{settings.base_url}"
+            settings.base_url,
+            CORE_AFFORDANCES | SEARCH_AFFORDANCES,
+            directory_id=f"urn:lmos-registry:{settings.base_url}",
         )
+        await semantic.start()
         purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
         try:
             yield
@@ -65,10 +72,11 @@ def create_app(settings: Settings) -> Litestar:
             purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
+            await semantic.stop()
             await engine.dispose()
 
     return Litestar(
-        route_handlers=[ThingsController, well_known_wot],
+        route_handlers=[ThingsController, SearchController, well_known_wot],
         lifespan=[lifespan],
         state=State({"settings": settings}),
         exception_handlers=exception_handlers,

@@ -12,6 +12,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Float,
+    ForeignKey,
     Identity,
     Index,
     MetaData,
@@ -62,4 +63,17 @@ changes = Table(
     Column("diff", JSONB, nullable=True),
     Column("at", DateTime(timezone=True), nullable=False),
     Index("ix_changes_thing_id", "thing_id"),
+)
+
+#: RDF (N-Triples) of each description, computed when it was written; replicas build their SPARQL index from it.
+description_rdf = Table(
+    "description_rdf",
+    metadata,
+    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("revision", BigInteger, nullable=False),
+    Column("ntriples", Text, nullable=False),
+    # Remote @context URLs that are not available offline and were left out of the RDF.
+    Column("unknown_contexts", JSONB, nullable=False),
+    # Why no RDF could be computed (the description is stored and served all the same).
+    Column("error", Text, nullable=True),
 )

@@ -1,0 +1,189 @@
+"""Each process's SPARQL index: an in-memory oxigraph store, one named graph per description.
+
+Built from the stored RDF at start-up and kept in step with the change log by :class:`ChangeFollower`: LISTEN on
+``registry_changes`` (with a periodic poll as fallback) wakes it, and :meth:`ChangeFollower.catch_up` is also
+awaited before every query, so a query sees every write committed before it started, on any replica.
+
+Change sequences are taken from an identity column, so a transaction can commit after one with a higher seq.
+Applying a change therefore means "load the current RDF of that id" (idempotent, order-free), and seqs missing
+from a poll are asked for again for :data:`GAP_PATIENCE` seconds before they are taken as rolled back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import asyncpg
+import pyoxigraph as ox
+from sqlalchemy import func, literal_column, or_, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from registry.semantic.projector import graph_name
+from registry.store.tables import changes, description_rdf, descriptions
+from registry.store.things import CHANGES_CHANNEL
+
+log = logging.getLogger(__name__)
+
+#: Seconds a missing change seq is polled for before it is taken as a rolled-back transaction.
+GAP_PATIENCE = 120.0
+#: How far below the start-up position missing seqs are looked for.
+GAP_WINDOW = 10_000
+
+
+class RdfIndex:
+    """Thread-safe (oxigraph stores are): queries run in worker threads while the follower applies changes."""
+
+    def __init__(self) -> None:
+        self.store = ox.Store()
+        self.descriptions = 0
+
+    def replace(self, rows: Iterable[tuple[str, str]]) -> None:
+        for thing_id, ntriples in rows:
+            graph = graph_name(thing_id)
+            if self.store.contains_named_graph(graph):
+                self.store.remove_graph(graph)
+            else:
+                self.descriptions += 1
+            self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph, lenient=True)
+
+    def remove(self, thing_ids: Iterable[str]) -> None:
+        for thing_id in thing_ids:
+            graph = graph_name(thing_id)
+            if self.store.contains_named_graph(graph):
+                self.store.remove_graph(graph)
+                self.descriptions -= 1
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+
+class ChangeFollower:
+    def __init__(self, engine: AsyncEngine, index: RdfIndex, *, poll_interval: float = 2.0) -> None:
+        self.engine = engine
+        self.index = index
+        self.poll_interval = poll_interval
+        self.position = 0
+        self._gaps: dict[int, float] = {}
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._rebuild()
+        self._task = asyncio.create_task(self._follow())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def catch_up(self) -> None:
+        """Apply every change committed so far (one indexed query when there is none)."""
+        async with self._lock:
+            await self._poll()
+
+    async def _rebuild(self) -> None:
+        started = time.perf_counter()
+        async with self.engine.connect() as plain:
+            # One snapshot for the position, the seqs below it and the RDF: nothing is counted twice or lost.
+            connection = await plain.execution_options(isolation_level="REPEATABLE READ")
+            position = int((await connection.execute(select(func.coalesce(func.max(changes.c.seq), 0)))).scalar_one())
+            recent = (
+                await connection.execute(select(changes.c.seq).where(changes.c.seq > position - GAP_WINDOW))
+            ).all()
+            query = _current_rdf().execution_options(yield_per=500)
+            batch: list[tuple[str, str]] = []
+            async for row in await connection.stream(query):
+                batch.append((row.thing_id, row.ntriples))
+                if len(batch) >= 500:
+                    await asyncio.to_thread(self.index.replace, batch)
+                    batch = []
+            await asyncio.to_thread(self.index.replace, batch)
+        seen = {row.seq for row in recent}
+        now = time.monotonic()
+        self._gaps = {seq: now for seq in range(max(1, position - GAP_WINDOW + 1), position + 1) if seq not in seen}
+        self.position = position
+        log.info(
+            "SPARQL index built: %d descriptions, %d quads in %.2f s",
+            self.index.descriptions,
+            len(self.index),
+            time.perf_counter() - started,
+        )
+
+    async def _poll(self) -> None:
+        condition = changes.c.seq > self.position
+        if self._gaps:
+            condition = or_(condition, changes.c.seq.in_(list(self._gaps)))
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(select(changes.c.seq, changes.c.thing_id).where(condition))).all()
+            if not rows:
+                self._expire_gaps()
+                return
+            ids = sorted({row.thing_id for row in rows})
+            current = (await connection.execute(_current_rdf().where(description_rdf.c.thing_id.in_(ids)))).all()
+        found = {row.thing_id: row.ntriples for row in current}
+        await asyncio.to_thread(self._apply, found, [thing_id for thing_id in ids if thing_id not in found])
+        seqs = {row.seq for row in rows}
+        now = time.monotonic()
+        for seq in seqs:
+            self._gaps.pop(seq, None)
+        highest = max(seqs)
+        for seq in range(self.position + 1, highest):
+            if seq not in seqs:
+                self._gaps[seq] = now
+        self.position = max(self.position, highest)
+        self._expire_gaps()
+
+    def _apply(self, found: dict[str, str], gone: list[str]) -> None:
+        self.index.remove(gone)
+        self.index.replace(found.items())
+
+    def _expire_gaps(self) -> None:
+        deadline = time.monotonic() - GAP_PATIENCE
+        for seq in [seq for seq, since in self._gaps.items() if since < deadline]:
+            del self._gaps[seq]
+
+    async def _follow(self) -> None:
+        """Wait for a NOTIFY (or the poll interval), then catch up; reconnect the listener when it drops."""
+        listener: Any = None
+        while True:
+            try:
+                if listener is None or listener.is_closed():
+                    listener = await _listen(self.engine, self._wake.set)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+                self._wake.clear()
+                await self.catch_up()
+            except asyncio.CancelledError:
+                if listener is not None:
+                    with contextlib.suppress(Exception):
+                        await listener.close()
+                raise
+            except Exception:
+                log.exception("following the change log failed; retrying in %s s", self.poll_interval)
+                listener = None
+                await asyncio.sleep(self.poll_interval)
+
+
+def _current_rdf() -> Any:
+    """Stored RDF of live descriptions (an expired one leaves the index with its purge)."""
+    live = or_(descriptions.c.expires.is_(None), descriptions.c.expires > literal_column("now()"))
+    return (
+        select(description_rdf.c.thing_id, description_rdf.c.ntriples)
+        .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
+        .where(live)
+    )
+
+
+async def _listen(engine: AsyncEngine, wake: Any) -> Any:
+    url = engine.url.set(drivername="postgresql")
+    connection = await asyncpg.connect(make_url(url).render_as_string(hide_password=False))
+    await connection.add_listener(CHANGES_CHANNEL, lambda *_: wake())
+    return connection

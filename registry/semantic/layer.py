@@ -1,0 +1,65 @@
+"""The semantic layer as the application wires it: the RDF projector, the index and its follower, SPARQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from registry.config import Settings
+from registry.semantic.index import ChangeFollower, RdfIndex
+from registry.semantic.loader import ContextLibrary
+from registry.semantic.projector import RdfProjector
+from registry.semantic.rdf import RdfConverter
+from registry.semantic.sparql import Answer, SparqlEngine
+from registry.store.tables import description_rdf
+
+
+class SemanticLayer:
+    def __init__(self, settings: Settings, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.library = ContextLibrary.load(settings.context_dir)
+        self.projector = RdfProjector(RdfConverter(self.library), strict_contexts=settings.strict_contexts)
+        self.index = RdfIndex()
+        self.follower = ChangeFollower(engine, self.index)
+        self.sparql = SparqlEngine(
+            self.index.store,
+            timeout=settings.sparql_timeout,
+            max_results=settings.sparql_max_results,
+            service_allowlist=settings.sparql_service_allowlist,
+        )
+
+    async def start(self) -> None:
+        await self.follower.start()
+
+    async def stop(self) -> None:
+        await self.follower.stop()
+        self.sparql.close()
+
+    async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
+        await self.follower.catch_up()
+        return await self.sparql.run(query, accept, default_graphs, named_graphs)
+
+    async def stats(self) -> dict[str, Any]:
+        """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""
+        url = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").alias("url")
+        async with self.engine.connect() as connection:
+            per_url = (await connection.execute(select(url.c.value, func.count()).group_by(url.c.value))).all()
+            incomplete = (
+                await connection.execute(
+                    select(func.count()).where(func.jsonb_array_length(description_rdf.c.unknown_contexts) > 0)
+                )
+            ).scalar_one()
+            without = (
+                await connection.execute(select(func.count()).where(description_rdf.c.error.is_not(None)))
+            ).scalar_one()
+        return {
+            "indexedDescriptions": self.index.descriptions,
+            "quads": len(self.index),
+            "indexPosition": self.follower.position,
+            "descriptionsWithUnknownContexts": incomplete,
+            "unknownContexts": {row[0]: row[1] for row in per_url},
+            "descriptionsWithoutRdf": without,
+            "bundledContexts": self.library.urls(),
+        }

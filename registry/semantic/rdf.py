@@ -1,0 +1,115 @@
+"""A description as RDF: JSON-LD 1.1 to N-Triples with local contexts only, and one IRI scheme for LMOS terms.
+
+oxigraph's JSON-LD parser does the conversion: unlike pyld 3.3 it implements property-based ``@index``, so an
+action keeps ``td:name "getWeather"`` and an input property ``jsonschema:propertyName "question"``. Remote
+contexts are inlined from the :class:`ContextLibrary`; the parser itself has no way to fetch anything.
+
+LMOS: documents bind ``lmos`` to ``https://eclipse.dev/lmos/protocol/v1`` with no delimiter, ``/``, ``#`` or an
+``@prefix`` definition. The RDF always uses :data:`LMOS_IRI` (``https://eclipse.dev/lmos/protocol/v1#``), so
+``lmos:Agent`` is ``<https://eclipse.dev/lmos/protocol/v1#Agent>`` whatever the document wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import msgspec
+import pyoxigraph as ox
+
+from registry.descriptions.model import LMOS_NAMESPACE, LMOS_NAMESPACE_SPELLINGS
+from registry.semantic.loader import ContextLibrary
+
+#: The canonical LMOS namespace in RDF (and the ``lmos:`` prefix of the SPARQL endpoint).
+LMOS_IRI = LMOS_NAMESPACE + "#"
+_LMOS_NON_CANONICAL = (LMOS_NAMESPACE + "/", "lmos:")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rdf:
+    """The triples of one description (N-Triples) and what could not be taken into account."""
+
+    ntriples: str
+    unknown_contexts: tuple[str, ...] = ()
+    #: Why no RDF could be computed at all (the document is still stored and served).
+    error: str | None = None
+
+
+class RdfConverter:
+    def __init__(self, library: ContextLibrary) -> None:
+        self.library = library
+        self._inlined: dict[str, Any] = {}
+
+    def unknown_contexts(self, document: dict[str, Any]) -> list[str]:
+        return [entry for entry in _context_list(document) if isinstance(entry, str) and not self._inline(entry)]
+
+    def convert(self, document: dict[str, Any]) -> Rdf:
+        context, unknown = self._local_context(document)
+        body = {key: value for key, value in document.items() if key != "@context"}
+        data = msgspec.json.encode({"@context": context, **body})
+        try:
+            triples = [quad.triple for quad in ox.parse(data, ox.RdfFormat.JSON_LD)]
+        except (SyntaxError, ValueError) as error:
+            return Rdf("", tuple(unknown), error=str(error))
+        text = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b""
+        if any(b"<" + spelling.encode() in text for spelling in _LMOS_NON_CANONICAL):
+            text = ox.serialize([_canonical_lmos(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
+        return Rdf(text.decode(), tuple(unknown))
+
+    def _inline(self, url: str) -> Any:
+        if url not in self._inlined:
+            document = self.library.get(url)
+            self._inlined[url] = None if document is None else document["@context"]
+        return self._inlined[url]
+
+    def _local_context(self, document: dict[str, Any]) -> tuple[list[Any], list[str]]:
+        """The document's context with known URLs inlined, unknown ones left out and LMOS made canonical."""
+        context: list[Any] = [{"lmos": LMOS_IRI}]
+        unknown: list[str] = []
+        for entry in _context_list(document):
+            if isinstance(entry, str):
+                inlined = self._inline(entry)
+                if inlined is None:
+                    unknown.append(entry)
+                elif inlined is not context[-1]:  # TDs often list the TD 1.0 and 1.1 URLs: one document
+                    context.append(inlined)
+            elif isinstance(entry, dict):
+                context.append(_canonical_lmos_definitions(entry))
+            elif entry is None:
+                context.append(None)
+        return context, unknown
+
+
+def _context_list(document: dict[str, Any]) -> list[Any]:
+    context = document.get("@context")
+    return context if isinstance(context, list) else [context] if context is not None else []
+
+
+def _canonical_lmos_definitions(context: dict[str, Any]) -> dict[str, Any]:
+    """Terms bound to any spelling of the LMOS namespace become prefixes of :data:`LMOS_IRI`."""
+    result = dict(context)
+    for term, definition in context.items():
+        iri = definition.get("@id") if isinstance(definition, dict) else definition
+        if isinstance(iri, str) and iri in LMOS_NAMESPACE_SPELLINGS:
+            result[term] = LMOS_IRI
+    return result
+
+
+def _canonical_iri(term: Any) -> Any:
+    if isinstance(term, ox.NamedNode):
+        value = term.value
+        for spelling in _LMOS_NON_CANONICAL:
+            if value.startswith(spelling) and len(value) > len(spelling):
+                return ox.NamedNode(LMOS_IRI + value[len(spelling) :])
+    return term
+
+
+def _canonical_lmos(triple: ox.Triple) -> ox.Triple:
+    """Full IRIs written with ``/`` (``https://eclipse.dev/lmos/protocol/v1/vendor``) or an unbound ``lmos:``."""
+    subject, predicate, obj = triple.subject, triple.predicate, triple.object
+    if not any(
+        isinstance(term, ox.NamedNode) and term.value.startswith(_LMOS_NON_CANONICAL)
+        for term in (subject, predicate, obj)
+    ):
+        return triple
+    return ox.Triple(_canonical_iri(subject), _canonical_iri(predicate), _canonical_iri(obj))

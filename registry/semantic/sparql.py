@@ -1,0 +1,300 @@
+"""Read-only SPARQL 1.1 queries over the index, with a timeout, a result cap and no federation by default.
+
+oxigraph would execute ``SERVICE`` by calling the endpoint and crashes on very deeply nested queries, so every
+query is screened first by a small tokenizer (comments, strings and IRIs set aside): updates are refused,
+``SERVICE`` only reaches allow-listed IRIs, and bracket nesting is bounded.
+
+Queries run in a small dedicated thread pool (oxigraph releases the GIL), so they never block the event loop or
+the threads that compute projections. Results are pulled one by one and the deadline is checked between them.
+oxigraph cannot interrupt a single long step (a huge join under an aggregate): such a query is answered with a
+timeout problem while its thread finishes in the background, and at most ``MAX_CONCURRENT`` such threads exist;
+beyond ``MAX_IN_FLIGHT`` queries waiting or running, new ones are told to retry (503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import pyoxigraph as ox
+
+from registry.errors import BadRequest, ServiceUnavailable
+from registry.semantic.rdf import LMOS_IRI
+
+PREFIXES = {
+    "td": "https://www.w3.org/2019/wot/td#",
+    "hctl": "https://www.w3.org/2019/wot/hypermedia#",
+    "htv": "http://www.w3.org/2011/http#",
+    "wotsec": "https://www.w3.org/2019/wot/security#",
+    "jsonschema": "https://www.w3.org/2019/wot/json-schema#",
+    "dct": "http://purl.org/dc/terms/",
+    "discovery": "https://www.w3.org/2022/wot/discovery-ontology#",
+    "lmos": LMOS_IRI,
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+
+MAX_QUERY_CHARS = 100_000
+MAX_NESTING = 64
+#: Queries evaluated at once, and queries accepted at once (the others wait for a thread, within their timeout).
+MAX_CONCURRENT = 2
+MAX_IN_FLIGHT = 16
+
+_UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
+_TOKENS = re.compile(
+    r"""
+    (?P<comment>\#[^\n\r]*)
+  | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+               |'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
+  | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+  | (?P<word>[?$]?[^\W\d][\w\-.]*(?::[\w\-.:%]*)?|:[\w\-.:%]*)
+  | (?P<open>[({\[])
+  | (?P<close>[)}\]])
+  | (?P<other>\S)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_POSITION = re.compile(r"error at (\d+):(\d+)")
+
+SELECT_TYPES = {
+    "application/json": ox.QueryResultsFormat.JSON,
+    "application/sparql-results+json": ox.QueryResultsFormat.JSON,
+    "application/sparql-results+xml": ox.QueryResultsFormat.XML,
+    "application/xml": ox.QueryResultsFormat.XML,
+    "text/csv": ox.QueryResultsFormat.CSV,
+    "text/tab-separated-values": ox.QueryResultsFormat.TSV,
+}
+GRAPH_TYPES = {
+    "application/ld+json": ox.RdfFormat.JSON_LD,
+    "text/turtle": ox.RdfFormat.TURTLE,
+    "application/n-triples": ox.RdfFormat.N_TRIPLES,
+    "application/rdf+xml": ox.RdfFormat.RDF_XML,
+    "application/n-quads": ox.RdfFormat.N_QUADS,
+    "application/trig": ox.RdfFormat.TRIG,
+}
+
+
+class QueryTimeout(ServiceUnavailable):
+    pass
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Answer:
+    content: bytes
+    media_type: str
+
+
+def screen(query: str, service_allowlist: Sequence[str] = ()) -> None:
+    """Refuse what must never run: updates, unlisted SERVICE endpoints, nesting deep enough to crash the parser."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise BadRequest(f"The query is longer than {MAX_QUERY_CHARS} characters")
+    texts = {query, _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)}
+    for text in texts:
+        tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
+        depth = 0
+        for position, (kind, value) in enumerate(tokens):
+            if kind == "open":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise BadRequest(f"The query nests brackets more than {MAX_NESTING} levels deep")
+            elif kind == "close":
+                depth -= 1
+            elif kind == "word" and ":" not in value and value[0] not in "?$":
+                keyword = value.upper()
+                if keyword in _UPDATE_KEYWORDS:
+                    raise BadRequest(
+                        f"This SPARQL endpoint is read-only: {keyword} (SPARQL Update) is not accepted; "
+                        "descriptions are changed through the /things API"
+                    )
+                if keyword == "SERVICE":
+                    _check_service(tokens[position + 1 : position + 3], service_allowlist)
+
+
+def _valid(match: re.Match[str]) -> bool:
+    code = int(match.group(1) or match.group(2), 16)
+    return code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+
+
+def _check_service(following: list[tuple[str | None, str]], allowlist: Sequence[str]) -> None:
+    if not allowlist:
+        raise BadRequest("SERVICE (federated query) is disabled on this directory")
+    if following and following[0][1].upper() == "SILENT":
+        following = following[1:]
+    endpoint = following[0][1][1:-1] if following and following[0][0] == "iri" else None
+    if endpoint not in allowlist:
+        raise BadRequest(
+            f"SERVICE may only call the allow-listed endpoints ({', '.join(allowlist)}), "
+            f"given {endpoint or 'a variable or prefixed name'}"
+        )
+
+
+class SparqlEngine:
+    def __init__(self, store: ox.Store, *, timeout: float, max_results: int, service_allowlist: Sequence[str]) -> None:
+        self.store = store
+        self.timeout = timeout
+        self.max_results = max_results
+        self.service_allowlist = tuple(service_allowlist)
+        self._executor = concurrent.futures.ThreadPoolExecutor(MAX_CONCURRENT, thread_name_prefix="sparql")
+        self._running = 0
+        self._running_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run(
+        self,
+        query: str,
+        accept: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+    ) -> Answer:
+        screen(query, self.service_allowlist)
+        with self._running_lock:
+            if self._running >= MAX_IN_FLIGHT:
+                raise ServiceUnavailable(
+                    "The SPARQL endpoint is busy with other queries; retry shortly", headers={"Retry-After": "1"}
+                )
+            self._running += 1
+        deadline = time.monotonic() + self.timeout
+        cancelled = threading.Event()
+        future = asyncio.get_running_loop().run_in_executor(
+            self._executor, self._execute, query, accept, default_graphs, named_graphs, deadline, cancelled
+        )
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout + 0.5)
+        except TimeoutError:
+            cancelled.set()
+            raise QueryTimeout(
+                f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT); simplify it or "
+                "add LIMIT",
+                headers={"Retry-After": "1"},
+            ) from None
+
+    def _execute(
+        self,
+        query: str,
+        accept: str,
+        default_graphs: Sequence[str],
+        named_graphs: Sequence[str],
+        deadline: float,
+        cancelled: threading.Event,
+    ) -> Answer:
+        try:
+            return self._evaluate(query, accept, default_graphs, named_graphs, deadline, cancelled)
+        finally:
+            with self._running_lock:
+                self._running -= 1
+
+    def _evaluate(
+        self,
+        query: str,
+        accept: str,
+        default_graphs: Sequence[str],
+        named_graphs: Sequence[str],
+        deadline: float,
+        cancelled: threading.Event,
+    ) -> Answer:
+        options: dict[str, Any] = {"prefixes": PREFIXES}
+        try:
+            if default_graphs:
+                options["default_graph"] = [ox.NamedNode(iri) for iri in default_graphs]
+            else:
+                options["use_default_graph_as_union"] = True
+            if named_graphs:
+                options["named_graphs"] = [ox.NamedNode(iri) for iri in named_graphs]
+        except ValueError as error:
+            raise BadRequest(f"default-graph-uri / named-graph-uri must be IRIs: {error}") from error
+        try:
+            result = self.store.query(query, **options)
+        except SyntaxError as error:
+            message = str(error)
+            extra: dict[str, Any] = {"parserMessage": message}
+            if position := _POSITION.search(message):
+                extra |= {"line": int(position.group(1)), "column": int(position.group(2))}
+            raise BadRequest(f"The SPARQL query is not valid: {message}", **extra) from error
+        except OSError as error:
+            raise BadRequest(f"The SPARQL query failed: {error}") from error
+
+        def check(count: int) -> None:
+            if count > self.max_results:
+                raise BadRequest(
+                    f"The query has more than {self.max_results} results (REGISTRY_SPARQL_MAX_RESULTS); "
+                    "narrow it or add LIMIT"
+                )
+            if cancelled.is_set() or time.monotonic() > deadline:
+                raise QueryTimeout(f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT)")
+
+        try:
+            if isinstance(result, ox.QueryBoolean):
+                return _results({"head": {}, "boolean": bool(result)}, accept)
+            if isinstance(result, ox.QuerySolutions):
+                names = [variable.value for variable in result.variables]
+                bindings = []
+                for solution in result:
+                    bindings.append({name: _term_json(solution[name]) for name in names if solution[name] is not None})
+                    check(len(bindings))
+                return _results({"head": {"vars": names}, "results": {"bindings": bindings}}, accept)
+            triples = []
+            for triple in result:
+                triples.append(triple)
+                check(len(triples))
+            media_type = negotiate(accept, GRAPH_TYPES, "application/ld+json")
+            content = ox.serialize(triples, format=GRAPH_TYPES[media_type], prefixes=PREFIXES) or b""
+            return Answer(content, media_type)
+        except OSError as error:
+            raise BadRequest(f"The SPARQL query failed: {error}") from error
+
+
+def _results(document: dict[str, Any], accept: str) -> Answer:
+    media_type = negotiate(accept, SELECT_TYPES, "application/json")
+    content = msgspec.json.encode(document)
+    if SELECT_TYPES[media_type] != ox.QueryResultsFormat.JSON:
+        parsed = ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
+        content = parsed.serialize(format=SELECT_TYPES[media_type]) or b""
+    return Answer(content, media_type)
+
+
+def _term_json(term: Any) -> dict[str, Any]:
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, ox.Literal):
+        value: dict[str, Any] = {"type": "literal", "value": term.value}
+        if term.language:
+            value["xml:lang"] = term.language
+        elif term.datatype.value != PREFIXES["xsd"] + "string":
+            value["datatype"] = term.datatype.value
+        return value
+    return {
+        "type": "triple",
+        "value": {name: _term_json(getattr(term, name)) for name in ("subject", "predicate", "object")},
+    }
+
+
+def negotiate(accept: str, offered: dict[str, Any], default: str) -> str:
+    """The offered media type the Accept header prefers (q-values honoured); the default for */* or no match."""
+    best, best_q = default, -1.0
+    for order, part in enumerate(accept.split(",")):
+        media, *params = (piece.strip() for piece in part.split(";"))
+        media = media.lower()
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if media in offered and q > 0 and q - order * 1e-6 > best_q:
+            best, best_q = media, q - order * 1e-6
+    return best
