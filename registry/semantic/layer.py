@@ -43,9 +43,10 @@ class SemanticLayer:
 
     async def stats(self) -> dict[str, Any]:
         """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""
-        url = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").alias("url")
+        urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").alias("url")
+        per_url_query = select(urls.c.value, func.count()).select_from(description_rdf, urls).group_by(urls.c.value)
         async with self.engine.connect() as connection:
-            per_url = (await connection.execute(select(url.c.value, func.count()).group_by(url.c.value))).all()
+            per_url = (await connection.execute(per_url_query)).all()
             incomplete = (
                 await connection.execute(
                     select(func.count()).where(func.jsonb_array_length(description_rdf.c.unknown_contexts) > 0)

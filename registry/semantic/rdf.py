@@ -12,6 +12,7 @@ LMOS: documents bind ``lmos`` to ``https://eclipse.dev/lmos/protocol/v1`` with n
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import msgspec
@@ -23,6 +24,11 @@ from registry.semantic.loader import ContextLibrary
 #: The canonical LMOS namespace in RDF (and the ``lmos:`` prefix of the SPARQL endpoint).
 LMOS_IRI = LMOS_NAMESPACE + "#"
 _LMOS_NON_CANONICAL = (LMOS_NAMESPACE + "/", "lmos:")
+#: Names that come from a property-based ``@index`` (affordances, schema properties).
+NAME_PREDICATES = frozenset(
+    {"https://www.w3.org/2019/wot/td#name", "https://www.w3.org/2019/wot/json-schema#propertyName"}
+)
+_TAGGED_NAME = re.compile(rb'(?:#name|#propertyName)> "(?:[^"\\]|\\.)*"@')
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -52,8 +58,13 @@ class RdfConverter:
         except (SyntaxError, ValueError) as error:
             return Rdf("", tuple(unknown), error=str(error))
         text = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b""
-        if any(b"<" + spelling.encode() in text for spelling in _LMOS_NON_CANONICAL):
-            text = ox.serialize([_canonical_lmos(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
+        if (
+            b"--ltr" in text
+            or b"--rtl" in text
+            or _TAGGED_NAME.search(text)
+            or any(b"<" + iri.encode() in text for iri in _LMOS_NON_CANONICAL)
+        ):
+            text = ox.serialize([_normalised(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
         return Rdf(text.decode(), tuple(unknown))
 
     def _inline(self, url: str) -> Any:
@@ -104,12 +115,15 @@ def _canonical_iri(term: Any) -> Any:
     return term
 
 
-def _canonical_lmos(triple: ox.Triple) -> ox.Triple:
-    """Full IRIs written with ``/`` (``https://eclipse.dev/lmos/protocol/v1/vendor``) or an unbound ``lmos:``."""
-    subject, predicate, obj = triple.subject, triple.predicate, triple.object
-    if not any(
-        isinstance(term, ox.NamedNode) and term.value.startswith(_LMOS_NON_CANONICAL)
-        for term in (subject, predicate, obj)
-    ):
-        return triple
-    return ox.Triple(_canonical_iri(subject), _canonical_iri(predicate), _canonical_iri(obj))
+def _normalised(triple: ox.Triple) -> ox.Triple:
+    """LMOS IRIs written with ``/`` (``https://eclipse.dev/lmos/protocol/v1/vendor``) made canonical;
+    ``@direction`` dropped as JSON-LD's default ``rdfDirection`` (null) does, since RDF 1.1 clients cannot read
+    RDF 1.2 directional language tags (``"text"@en--ltr``); names are plain strings (identifiers, not text, even
+    under a default ``@language``), so ``td:name "getWeather"`` matches whatever the context said."""
+    obj = triple.object
+    if isinstance(obj, ox.Literal):
+        if triple.predicate.value in NAME_PREDICATES and obj.language:
+            obj = ox.Literal(obj.value)
+        elif obj.direction is not None:
+            obj = ox.Literal(obj.value, language=obj.language)
+    return ox.Triple(_canonical_iri(triple.subject), _canonical_iri(triple.predicate), _canonical_iri(obj))
