@@ -26,7 +26,8 @@ QUERIES = {
     "?a td:hasInputSchema/jsonschema:properties/jsonschema:propertyName 'question' }",
     "action by name": "SELECT ?thing WHERE { ?thing td:hasActionAffordance/td:name 'getWeather' }",
     "input property by name": "SELECT DISTINCT ?thing ?action WHERE { ?thing td:hasActionAffordance ?a . "
-    "?a td:name ?action ; td:hasInputSchema/jsonschema:properties/jsonschema:propertyName ?p FILTER(?p = 'interactionMode') }",
+    "?a td:name ?action ; td:hasInputSchema/jsonschema:properties/jsonschema:propertyName ?p "
+    "FILTER(?p = 'interactionMode') }",
     "security scheme": "SELECT DISTINCT ?thing ?type WHERE { ?thing td:hasSecurityConfiguration ?s . "
     "?thing td:definesSecurityScheme ?scheme . ?scheme a ?type }",
     "registration time": "SELECT ?thing ?created WHERE { ?thing discovery:hasRegistrationInformation/"
