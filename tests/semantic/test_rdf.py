@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
 import pytest
 import rdflib
 from pyld import jsonld
@@ -144,3 +145,63 @@ def test_operator_context_directory(tmp_path: Path) -> None:
     rdf = RdfConverter(ContextLibrary.load(tmp_path)).convert(document)
     assert rdf.unknown_contexts == ()
     assert "<https://webthings.io/schemas#Lock>" in rdf.ntriples
+
+
+def canonical(ntriples: str) -> str:
+    dataset = ox.Dataset(ox.parse(ntriples, ox.RdfFormat.N_TRIPLES))
+    dataset.canonicalize(ox.CanonicalizationAlgorithm.UNSTABLE)
+    return "\n".join(sorted(str(dataset).splitlines()))
+
+
+SYNTHETIC = [
+    {
+        "@context": ["https://www.w3.org/2022/wot/td/v1.1", {"@language": "de", "ex": "http://example.org/ns#"}],
+        "id": "urn:example:synthetic",
+        "@type": ["Thing", "ex:Device"],
+        "title": "Gerät",
+        "titles": {"en": "Device", "de": "Gerät"},
+        "ex:weight": 1.5,
+        "ex:count": 3,
+        "ex:big": 1e22,
+        "ex:whole": 2.0,
+        "ex:on": True,
+        "ex:quote": 'say "hi"\nnow \\ ok',
+        "ex:nested": {"@context": {"inner": "http://example.org/inner#"}, "inner:x": "y", "@id": "_:shared"},
+        "ex:again": {"@id": "_:shared"},
+        "securityDefinitions": {"nosec": {"scheme": "nosec"}},
+        "security": ["nosec"],
+        "properties": {
+            "p": {
+                "type": "number",
+                "minimum": -0.25,
+                "forms": [{"href": "http://example.org/p", "op": ["readproperty"]}],
+            }
+        },
+    },
+    {
+        "@context": "https://www.w3.org/2022/wot/td/v1.1",
+        "id": "urn:example:list",
+        "title": "uses @list",
+        "ex:list": {"@list": [1, 2]},
+        "securityDefinitions": {"nosec": {"scheme": "nosec"}},
+        "security": "nosec",
+    },
+]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        json.loads(path.read_text())
+        for path in [*REAL_TDS, FIXTURES / "weather-agent.td.json", FIXTURES / "seed-tool.td.json"]
+    ]
+    + SYNTHETIC,
+    ids=lambda document: str(document.get("id") or document.get("title")),
+)
+def test_compiled_contexts_give_oxigraphs_rdf(document: dict[str, Any]) -> None:
+    """The fast converter (or its fallback) yields exactly what oxigraph's JSON-LD processor yields."""
+    fast = converter.convert(document)
+    general = converter.convert_general(document)
+    assert fast.error is None
+    assert general.error is None
+    assert canonical(fast.ntriples) == canonical(general.ntriples)
