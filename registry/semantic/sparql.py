@@ -205,10 +205,8 @@ class SparqlEngine:
     ) -> Answer:
         options: dict[str, Any] = {"prefixes": PREFIXES}
         try:
-            if default_graphs:
+            if default_graphs:  # else the store's default graph, which holds the union of all descriptions
                 options["default_graph"] = [ox.NamedNode(iri) for iri in default_graphs]
-            else:
-                options["use_default_graph_as_union"] = True
             if named_graphs:
                 options["named_graphs"] = [ox.NamedNode(iri) for iri in named_graphs]
         except ValueError as error:

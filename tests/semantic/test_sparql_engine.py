@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import msgspec
+import pyoxigraph as ox
 import pytest
 import rdflib
 
@@ -120,3 +121,19 @@ def test_allow_listed_service_passes_screen() -> None:
     screen("SELECT * WHERE { SERVICE <https://query.example/sparql> { ?s ?p ?o } }", ["https://query.example/sparql"])
     with pytest.raises(BadRequest):
         screen("SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }", ["https://query.example/sparql"])
+
+
+def test_default_graph_is_the_union_and_shared_triples_stay() -> None:
+    index = RdfIndex()
+    shared = "<urn:shared> <urn:p> <urn:o> .\n"
+    index.replace([("urn:a", shared + "<urn:a> <urn:p> _:x .\n"), ("urn:b", shared + "<urn:b> <urn:p> _:y .\n")])
+    assert index.descriptions == 2
+    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+    assert len(default) == 3
+    index.remove(["urn:a"])
+    remaining = {str(quad.subject) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
+    assert remaining == {"<urn:shared>", "<urn:b>"}
+    index.replace([("urn:b", "<urn:b> <urn:q> 'new' .\n")])
+    remaining = {str(quad.triple) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
+    assert remaining == {'<urn:b> <urn:q> "new"'}
+    assert index.descriptions == 1
