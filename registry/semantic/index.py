@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
+import heapq
 import logging
 import time
 from collections.abc import Iterable
@@ -95,6 +97,9 @@ class ChangeFollower:
         self.poll_interval = poll_interval
         self.position = 0
         self._gaps: dict[int, float] = {}
+        #: Leased descriptions leave the index when their lease ends, not only when the purge deletes them.
+        self._expiries: dict[str, dt.datetime] = {}
+        self._expiry_heap: list[tuple[dt.datetime, str]] = []
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -113,6 +118,7 @@ class ChangeFollower:
         """Apply every change committed so far (one indexed query when there is none)."""
         async with self._lock:
             await self._poll()
+            await self._drop_expired()
 
     async def _rebuild(self) -> None:
         started = time.perf_counter()
@@ -126,6 +132,7 @@ class ChangeFollower:
             query = _current_rdf().execution_options(yield_per=500)
             batch: list[tuple[str, str]] = []
             async for row in await connection.stream(query):
+                self._track_expiry(row.thing_id, row.expires)
                 batch.append((row.thing_id, row.ntriples))
                 if len(batch) >= 500:
                     await asyncio.to_thread(self.index.load, batch)
@@ -155,7 +162,12 @@ class ChangeFollower:
             ids = sorted({row.thing_id for row in rows})
             current = (await connection.execute(_current_rdf().where(description_rdf.c.thing_id.in_(ids)))).all()
         found = {row.thing_id: row.ntriples for row in current}
-        await asyncio.to_thread(self._apply, found, [thing_id for thing_id in ids if thing_id not in found])
+        for row in current:
+            self._track_expiry(row.thing_id, row.expires)
+        gone = [thing_id for thing_id in ids if thing_id not in found]
+        for thing_id in gone:
+            self._expiries.pop(thing_id, None)
+        await asyncio.to_thread(self._apply, found, gone)
         seqs = {row.seq for row in rows}
         now = time.monotonic()
         for seq in seqs:
@@ -166,6 +178,24 @@ class ChangeFollower:
                 self._gaps[seq] = now
         self.position = max(self.position, highest)
         self._expire_gaps()
+
+    def _track_expiry(self, thing_id: str, expires: dt.datetime | None) -> None:
+        if expires is None:
+            self._expiries.pop(thing_id, None)
+        elif self._expiries.get(thing_id) != expires:
+            self._expiries[thing_id] = expires
+            heapq.heappush(self._expiry_heap, (expires, thing_id))
+
+    async def _drop_expired(self) -> None:
+        now = dt.datetime.now(dt.UTC)
+        due: list[str] = []
+        while self._expiry_heap and self._expiry_heap[0][0] <= now:
+            expires, thing_id = heapq.heappop(self._expiry_heap)
+            if self._expiries.get(thing_id) == expires:  # else renewed or gone since
+                del self._expiries[thing_id]
+                due.append(thing_id)
+        if due:
+            await asyncio.to_thread(self.index.remove, due)
 
     def _apply(self, found: dict[str, str], gone: list[str]) -> None:
         self.index.remove(gone)
@@ -199,10 +229,10 @@ class ChangeFollower:
 
 
 def _current_rdf() -> Any:
-    """Stored RDF of live descriptions (an expired one leaves the index with its purge)."""
+    """Stored RDF of live descriptions, with the end of their lease."""
     live = or_(descriptions.c.expires.is_(None), descriptions.c.expires > literal_column("now()"))
     return (
-        select(description_rdf.c.thing_id, description_rdf.c.ntriples)
+        select(description_rdf.c.thing_id, description_rdf.c.ntriples, descriptions.c.expires)
         .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
         .where(live)
     )
