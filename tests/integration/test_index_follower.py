@@ -64,15 +64,15 @@ async def test_out_of_order_commits_are_not_lost(engine: AsyncEngine) -> None:
         await held.reached.wait()  # the slow write holds seq N, uncommitted
         await repository.save("urn:test:follower:fast", produce_fast)  # seq N + 1 commits first
         await follower.catch_up()
-        assert index.store.contains_namedgraph_name(graph_name("urn:test:follower:fast"))
-        assert not index.store.contains_namedgraph_name(graph_name("urn:test:follower:slow"))
+        assert index.store.contains_named_graph(graph_name("urn:test:follower:fast"))
+        assert not index.store.contains_named_graph(graph_name("urn:test:follower:slow"))
         held.release.set()
         await slow
         await follower.catch_up()
-        assert index.store.contains_namedgraph_name(graph_name("urn:test:follower:slow"))
+        assert index.store.contains_named_graph(graph_name("urn:test:follower:slow"))
         await repository.delete("urn:test:follower:slow")
         await follower.catch_up()
-        assert not index.store.contains_namedgraph_name(graph_name("urn:test:follower:slow"))
+        assert not index.store.contains_named_graph(graph_name("urn:test:follower:slow"))
     finally:
         await follower.stop()
 
@@ -90,9 +90,9 @@ async def test_notify_wakes_the_follower_without_queries(engine: AsyncEngine) ->
 
         await repository.save("urn:test:follower:notified", produce)
         for _ in range(50):
-            if index.store.contains_namedgraph_name(graph_name("urn:test:follower:notified")):
+            if index.store.contains_named_graph(graph_name("urn:test:follower:notified")):
                 break
             await asyncio.sleep(0.05)
-        assert index.store.contains_namedgraph_name(graph_name("urn:test:follower:notified"))
+        assert index.store.contains_named_graph(graph_name("urn:test:follower:notified"))
     finally:
         await follower.stop()
