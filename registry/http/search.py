@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
-import jsonpath_rfc9535
-import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 
 from registry.errors import BadRequest
 from registry.http.bodies import JSON, media_type, require_media_type
 from registry.http.problems import problem_response
+from registry.semantic.jsonpath import compile_query, search
 from registry.semantic.layer import SemanticLayer
 
 FORM = "application/x-www-form-urlencoded"
@@ -82,24 +81,13 @@ class SearchController(Controller):
     async def jsonpath(self, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
         """The query is applied to the array of all stored descriptions; the answer is the array of matches."""
         expression = _single_query(request.query_params.getall("query", []))
-        try:
-            compiled = jsonpath_rfc9535.compile(expression)
-        except jsonpath_rfc9535.JSONPathError as error:
-            raise BadRequest(
-                f"The JSONPath expression is not valid: {error}",
-                invalidParams=[{"name": "query", "reason": str(error)}],
-            ) from error
-        documents = [text async for _, text in state.directory.repository.all_documents()]
+        compile_query(expression)  # a syntax error is a 400 before anything is read
 
-        def evaluate() -> bytes:
-            values = [msgspec.json.decode(text) for text in documents]
-            return msgspec.json.encode([node.value for node in compiled.find(values)])
+        async def documents() -> AsyncIterator[str]:
+            async for _, text in state.directory.repository.all_documents():
+                yield text
 
-        try:
-            content = await asyncio.to_thread(evaluate)
-        except jsonpath_rfc9535.JSONPathError as error:
-            raise BadRequest(f"The JSONPath expression cannot be evaluated: {error}") from error
-        return Response(content=content, media_type=JSON)
+        return Response(content=await search(expression, documents()), media_type=JSON)
 
     @get("/xpath", operation_id="searchXPath", summary="XPath search (not supported)")
     async def xpath(self) -> Response[bytes]:
