@@ -1,4 +1,5 @@
-"""The semantic layer as the application wires it: the RDF projector, the index and its follower, SPARQL."""
+"""The semantic layer as the application wires it: the RDF projector (in the server process) and SPARQL over
+the index, which lives in a query worker process (:mod:`registry.semantic.worker`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from registry.config import Settings
-from registry.semantic.index import ChangeFollower, RdfIndex
+from registry.errors import ServiceUnavailable
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.projector import RdfProjector
 from registry.semantic.rdf import RdfConverter
-from registry.semantic.sparql import Answer, SparqlEngine
+from registry.semantic.sparql import Answer
+from registry.semantic.worker import QueryWorker
 from registry.store.tables import description_rdf
 
 
@@ -21,25 +23,16 @@ class SemanticLayer:
         self.engine = engine
         self.library = ContextLibrary.load(settings.context_dir)
         self.projector = RdfProjector(RdfConverter(self.library), strict_contexts=settings.strict_contexts)
-        self.index = RdfIndex()
-        self.follower = ChangeFollower(engine, self.index)
-        self.sparql = SparqlEngine(
-            self.index.store,
-            timeout=settings.sparql_timeout,
-            max_results=settings.sparql_max_results,
-            service_allowlist=settings.sparql_service_allowlist,
-        )
+        self.worker = QueryWorker(settings)
 
     async def start(self) -> None:
-        await self.follower.start()
+        await self.worker.start()
 
     async def stop(self) -> None:
-        await self.follower.stop()
-        self.sparql.close()
+        await self.worker.stop()
 
     async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
-        await self.follower.catch_up()
-        return await self.sparql.run(query, accept, default_graphs, named_graphs)
+        return await self.worker.query(query, accept, default_graphs, named_graphs)
 
     async def stats(self) -> dict[str, Any]:
         """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""
@@ -55,10 +48,12 @@ class SemanticLayer:
             without = (
                 await connection.execute(select(func.count()).where(description_rdf.c.error.is_not(None)))
             ).scalar_one()
+        try:
+            index: dict[str, Any] = {"indexReady": True, **await self.worker.stats()}
+        except ServiceUnavailable:
+            index = {"indexReady": False}
         return {
-            "indexedDescriptions": self.index.descriptions,
-            "quads": len(self.index),
-            "indexPosition": self.follower.position,
+            **index,
             "descriptionsWithUnknownContexts": incomplete,
             "unknownContexts": {row[0]: row[1] for row in per_url},
             "descriptionsWithoutRdf": without,

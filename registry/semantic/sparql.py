@@ -4,11 +4,12 @@ oxigraph would execute ``SERVICE`` by calling the endpoint and crashes on very d
 query is screened first by a small tokenizer (comments, strings and IRIs set aside): updates are refused,
 ``SERVICE`` only reaches allow-listed IRIs, and bracket nesting is bounded.
 
-Queries run in a small dedicated thread pool (oxigraph releases the GIL), so they never block the event loop or
-the threads that compute projections. Results are pulled one by one and the deadline is checked between them.
-oxigraph cannot interrupt a single long step (a huge join under an aggregate): such a query is answered with a
-timeout problem while its thread finishes in the background, and at most ``MAX_CONCURRENT`` such threads exist;
-beyond ``MAX_IN_FLIGHT`` queries waiting or running, new ones are told to retry (503).
+Queries run in a small dedicated thread pool (oxigraph releases the GIL), never on an event loop. Results are
+pulled one by one and the deadline is checked between them, which stops any query that streams. oxigraph cannot
+interrupt a single long step (an aggregate over a huge join): in the server this engine runs inside the query
+worker process, which is killed and replaced when a query outlives its time (:mod:`registry.semantic.worker`);
+used in-process (``abandon_on_timeout``), such a query is answered 503 while its thread runs to its end.
+At most ``MAX_IN_FLIGHT`` queries wait or run at once; beyond, new ones are told to retry (503).
 """
 
 from __future__ import annotations
@@ -138,9 +139,20 @@ def _check_service(following: list[tuple[str | None, str]], allowlist: Sequence[
 
 
 class SparqlEngine:
-    def __init__(self, store: ox.Store, *, timeout: float, max_results: int, service_allowlist: Sequence[str]) -> None:
+    def __init__(
+        self,
+        store: ox.Store,
+        *,
+        timeout: float,
+        max_results: int,
+        service_allowlist: Sequence[str],
+        abandon_on_timeout: bool = True,
+    ) -> None:
+        """``abandon_on_timeout``: answer a query stuck in one step when its time is up, leaving its thread to
+        finish (in-process use); False when a supervisor kills the whole process instead (the query worker)."""
         self.store = store
         self.timeout = timeout
+        self.abandon_on_timeout = abandon_on_timeout
         self.max_results = max_results
         self.service_allowlist = tuple(service_allowlist)
         self._executor = concurrent.futures.ThreadPoolExecutor(MAX_CONCURRENT, thread_name_prefix="sparql")
@@ -169,6 +181,8 @@ class SparqlEngine:
         future = asyncio.get_running_loop().run_in_executor(
             self._executor, self._execute, query, accept, default_graphs, named_graphs, deadline, cancelled
         )
+        if not self.abandon_on_timeout:
+            return await future
         try:
             return await asyncio.wait_for(asyncio.shield(future), self.timeout + 0.5)
         except TimeoutError:

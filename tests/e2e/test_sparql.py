@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
 import threading
 import time
@@ -213,8 +216,44 @@ def test_strict_mode_and_runaway_query(
         assert response.status_code == 503
         assert "did not finish" in response.json()["detail"]
         assert time.monotonic() - started < 5
-        # Other requests are served meanwhile.
+        # Other requests are served meanwhile, and the stuck query was stopped: SPARQL answers again.
         assert other.get("/things/" + registered).status_code == 200
+        assert wait_for_sparql(other) == ["getWeather"]
+
+
+def sparql_worker_pids(server: ServerProcess) -> list[int]:
+    assert server.process is not None
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == server.process.pid:
+                children.append(int(stat.parent.name))
+    return children
+
+
+def wait_for_sparql(http: httpx.Client, thing_id: str = "urn:test:sparql-weather") -> list[str]:
+    """Names in the graph of ``thing_id``, once the SPARQL worker answers (it may be rebuilding its index)."""
+    deadline = time.monotonic() + 20
+    query = f"SELECT ?n WHERE {{ GRAPH <{thing_id}> {{ ?a td:hasActionAffordance/td:name ?n }} }}"
+    while True:
+        response = http.get("/search/sparql", params={"query": query})
+        if response.status_code != 503 or time.monotonic() > deadline:
+            break
+        assert "Retry-After" in response.headers
+        time.sleep(0.2)
+    assert response.status_code == 200, response.text
+    return [row["n"]["value"] for row in response.json()["results"]["bindings"]]
+
+
+def test_a_crashed_sparql_worker_is_replaced(start_server: Callable[..., ServerProcess], registered: str) -> None:
+    server = start_server()
+    with httpx.Client(base_url=server.base_url, timeout=30) as http:
+        assert wait_for_sparql(http) == ["getWeather"]
+        (worker,) = sparql_worker_pids(server)
+        os.kill(worker, signal.SIGKILL)
+        assert wait_for_sparql(http) == ["getWeather"]
+        assert sparql_worker_pids(server) != [worker]
 
 
 def test_replicas_follow_writes_deletes_and_expiry(
