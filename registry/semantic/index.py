@@ -17,7 +17,7 @@ import datetime as dt
 import heapq
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import asyncpg
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 GAP_PATIENCE = 120.0
 #: How far below the start-up position missing seqs are looked for.
 GAP_WINDOW = 10_000
+#: Changes applied before the index is rebuilt (or as many as there are descriptions, if more).
+COMPACT_AFTER = 10_000
 
 
 #: Takes a description out: its graph, and those of its triples in the default graph no other description has.
@@ -103,9 +105,13 @@ class ChangeFollower:
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        #: Descriptions replaced or removed since the index was built; see :meth:`compact`.
+        self.churn = 0
+        #: Called with the new index after :meth:`compact` (the query engine moves to its store).
+        self.on_swap: list[Callable[[RdfIndex], None]] = []
 
     async def start(self) -> None:
-        await self._rebuild()
+        self._install(*await self._build(self.index))
         self._task = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:
@@ -120,8 +126,34 @@ class ChangeFollower:
             await self._poll()
             await self._drop_expired()
 
-    async def _rebuild(self) -> None:
+    async def compact(self) -> None:
+        """Build a fresh index from the stored RDF and swap it in: oxigraph's in-memory store keeps the memory of
+        every replaced or removed triple, so an index that has seen much churn is rebuilt (queries go on against
+        the old one meanwhile)."""
+        fresh = RdfIndex()
+        state = await self._build(fresh)
+        async with self._lock:
+            self._install(fresh, *state[1:])
+            await self._poll()
+            await self._drop_expired()
+        for listener in self.on_swap:
+            listener(fresh)
+
+    def _install(
+        self, index: RdfIndex, position: int, gaps: dict[int, float], expiries: dict[str, dt.datetime]
+    ) -> None:
+        self.index = index
+        self.position = position
+        self._gaps = gaps
+        self._expiries = {}
+        self._expiry_heap = []
+        for thing_id, expires in expiries.items():
+            self._track_expiry(thing_id, expires)
+        self.churn = 0
+
+    async def _build(self, index: RdfIndex) -> tuple[RdfIndex, int, dict[int, float], dict[str, dt.datetime]]:
         started = time.perf_counter()
+        expiries: dict[str, dt.datetime] = {}
         async with self.engine.connect() as plain:
             # One snapshot for the position, the seqs below it and the RDF: nothing is counted twice or lost.
             connection = await plain.execution_options(isolation_level="REPEATABLE READ")
@@ -132,23 +164,24 @@ class ChangeFollower:
             query = _current_rdf().execution_options(yield_per=500)
             batch: list[tuple[str, str]] = []
             async for row in await connection.stream(query):
-                self._track_expiry(row.thing_id, row.expires)
+                if row.expires is not None:
+                    expiries[row.thing_id] = row.expires
                 batch.append((row.thing_id, row.ntriples))
                 if len(batch) >= 500:
-                    await asyncio.to_thread(self.index.load, batch)
+                    await asyncio.to_thread(index.load, batch)
                     batch = []
-            await asyncio.to_thread(self.index.load, batch)
-        await asyncio.to_thread(self.index.union)
+            await asyncio.to_thread(index.load, batch)
+        await asyncio.to_thread(index.union)
         seen = {row.seq for row in recent}
         now = time.monotonic()
-        self._gaps = {seq: now for seq in range(max(1, position - GAP_WINDOW + 1), position + 1) if seq not in seen}
-        self.position = position
+        gaps = {seq: now for seq in range(max(1, position - GAP_WINDOW + 1), position + 1) if seq not in seen}
         log.info(
             "SPARQL index built: %d descriptions, %d quads (named graphs and their union) in %.2f s",
-            self.index.descriptions,
-            len(self.index),
+            index.descriptions,
+            len(index),
             time.perf_counter() - started,
         )
+        return index, position, gaps, expiries
 
     async def _poll(self) -> None:
         condition = changes.c.seq > self.position
@@ -198,6 +231,7 @@ class ChangeFollower:
             await asyncio.to_thread(self.index.remove, due)
 
     def _apply(self, found: dict[str, str], gone: list[str]) -> None:
+        self.churn += len(found) + len(gone)
         self.index.remove(gone)
         self.index.replace(found.items())
 
@@ -217,6 +251,8 @@ class ChangeFollower:
                     await asyncio.wait_for(self._wake.wait(), self.poll_interval)
                 self._wake.clear()
                 await self.catch_up()
+                if self.churn > max(COMPACT_AFTER, self.index.descriptions):
+                    await self.compact()
             except asyncio.CancelledError:
                 if listener is not None:
                     with contextlib.suppress(Exception):

@@ -194,14 +194,15 @@ async def _serve() -> None:
         service_allowlist=settings.sparql_service_allowlist,
         abandon_on_timeout=False,
     )
+    follower.on_swap.append(lambda fresh: setattr(sparql, "store", fresh.store))
     writer.write(_frame([0, "ready", None]))
 
     async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
         try:
             if kind == "stats":
                 payload: Any = {
-                    "indexedDescriptions": index.descriptions,
-                    "quads": len(index),
+                    "indexedDescriptions": follower.index.descriptions,
+                    "quads": len(follower.index),
                     "indexPosition": follower.position,
                 }
             else:

@@ -96,3 +96,40 @@ async def test_notify_wakes_the_follower_without_queries(engine: AsyncEngine) ->
         assert index.store.contains_named_graph(graph_name("urn:test:follower:notified"))
     finally:
         await follower.stop()
+
+
+async def test_compaction_swaps_in_a_fresh_index_that_misses_nothing(engine: AsyncEngine) -> None:
+    repository = ThingRepository(engine)
+    follower = ChangeFollower(engine, RdfIndex())
+    await follower.start()
+    swapped: list[RdfIndex] = []
+    follower.on_swap.append(swapped.append)
+    try:
+        for number in range(3):
+            thing_id = f"urn:test:compact:{number}"
+
+            async def produce(current: StoredDescription | None, thing_id: str = thing_id) -> Candidate:
+                return candidate(thing_id)
+
+            await repository.save(thing_id, produce)
+            await repository.save(thing_id, produce)  # churn: replaced once
+        await follower.catch_up()
+        assert follower.churn >= 3
+        old = follower.index
+        building = asyncio.create_task(follower.compact())
+
+        async def produce_late(current: StoredDescription | None) -> Candidate:
+            return candidate("urn:test:compact:late")
+
+        await repository.save("urn:test:compact:late", produce_late)  # during or after the build
+        await repository.delete("urn:test:compact:0")
+        await building
+        await follower.catch_up()
+        assert swapped == [follower.index]
+        assert follower.index is not old
+        assert follower.churn <= 2
+        graphs = {str(graph) for graph in follower.index.store.named_graphs()}
+        assert {"<urn:test:compact:1>", "<urn:test:compact:2>", "<urn:test:compact:late>"} <= graphs
+        assert "<urn:test:compact:0>" not in graphs
+    finally:
+        await follower.stop()
