@@ -1,4 +1,5 @@
-"""Each process's SPARQL index: an in-memory oxigraph store, one named graph per description.
+"""The SPARQL index (held by each server's query worker): an in-memory oxigraph store, one named graph per
+description and their union in the default graph.
 
 Built from the stored RDF at start-up and kept in step with the change log by :class:`ChangeFollower`: LISTEN on
 ``registry_changes`` (with a periodic poll as fallback) wakes it, and :meth:`ChangeFollower.catch_up` is also
@@ -7,6 +8,10 @@ awaited before every query, so a query sees every write committed before it star
 Change sequences are taken from an identity column, so a transaction can commit after one with a higher seq.
 Applying a change therefore means "load the current RDF of that id" (idempotent, order-free), and seqs missing
 from a poll are asked for again for :data:`GAP_PATIENCE` seconds before they are taken as rolled back.
+
+oxigraph's in-memory store never frees the space of removed triples (about 45 kB per replaced description), so
+after as many changes as there are descriptions (at least :data:`COMPACT_AFTER`) the follower builds a fresh
+index from the stored RDF in the background and swaps it in (:meth:`ChangeFollower.compact`).
 """
 
 from __future__ import annotations
