@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 GAP_PATIENCE = 120.0
 #: How far below the start-up position missing seqs are looked for.
 GAP_WINDOW = 10_000
+#: Seconds the follower waits after a NOTIFY, so that a burst of writes is applied in one poll.
+BATCH_DELAY = 0.05
 #: Changes applied before the index is rebuilt (or as many as there are descriptions, if more).
 COMPACT_AFTER = 10_000
 
@@ -254,6 +256,8 @@ class ChangeFollower:
                     listener = await _listen(self.engine, self._wake.set)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+                # Gather a burst of writes into one poll; queries do not wait for this, they catch up themselves.
+                await asyncio.sleep(BATCH_DELAY)
                 self._wake.clear()
                 await self.catch_up()
                 if self.churn > max(COMPACT_AFTER, self.index.descriptions):
