@@ -268,8 +268,8 @@ class Writer:
                 term.iri if term is not None else (key if key.startswith("@") else context.expand_iri(key, vocab=True))
             )
             if iri == "@id":
-                if not isinstance(value, str):
-                    raise Unsupported("@id must be a string")
+                if not isinstance(value, str) or subject_id is not None:
+                    raise Unsupported("@id must be one string")
                 subject_id = context.expand_iri(value, vocab=False)
                 if subject_id is None:
                     raise Unsupported("relative @id")

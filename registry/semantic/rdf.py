@@ -3,7 +3,7 @@
 Names must survive: the TD context indexes affordances and schema properties by a property (``"@index"``), so an
 action carries ``td:name "getWeather"`` and an input property ``jsonschema:propertyName "question"``. pyld 3.3
 drops these triples; oxigraph's JSON-LD parser keeps them, and so does :mod:`registry.semantic.compiled`, which
-converts the context features TDs use from processed contexts kept in memory (about ten times faster). What it
+converts the context features TDs use from processed contexts kept in memory (about twenty times faster). What it
 does not cover goes to oxigraph's parser, with remote contexts inlined from the :class:`ContextLibrary`: neither
 can fetch anything.
 
@@ -60,12 +60,13 @@ class RdfConverter:
         try:
             return Rdf(self._compiled(context, document), tuple(unknown))
         except Unsupported:
-            pass
-        return self.convert_general(document)
+            return self._general(context, unknown, document)
 
     def convert_general(self, document: dict[str, Any]) -> Rdf:
         """oxigraph's JSON-LD 1.1 processor: every feature, a few milliseconds per description."""
-        context, unknown = self._local_context(document)
+        return self._general(*self._local_context(document), document)
+
+    def _general(self, context: list[Any], unknown: list[str], document: dict[str, Any]) -> Rdf:
         body = {key: value for key, value in document.items() if key != "@context"}
         data = msgspec.json.encode({"@context": context, **body})
         try:
@@ -151,12 +152,7 @@ def _canonical_iri_value(iri: str) -> str:
 
 
 def _canonical_iri(term: Any) -> Any:
-    if isinstance(term, ox.NamedNode):
-        value = term.value
-        for spelling in _LMOS_NON_CANONICAL:
-            if value.startswith(spelling) and len(value) > len(spelling):
-                return ox.NamedNode(LMOS_IRI + value[len(spelling) :])
-    return term
+    return ox.NamedNode(_canonical_iri_value(term.value)) if isinstance(term, ox.NamedNode) else term
 
 
 def _normalised(triple: ox.Triple) -> ox.Triple:

@@ -37,6 +37,10 @@ async def _read_frame(reader: asyncio.StreamReader) -> Any:
     return msgspec.msgpack.decode(await reader.readexactly(_HEADER.unpack(header)[0]))
 
 
+def _unavailable(reason: str) -> ServiceUnavailable:
+    return ServiceUnavailable(f"{reason}; retry shortly", headers={"Retry-After": "2"})
+
+
 def _frame(message: Any) -> bytes:
     payload = msgspec.msgpack.encode(message)
     return _HEADER.pack(len(payload)) + payload
@@ -53,6 +57,7 @@ class QueryWorker:
         self._ids = itertools.count(1)
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
+        self._ever_ready = False
 
     async def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise())
@@ -80,7 +85,7 @@ class QueryWorker:
 
     async def _call(self, kind: str, arguments: list[Any]) -> Any:
         if not self._ready.is_set() or self._process is None or self._process.stdin is None:
-            raise ServiceUnavailable("The SPARQL index is being built; retry shortly", headers={"Retry-After": "2"})
+            raise _unavailable("The SPARQL index is being built")
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -91,15 +96,12 @@ class QueryWorker:
         except TimeoutError:
             log.warning("a SPARQL query outlived its timeout; restarting the query worker")
             self._kill()
-            raise ServiceUnavailable(
+            raise _unavailable(
                 f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
-                "and was stopped",
-                headers={"Retry-After": "2"},
+                "and was stopped"
             ) from None
-        except (ConnectionError, BrokenPipeError) as error:
-            raise ServiceUnavailable(
-                "The SPARQL worker is restarting; retry shortly", headers={"Retry-After": "2"}
-            ) from error
+        except ConnectionError as error:
+            raise _unavailable("The SPARQL worker is restarting") from error
         finally:
             self._pending.pop(request_id, None)
 
@@ -113,13 +115,15 @@ class QueryWorker:
         """Run the worker; start it again whenever it exits (killed, crashed), until the server stops."""
         while not self._stopping:
             started = asyncio.get_running_loop().time()
-            await self._run_once()
+            returncode = await self._run_once()
             if self._stopping:
                 return
+            if not self._ever_ready:
+                raise RuntimeError(f"the SPARQL worker exited with {returncode} before its index was built")
             if asyncio.get_running_loop().time() - started < 5:
                 await asyncio.sleep(1)  # do not spin on a worker that cannot start
 
-    async def _run_once(self) -> None:
+    async def _run_once(self) -> int | None:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -142,6 +146,7 @@ class QueryWorker:
                 request_id, status, payload = await _read_frame(process.stdout)
                 if request_id == 0:
                     self._ready.set()
+                    self._ever_ready = True
                     continue
                 future = self._pending.get(request_id)
                 if future is None or future.done():
@@ -163,11 +168,8 @@ class QueryWorker:
                 log.warning("the SPARQL worker exited with %s; starting it again", process.returncode)
             for future in self._pending.values():
                 if not future.done():
-                    future.set_exception(
-                        ServiceUnavailable(
-                            "The SPARQL worker is restarting; retry shortly", headers={"Retry-After": "2"}
-                        )
-                    )
+                    future.set_exception(_unavailable("The SPARQL worker is restarting"))
+        return process.returncode
 
 
 async def _serve() -> None:
