@@ -20,8 +20,8 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any, cast
 
 import msgspec
 import pyoxigraph as ox
@@ -48,6 +48,8 @@ MAX_NESTING = 64
 #: Queries evaluated at once, and queries accepted at once (the others wait for a thread, within their timeout).
 MAX_CONCURRENT = 2
 MAX_IN_FLIGHT = 16
+#: Largest answer (serialised SELECT results) kept in memory.
+MAX_ANSWER_BYTES = 64 * 2**20
 
 _UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
 _TOKENS = re.compile(
@@ -204,6 +206,14 @@ class SparqlEngine:
     ) -> Answer:
         try:
             return self._evaluate(query, accept, default_graphs, named_graphs, deadline, cancelled)
+        except Exception as error:
+            # oxigraph's result iterators must be freed on the thread that made them: the tracebacks hold the
+            # frames that hold them, so they go here, not on the event loop's thread.
+            cause: BaseException | None = error
+            while cause is not None:
+                cause.__traceback__ = None
+                cause = cause.__cause__ or cause.__context__
+            raise error from error.__cause__
         finally:
             with self._running_lock:
                 self._running -= 1
@@ -238,23 +248,21 @@ class SparqlEngine:
 
         def check(count: int) -> None:
             if count > self.max_results:
-                raise BadRequest(
-                    f"The query has more than {self.max_results} results (REGISTRY_SPARQL_MAX_RESULTS); "
-                    "narrow it or add LIMIT"
-                )
+                raise self._too_many()
             if cancelled.is_set() or time.monotonic() > deadline:
                 raise QueryTimeout(f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT)")
 
         try:
             if isinstance(result, ox.QueryBoolean):
-                return _results({"head": {}, "boolean": bool(result)}, accept)
+                return _convert(msgspec.json.encode({"head": {}, "boolean": bool(result)}), accept)
             if isinstance(result, ox.QuerySolutions):
-                names = [variable.value for variable in result.variables]
-                bindings = []
-                for solution in result:
-                    bindings.append({name: _term_json(solution[name]) for name in names if solution[name] is not None})
-                    check(len(bindings))
-                return _results({"head": {"vars": names}, "results": {"bindings": bindings}}, accept)
+                # oxigraph writes the JSON results itself (faster than building them here), in chunks: the
+                # deadline is checked and the size bounded on each chunk, the rows counted at the end.
+                writer = _Collector(MAX_ANSWER_BYTES, lambda: check(0), self._too_many)
+                result.serialize(cast(IO[bytes], writer), ox.QueryResultsFormat.JSON)
+                content = b"".join(writer.parts)
+                check(len(msgspec.json.decode(content, type=_Solutions).results.bindings))
+                return _convert(content, accept)
             triples = []
             for triple in result:
                 triples.append(triple)
@@ -265,32 +273,50 @@ class SparqlEngine:
         except OSError as error:
             raise BadRequest(f"The SPARQL query failed: {error}") from error
 
+    def _too_many(self) -> BadRequest:
+        return BadRequest(
+            f"The query has more than {self.max_results} results (REGISTRY_SPARQL_MAX_RESULTS) or more than "
+            f"{MAX_ANSWER_BYTES // 2**20} MiB of them; narrow it or add LIMIT"
+        )
 
-def _results(document: dict[str, Any], accept: str) -> Answer:
+
+class _Collector:
+    """A file for oxigraph's serialiser that keeps what it writes, within a size, checking the time."""
+
+    def __init__(self, limit: int, check_time: Callable[[], None], too_large: Callable[[], Exception]) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.check_time = check_time
+        self.too_large = too_large
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise self.too_large()
+        self.check_time()
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class _ResultSet(msgspec.Struct):
+    bindings: list[msgspec.Raw]
+
+
+class _Solutions(msgspec.Struct):
+    results: _ResultSet
+
+
+def _convert(content: bytes, accept: str) -> Answer:
+    """SPARQL JSON results in the format the client asked for."""
     media_type = negotiate(accept, SELECT_TYPES, "application/json")
-    content = msgspec.json.encode(document)
     if SELECT_TYPES[media_type] != ox.QueryResultsFormat.JSON:
         parsed = ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
         content = parsed.serialize(format=SELECT_TYPES[media_type]) or b""
     return Answer(content, media_type)
-
-
-def _term_json(term: Any) -> dict[str, Any]:
-    if isinstance(term, ox.NamedNode):
-        return {"type": "uri", "value": term.value}
-    if isinstance(term, ox.BlankNode):
-        return {"type": "bnode", "value": term.value}
-    if isinstance(term, ox.Literal):
-        value: dict[str, Any] = {"type": "literal", "value": term.value}
-        if term.language:
-            value["xml:lang"] = term.language
-        elif term.datatype.value != PREFIXES["xsd"] + "string":
-            value["datatype"] = term.datatype.value
-        return value
-    return {
-        "type": "triple",
-        "value": {name: _term_json(getattr(term, name)) for name in ("subject", "predicate", "object")},
-    }
 
 
 def negotiate(accept: str, offered: dict[str, Any], default: str) -> str:

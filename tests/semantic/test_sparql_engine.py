@@ -137,3 +137,15 @@ def test_default_graph_is_the_union_and_shared_triples_stay() -> None:
     remaining = {str(quad.triple) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
     assert remaining == {'<urn:b> <urn:q> "new"'}
     assert index.descriptions == 1
+
+
+async def test_result_cap(corpus: tuple[RdfIndex, rdflib.Graph]) -> None:
+    index, _ = corpus
+    engine = SparqlEngine(index.store, timeout=10, max_results=3, service_allowlist=())
+    for query in ["SELECT * WHERE { ?s ?p ?o }", "CONSTRUCT WHERE { ?s ?p ?o }"]:
+        with pytest.raises(BadRequest, match="more than 3 results"):
+            await engine.run(query, "*/*")
+    answer = await engine.run("SELECT * WHERE { ?s ?p ?o } LIMIT 3", "text/csv")
+    assert answer.media_type == "text/csv"
+    assert len(answer.content.decode().strip().splitlines()) == 4
+    engine.close()
