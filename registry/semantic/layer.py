@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from registry.config import Settings
@@ -36,8 +36,12 @@ class SemanticLayer:
 
     async def stats(self) -> dict[str, Any]:
         """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""
-        urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").alias("url")
-        per_url_query = select(urls.c.value, func.count()).select_from(description_rdf, urls).group_by(urls.c.value)
+        urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
+        per_url_query = (
+            select(urls.c.value, func.count())
+            .select_from(description_rdf.join(urls, true()))
+            .group_by(urls.c.value)
+        )
         async with self.engine.connect() as connection:
             per_url = (await connection.execute(per_url_query)).all()
             incomplete = (

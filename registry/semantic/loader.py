@@ -48,6 +48,7 @@ class ContextLibrary:
 
     def __init__(self, documents: Mapping[str, dict[str, Any]]) -> None:
         self._documents: dict[str, dict[str, Any]] = {}
+        self._urls = sorted(documents)
         for url, document in documents.items():
             for spelling in _variants(url):
                 self._documents.setdefault(spelling, document)
@@ -69,7 +70,8 @@ class ContextLibrary:
         return self._documents.get(url) or self._documents.get(url.rstrip("/"))
 
     def urls(self) -> list[str]:
-        return sorted(self._documents)
+        """The URLs served (each also with/without a trailing slash, and as http:// for www.w3.org)."""
+        return list(self._urls)
 
     def pyld_loader(self) -> Any:
         """A pyld ``documentLoader`` over the same contexts (tests compare against pyld); unknown URLs fail."""
