@@ -38,9 +38,7 @@ class SemanticLayer:
         """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""
         urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
         per_url_query = (
-            select(urls.c.value, func.count())
-            .select_from(description_rdf.join(urls, true()))
-            .group_by(urls.c.value)
+            select(urls.c.value, func.count()).select_from(description_rdf.join(urls, true())).group_by(urls.c.value)
         )
         async with self.engine.connect() as connection:
             per_url = (await connection.execute(per_url_query)).all()
