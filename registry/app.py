@@ -18,13 +18,15 @@ from registry.discovery import CatalogProjector, DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
 from registry.http.api_v1 import DiscoveryController
-from registry.http.directory import CORE_AFFORDANCES, directory_description, well_known_wot
+from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
 from registry.http.ids import ids_as_segments
 from registry.http.leases import renew_lease
 from registry.http.problems import exception_handlers
+from registry.http.search import SearchController
 from registry.http.things import ThingsController
+from registry.semantic.layer import SemanticLayer
 from registry.service import DirectoryService
 from registry.store.catalog import CatalogStore
 from registry.store.database import create_engine
@@ -60,13 +62,15 @@ def create_app(settings: Settings) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
         repository = ThingRepository(engine)
-        directory = DirectoryService(repository, settings, projectors=[CatalogProjector()])
+        semantic = SemanticLayer(settings, engine)
+        directory = DirectoryService(repository, settings, projectors=[semantic.projector, CatalogProjector()])
         app.state.directory = directory
+        app.state.semantic = semantic
         app.state.discovery = DiscoveryService(CatalogStore(engine), directory)
         app.state.settings = settings
         app.state.directory_td = directory_description(
             settings.base_url,
-            CORE_AFFORDANCES | EVENT_AFFORDANCES,
+            CORE_AFFORDANCES | SEARCH_AFFORDANCES | EVENT_AFFORDANCES,
             directory_id=f"urn:lmos-registry:{settings.base_url}",
         )
         feed = ChangeFeed(engine, settings.database_url, poll_interval=settings.feed_poll_interval)
@@ -74,6 +78,7 @@ def create_app(settings: Settings) -> Litestar:
         app.state.events = EventHub(feed, engine, settings.sse_queue_size, settings.sse_keepalive)
         await feed.start()
         app.state.events.start()
+        await semantic.start()
         purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
         try:
             yield
@@ -81,6 +86,7 @@ def create_app(settings: Settings) -> Litestar:
             purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
+            await semantic.stop()
             await app.state.events.stop()
             await feed.stop()
             await repository.close()
@@ -89,6 +95,7 @@ def create_app(settings: Settings) -> Litestar:
     return Litestar(
         route_handlers=[
             ThingsController,
+            SearchController,
             DiscoveryController,
             well_known_wot,
             all_events,

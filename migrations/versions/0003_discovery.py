@@ -1,7 +1,7 @@
 """Discovery: summaries, capabilities and kept versions of descriptions (issue 4).
 
 Revision ID: 0003_discovery
-Revises: 0001_initial
+Revises: 0002_semantic
 Create Date: 2026-11-21
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0003_discovery"
-down_revision = "0001_initial"
+down_revision = "0002_semantic"
 branch_labels = None
 depends_on = None
 

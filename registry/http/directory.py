@@ -32,6 +32,9 @@ CORE_AFFORDANCES = frozenset(
     }
 )
 
+#: Search affordances (issue 3); searchXPath is left out: /search/xpath answers 501.
+SEARCH_AFFORDANCES = frozenset({"searchSPARQL", "searchJSONPath"})
+
 
 @functools.cache
 def _thing_model() -> dict[str, Any]:

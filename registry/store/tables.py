@@ -66,6 +66,19 @@ changes = Table(
     Index("ix_changes_thing_id", "thing_id"),
 )
 
+#: RDF (N-Triples) of each description, computed when it was written; replicas build their SPARQL index from it.
+description_rdf = Table(
+    "description_rdf",
+    metadata,
+    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("revision", BigInteger, nullable=False),
+    Column("ntriples", Text, nullable=False),
+    # Remote @context URLs that are not available offline and were left out of the RDF.
+    Column("unknown_contexts", JSONB, nullable=False),
+    # Why no RDF could be computed (the description is stored and served all the same).
+    Column("error", Text, nullable=True),
+)
+
 # -- discovery (issue 4): the summary of every description, its capabilities, and its kept versions.
 
 #: Text-search configuration of the summary's tsvector and of queries against it.

@@ -1,0 +1,133 @@
+"""Semantic layer figures: JSON-LD to RDF per description, SPARQL index rebuild, capability query, memory.
+
+    python bench/bench_semantic.py --n 10000 [--rdflib-n 1000]
+
+The corpus is the seed WeatherAgent converted once and varied in its N-Triples (id, vendor, blank nodes, the name
+of one input property), so building it does not dominate the run. rdflib is measured on --rdflib-n descriptions
+as the reference the engine was chosen against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from registry.semantic.index import RdfIndex
+from registry.semantic.loader import ContextLibrary
+from registry.semantic.projector import registration_triples
+from registry.semantic.rdf import RdfConverter
+from registry.semantic.sparql import PREFIXES, SparqlEngine
+
+SEED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "weather-agent.td.json"
+CAPABILITY = (
+    "SELECT ?agent WHERE { ?agent a lmos:Agent ; lmos:metadata/lmos:vendor/lmos:name 'Vendor 10' ; "
+    "td:hasActionAffordance/td:hasInputSchema/jsonschema:properties/jsonschema:propertyName 'question' }"
+)
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(function, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def corpus(n: int) -> list[tuple[str, str]]:
+    document = json.loads(SEED.read_text())
+    base = RdfConverter(ContextLibrary.load()).convert(document).ntriples
+    now = dt.datetime.now(dt.UTC)
+    rows = []
+    for number in range(n):
+        thing_id = f"urn:uuid:bench-{number:08d}"
+        text = base.replace(document["id"], thing_id).replace("_:", f"_:d{number}x")
+        text = text.replace("Deutsche Telekom AG", f"Vendor {number % 20}")
+        if number % 10:
+            text = text.replace('"question"', f'"question{number % 7}"')
+        rows.append((thing_id, text + registration_triples(thing_id, now, now, None, None)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--rdflib-n", type=int, default=1000)
+    args = parser.parse_args()
+    print(f"cores: {os.cpu_count()}  descriptions: {args.n}")
+
+    document = json.loads(SEED.read_text())
+    converter = RdfConverter(ContextLibrary.load())
+    converter.convert(document)
+    convert = timed(lambda: converter.convert(document), 200)
+    print(f"JSON-LD -> RDF (compiled contexts, as stored): p50 {statistics.median(convert):.2f} ms/doc")
+    general = timed(lambda: converter.convert_general(document), 50)
+    print(f"JSON-LD -> RDF (oxigraph's parser, contexts inlined): p50 {statistics.median(general):.2f} ms/doc")
+    from pyld import jsonld
+
+    options = {"format": "application/n-quads", "documentLoader": converter.library.pyld_loader()}
+    pyld = timed(lambda: jsonld.to_rdf(document, options), 20)
+    print(f"JSON-LD -> RDF (pyld 3.3, same loader, no names): p50 {statistics.median(pyld):.2f} ms/doc")
+
+    rows = corpus(args.n)
+    gc.collect()
+    before = rss_mb()
+    index = RdfIndex()
+    started = time.perf_counter()
+    index.load(rows)
+    index.union()
+    rebuild = time.perf_counter() - started
+    print(f"index rebuild (oxigraph, {args.n} graphs, {len(index)} quads): {rebuild:.2f} s")
+    print(f"memory of the index: {rss_mb() - before:.0f} MB RSS per {args.n} descriptions")
+    updates = timed(lambda: index.replace(rows[:1]), 200)
+    print(f"replacing one description in the index (atomic update): p50 {statistics.median(updates):.2f} ms")
+    query = timed(lambda: list(index.store.query(CAPABILITY, prefixes=PREFIXES)), 50)
+    found = len(list(index.store.query(CAPABILITY, prefixes=PREFIXES)))
+    print(
+        f"capability query (oxigraph): p50 {statistics.median(query):.2f} ms, "
+        f"p95 {sorted(query)[int(len(query) * 0.95) - 1]:.2f} ms, {found} agents"
+    )
+    engine = SparqlEngine(index.store, timeout=10, max_results=100_000, service_allowlist=())
+    loop = asyncio.new_event_loop()
+    answered = timed(lambda: loop.run_until_complete(engine.run(CAPABILITY, "application/json")), 50)
+    engine.close()
+    loop.close()
+    print(f"capability query as the endpoint runs it (screen, thread, JSON): p50 {statistics.median(answered):.2f} ms")
+    import rdflib
+
+    small = rows[: args.rdflib_n]
+    gc.collect()
+    before = rss_mb()
+    started = time.perf_counter()
+    dataset = rdflib.Dataset(default_union=True)
+    for thing_id, text in small:
+        dataset.graph(rdflib.URIRef(thing_id)).parse(data=text, format="nt")
+    load = time.perf_counter() - started
+    memory = rss_mb() - before
+    prologue = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
+    rdflib_query = timed(lambda: list(dataset.query(prologue + CAPABILITY)), 5)
+    print(
+        f"rdflib on {args.rdflib_n}: load {load:.2f} s, {memory:.0f} MB RSS, "
+        f"capability query p50 {statistics.median(rdflib_query):.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,407 @@
+"""JSON-LD 1.1 to N-Triples for the context features TDs use, with every processed context kept for reuse.
+
+Why: oxigraph's JSON-LD parser takes 3-5 ms for the seed WeatherAgent, nearly all of it re-processing the TD
+context and its property-scoped contexts for every affordance, form and schema; pyld does the same and more.
+Here a context is processed once and its term definitions are reused, which brings a description to a fraction
+of a millisecond.
+
+Scope: term definitions with ``@id``, ``@type`` (``@id``, ``@vocab``, a datatype), ``@container`` (``@set``,
+``@index``, ``@language``), property-based ``@index``, ``@language`` and property-scoped ``@context``; ``@vocab``,
+default ``@language``; in documents node objects, ``@id``/``@type`` (and their aliases), inline contexts, arrays
+and native values. Anything else raises :class:`Unsupported` and the caller falls back to oxigraph, so the
+result is always oxigraph's (tests compare both on every real TD). Like oxigraph without a document base,
+relative IRI references are dropped; unlike it, ``@direction`` is dropped (RDF 1.1) and names are plain strings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\x00-\x20<>\"{}|^`\\]*\Z")
+_LANGUAGE = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*\Z")
+_GEN_DELIMS = tuple(":/?#[]@")
+_TERM_KEYS = frozenset({"@id", "@type", "@container", "@index", "@language", "@context", "@prefix", "@direction"})
+_CONTAINERS = frozenset({"@set", "@index", "@language"})
+_UNSET: Any = object()
+#: Names that come from a property-based ``@index`` (affordances, schema properties): plain strings in the RDF.
+NAME_PREDICATES = frozenset(
+    {"https://www.w3.org/2019/wot/td#name", "https://www.w3.org/2019/wot/json-schema#propertyName"}
+)
+
+
+class Unsupported(Exception):
+    """A JSON-LD feature outside the compiled subset; the caller uses the general processor instead."""
+
+
+class Term:
+    __slots__ = ("container", "context", "index", "iri", "language", "prefix", "type")
+
+    def __init__(self, iri: str | None) -> None:
+        self.iri = iri
+        self.type: str | None = None
+        self.container: frozenset[str] = frozenset()
+        self.index: str | None = None
+        self.language: Any = _UNSET
+        self.context: Any = None
+        self.prefix = False
+
+
+class Context:
+    """An active context; derived contexts are memoised on their parent by the identity of the local context."""
+
+    __slots__ = ("_derived", "language", "terms", "vocab")
+
+    def __init__(self) -> None:
+        self.terms: dict[str, Term] = {}
+        self.vocab: str | None = None
+        self.language: str | None = None
+        self._derived: dict[int, tuple[Any, Context]] = {}
+
+    def derive(self, local: Any, resolve: Callable[[str], Any]) -> Context:
+        """``self`` with ``local`` applied. ``local`` must stay alive and unchanged (bundled or cached contexts)."""
+        key = id(local)
+        cached = self._derived.get(key)
+        if cached is not None and cached[0] is local:
+            return cached[1]
+        derived = _process(self, local, resolve)
+        if len(self._derived) > 1000:  # inline contexts deep inside documents: do not keep them all
+            self._derived.clear()
+        self._derived[key] = (local, derived)
+        return derived
+
+    def copy(self) -> Context:
+        result = Context()
+        result.terms = dict(self.terms)
+        result.vocab = self.vocab
+        result.language = self.language
+        return result
+
+    def expand_iri(self, value: str, *, vocab: bool) -> str | None:
+        """An absolute IRI, a ``_:`` label, or None for what JSON-LD cannot turn into an absolute IRI."""
+        if value.startswith("@"):
+            raise Unsupported(f"keyword-like value {value}")
+        if vocab:
+            term = self.terms.get(value)
+            if term is not None:
+                return term.iri
+        prefix, colon, suffix = value.partition(":")
+        if colon:
+            if prefix == "_":
+                return value
+            if not suffix.startswith("//"):
+                term = self.terms.get(prefix)
+                if term is not None and term.iri is not None and term.prefix:
+                    return _checked(term.iri + suffix)
+            return _checked(value)
+        if vocab and self.vocab is not None:
+            return _checked(self.vocab + value)
+        return None
+
+
+def _checked(iri: str) -> str:
+    if not _ABSOLUTE.match(iri):
+        raise Unsupported(f"not a plain absolute IRI: {iri!r}")
+    return iri
+
+
+def _process(active: Context, local: Any, resolve: Callable[[str], Any]) -> Context:
+    if isinstance(local, list):
+        result = active
+        for item in local:
+            result = result.derive(item, resolve)
+        return result
+    if local is None:
+        return Context()
+    if isinstance(local, str):
+        remote = resolve(local)
+        if remote is None:
+            raise Unsupported(f"context {local} is not available offline")
+        return active.derive(remote, resolve)
+    if not isinstance(local, dict):
+        raise Unsupported("a context must be a map, a string, null or an array")
+    result = active.copy()
+    for key, value in local.items():
+        if key == "@vocab":
+            if value is None:
+                result.vocab = None
+            elif isinstance(value, str):
+                iri = result.expand_iri(value, vocab=True) if value else None
+                if iri is None:
+                    raise Unsupported("relative @vocab")
+                result.vocab = iri
+            else:
+                raise Unsupported("@vocab must be a string")
+        elif key == "@language":
+            if value is not None and not (isinstance(value, str) and _LANGUAGE.match(value)):
+                raise Unsupported("@language must be a language tag")
+            result.language = value
+        elif key in ("@version", "@direction"):
+            continue
+        elif key.startswith("@"):
+            raise Unsupported(f"context keyword {key}")
+    defined: dict[str, bool] = {}
+    for term in local:
+        if not term.startswith("@"):
+            _define(result, local, term, defined)
+    return result
+
+
+def _define(result: Context, local: dict[str, Any], term: str, defined: dict[str, bool]) -> None:
+    if defined.get(term):
+        return
+    if term in defined:
+        raise Unsupported(f"cyclic term definition {term}")
+    defined[term] = False
+    value = local[term]
+    simple = isinstance(value, str)
+    if value is None or (isinstance(value, dict) and "@id" in value and value["@id"] is None):
+        result.terms[term] = Term(None)
+        defined[term] = True
+        return
+    if simple:
+        value = {"@id": value}
+    if not isinstance(value, dict) or not set(value) <= _TERM_KEYS:
+        raise Unsupported(f"term definition of {term}")
+
+    def expand(iri: str) -> str | None:
+        prefix, colon, _ = iri.partition(":")
+        if colon and prefix in local and prefix != term:
+            _define(result, local, prefix, defined)
+        elif not colon and iri in local and iri != term:
+            _define(result, local, iri, defined)
+        return result.expand_iri(iri, vocab=True)
+
+    iri_value = value.get("@id")
+    if isinstance(iri_value, str) and iri_value.startswith("@"):
+        if iri_value not in ("@id", "@type"):
+            raise Unsupported(f"{term} aliases {iri_value}")
+        definition = Term(iri_value)
+    elif isinstance(iri_value, str):
+        definition = Term(expand(iri_value))
+    elif iri_value is None and ":" in term:
+        definition = Term(expand(term))
+    elif iri_value is None and result.vocab is not None:
+        definition = Term(result.vocab + term)
+    else:
+        raise Unsupported(f"term {term} has no IRI")
+    if definition.iri is None:
+        raise Unsupported(f"term {term} expands to a relative IRI")
+    type_value = value.get("@type")
+    if type_value is not None:
+        if type_value in ("@id", "@vocab"):
+            definition.type = type_value
+        elif isinstance(type_value, str) and not type_value.startswith("@"):
+            definition.type = expand(type_value)
+            if definition.type is None or definition.type.startswith("_:"):
+                raise Unsupported(f"datatype of {term}")
+        else:
+            raise Unsupported(f"@type {type_value} of {term}")
+    container = value.get("@container")
+    if container is not None:
+        containers = frozenset(container if isinstance(container, list) else [container])
+        if not containers <= _CONTAINERS or ("@index" in containers and "@language" in containers):
+            raise Unsupported(f"@container {container} of {term}")
+        definition.container = containers
+    if "@index" in value:
+        if not isinstance(value["@index"], str) or "@index" not in definition.container:
+            raise Unsupported(f"@index of {term}")
+        definition.index = value["@index"]
+    if "@language" in value:
+        language = value["@language"]
+        if language is not None and not (isinstance(language, str) and _LANGUAGE.match(language)):
+            raise Unsupported(f"@language of {term}")
+        definition.language = language
+    if "@context" in value:
+        definition.context = value["@context"]
+    prefix_flag = value.get("@prefix")
+    if prefix_flag is not None:
+        if not isinstance(prefix_flag, bool):
+            raise Unsupported("@prefix must be a boolean")
+        definition.prefix = prefix_flag
+    elif simple and ":" not in term and definition.iri.endswith(_GEN_DELIMS):
+        definition.prefix = True
+    result.terms[term] = definition
+    defined[term] = True
+
+
+class Writer:
+    """Walks one document and writes its triples as N-Triples lines."""
+
+    def __init__(self, resolve: Callable[[str], Any], iri_filter: Callable[[str], str]) -> None:
+        self.resolve = resolve
+        self.iri = iri_filter
+        self.lines: list[str] = []
+        self._prefix = "b" + uuid.uuid4().hex
+        self._count = 0
+        self._labels: dict[str, str] = {}
+
+    def node_term(self, identifier: str | None) -> str:
+        if identifier is None:
+            self._count += 1
+            return f"_:{self._prefix}n{self._count}"
+        if identifier.startswith("_:"):
+            label = self._labels.get(identifier)
+            if label is None:
+                self._count += 1
+                label = self._labels[identifier] = f"_:{self._prefix}n{self._count}"
+            return label
+        return f"<{self.iri(identifier)}>"
+
+    def node(self, context: Context, node: dict[str, Any], extra: tuple[str, str] | None = None) -> str:
+        """Writes a node object and returns its subject term."""
+        if "@context" in node:
+            context = context.derive(node["@context"], self.resolve)
+        subject_id: str | None = None
+        types: list[str] = []
+        properties: list[tuple[str, str, Term | None, Any]] = []
+        for key, value in node.items():
+            if key == "@context":
+                continue
+            term = context.terms.get(key)
+            iri = (
+                term.iri if term is not None else (key if key.startswith("@") else context.expand_iri(key, vocab=True))
+            )
+            if iri == "@id":
+                if not isinstance(value, str) or subject_id is not None:
+                    raise Unsupported("@id must be one string")
+                subject_id = context.expand_iri(value, vocab=False)
+                if subject_id is None:
+                    raise Unsupported("relative @id")
+            elif iri == "@type":
+                for item in value if isinstance(value, list) else [value]:
+                    if not isinstance(item, str):
+                        raise Unsupported("@type values must be strings")
+                    type_term = context.terms.get(item)
+                    if type_term is not None and type_term.context is not None:
+                        raise Unsupported("type-scoped context")
+                    expanded = context.expand_iri(item, vocab=True)
+                    if expanded is not None:
+                        types.append(expanded)
+            elif iri is None or iri.startswith("_:"):
+                continue
+            elif iri.startswith("@"):
+                raise Unsupported(f"keyword {iri} in a node object")
+            else:
+                properties.append((key, iri, term, value))
+        subject = self.node_term(subject_id)
+        write = self.lines.append
+        if extra is not None:
+            write(f"{subject} {extra[0]} {extra[1]} .\n")
+        for type_iri in types:
+            write(f"{subject} {RDF_TYPE} {self.node_term(type_iri)} .\n")
+        for key, iri, term, value in properties:
+            predicate = f"<{self.iri(iri)}>"
+            for obj in self.values(context, key, term, value):
+                write(f"{subject} {predicate} {obj} .\n")
+        return subject
+
+    def values(self, context: Context, key: str, term: Term | None, value: Any) -> list[str]:
+        """Objects of ``key: value`` in a node of ``context``; ``term`` is the key's definition there."""
+        if value is None:
+            return []
+        inner = context if term is None or term.context is None else context.derive(term.context, self.resolve)
+        container = term.container if term is not None else frozenset()
+        if isinstance(value, list):
+            found: list[str] = []
+            for item in value:
+                found.extend(self.values(context, key, term, item))
+            return found
+        if "@language" in container and isinstance(value, dict):
+            return self._language_map(value)
+        if "@index" in container and isinstance(value, dict):
+            return self._index_map(context, inner, key, term, value)
+        if isinstance(value, dict):  # keywords other than @id, @type and @context make node() give up
+            return [self.node(inner, value)]
+        obj = self.scalar(inner, inner.terms.get(key) if inner is not context else term, value)
+        return [] if obj is None else [obj]
+
+    def _language_map(self, value: dict[str, Any]) -> list[str]:
+        found: list[str] = []
+        for language, texts in value.items():
+            for text in texts if isinstance(texts, list) else [texts]:
+                if text is None:
+                    continue
+                if not isinstance(text, str):
+                    raise Unsupported("language map values must be strings")
+                if language == "@none":
+                    found.append(_literal(text))
+                elif _LANGUAGE.match(language):
+                    found.append(_literal(text, language=language.lower()))
+                else:
+                    raise Unsupported(f"language tag {language!r}")
+        return found
+
+    def _index_map(
+        self, context: Context, inner: Context, key: str, term: Term | None, value: dict[str, Any]
+    ) -> list[str]:
+        assert term is not None
+        found: list[str] = []
+        plain = Term(term.iri)
+        plain.type, plain.language, plain.context = term.type, term.language, term.context
+        index_iri = None if term.index is None else context.expand_iri(term.index, vocab=True)
+        for index, item in value.items():
+            if index == "@none":
+                raise Unsupported("@none index")
+            for element in item if isinstance(item, list) else [item]:
+                if term.index is None:
+                    found.extend(self.values(context, key, plain, element))
+                    continue
+                if not isinstance(element, dict):
+                    raise Unsupported("property-indexed value that is not a node object")
+                extra = None
+                if index_iri is not None and not index_iri.startswith(("@", "_:")):
+                    obj = self.scalar(context, context.terms.get(term.index), index, name=index_iri in NAME_PREDICATES)
+                    if obj is not None:
+                        extra = (f"<{self.iri(index_iri)}>", obj)
+                found.append(self.node(inner, element, extra))
+        return found
+
+    def scalar(self, context: Context, term: Term | None, value: Any, *, name: bool = False) -> str | None:
+        coercion = term.type if term is not None else None
+        if isinstance(value, str):
+            if coercion in ("@id", "@vocab"):
+                iri = context.expand_iri(value, vocab=coercion == "@vocab")
+                return None if iri is None else self.node_term(iri)
+            if coercion is not None:
+                return _literal(value, datatype=self.iri(coercion))
+            if name:
+                return _literal(value)
+            language = term.language if term is not None and term.language is not _UNSET else context.language
+            return _literal(value, language=language.lower() if language else None)
+        if coercion in ("@id", "@vocab"):
+            coercion = None
+        if isinstance(value, bool):
+            return _literal("true" if value else "false", datatype=coercion or XSD + "boolean")
+        if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e21):
+            if coercion in (None, XSD + "integer"):
+                return _literal(str(int(value)), datatype=XSD + "integer")
+            return _literal(_double(float(value)), datatype=coercion)
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise Unsupported("non-finite number")
+            return _literal(_double(value), datatype=coercion or XSD + "double")
+        raise Unsupported(f"value of type {type(value).__name__}")
+
+
+def _double(value: float) -> str:
+    """The canonical xsd:double of JSON-LD's toRDF: ``1.1E0``, ``5.0E-1``."""
+    mantissa, exponent = f"{value:.15E}".split("E")
+    mantissa = mantissa.rstrip("0")
+    if mantissa.endswith("."):
+        mantissa += "0"
+    return f"{mantissa}E{int(exponent)}"
+
+
+def _literal(text: str, *, language: str | None = None, datatype: str | None = None) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    if language:
+        return f'"{escaped}"@{language}'
+    if datatype and datatype != XSD + "string":
+        return f'"{escaped}"^^<{datatype}>'
+    return f'"{escaped}"'

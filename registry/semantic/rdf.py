@@ -1,0 +1,169 @@
+"""A description as RDF: JSON-LD 1.1 to N-Triples with local contexts only, and one IRI scheme for LMOS terms.
+
+Names must survive: the TD context indexes affordances and schema properties by a property (``"@index"``), so an
+action carries ``td:name "getWeather"`` and an input property ``jsonschema:propertyName "question"``. pyld 3.3
+drops these triples; oxigraph's JSON-LD parser keeps them, and so does :mod:`registry.semantic.compiled`, which
+converts the context features TDs use from processed contexts kept in memory (about twenty times faster). What it
+does not cover goes to oxigraph's parser, with remote contexts inlined from the :class:`ContextLibrary`: neither
+can fetch anything.
+
+LMOS: documents bind ``lmos`` to ``https://eclipse.dev/lmos/protocol/v1`` with no delimiter, ``/``, ``#`` or an
+``@prefix`` definition. The RDF always uses :data:`LMOS_IRI` (``https://eclipse.dev/lmos/protocol/v1#``), so
+``lmos:Agent`` is ``<https://eclipse.dev/lmos/protocol/v1#Agent>`` whatever the document wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import msgspec
+import pyoxigraph as ox
+
+from registry.descriptions.model import LMOS_NAMESPACE, LMOS_NAMESPACE_SPELLINGS
+from registry.semantic.compiled import NAME_PREDICATES, Context, Unsupported, Writer
+from registry.semantic.loader import ContextLibrary
+
+#: The canonical LMOS namespace in RDF (and the ``lmos:`` prefix of the SPARQL endpoint).
+LMOS_IRI = LMOS_NAMESPACE + "#"
+_LMOS_NON_CANONICAL = (LMOS_NAMESPACE + "/", "lmos:")
+_DEFAULT_LMOS_BINDING: dict[str, Any] = {"lmos": LMOS_IRI}
+_TAGGED_NAME = re.compile(rb'(?:#name|#propertyName)> "(?:[^"\\]|\\.)*"@')
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rdf:
+    """The triples of one description (N-Triples) and what could not be taken into account."""
+
+    ntriples: str
+    unknown_contexts: tuple[str, ...] = ()
+    #: Why no RDF could be computed at all (the document is still stored and served).
+    error: str | None = None
+
+
+class RdfConverter:
+    def __init__(self, library: ContextLibrary) -> None:
+        self.library = library
+        self._inlined: dict[str, Any] = {}
+        #: Identities of the contexts that live as long as the converter (bundled, operator, default binding).
+        self._lasting = {id(_DEFAULT_LMOS_BINDING)}
+        self._root = Context()
+        #: One object per distinct inline context, so processed contexts are found again by identity.
+        self._inline_contexts: dict[bytes, Any] = {}
+
+    def unknown_contexts(self, document: dict[str, Any]) -> list[str]:
+        return [entry for entry in _context_list(document) if isinstance(entry, str) and not self._inline(entry)]
+
+    def convert(self, document: dict[str, Any]) -> Rdf:
+        context, unknown = self._local_context(document)
+        try:
+            return Rdf(self._compiled(context, document), tuple(unknown))
+        except Unsupported:
+            return self._general(context, unknown, document)
+
+    def convert_general(self, document: dict[str, Any]) -> Rdf:
+        """oxigraph's JSON-LD 1.1 processor: every feature, a few milliseconds per description."""
+        return self._general(*self._local_context(document), document)
+
+    def _general(self, context: list[Any], unknown: list[str], document: dict[str, Any]) -> Rdf:
+        body = {key: value for key, value in document.items() if key != "@context"}
+        data = msgspec.json.encode({"@context": context, **body})
+        try:
+            triples = [quad.triple for quad in ox.parse(data, ox.RdfFormat.JSON_LD)]
+        except (SyntaxError, ValueError) as error:
+            return Rdf("", tuple(unknown), error=str(error))
+        text = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b""
+        if (
+            b"--ltr" in text
+            or b"--rtl" in text
+            or _TAGGED_NAME.search(text)
+            or any(b"<" + iri.encode() in text for iri in _LMOS_NON_CANONICAL)
+        ):
+            text = ox.serialize([_normalised(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
+        return Rdf(text.decode(), tuple(unknown))
+
+    def _compiled(self, context: list[Any], document: dict[str, Any]) -> str:
+        active = self._root
+        for entry in context:
+            if isinstance(entry, dict) and id(entry) not in self._lasting:
+                key = msgspec.json.encode(entry)
+                if len(self._inline_contexts) > 10_000:
+                    self._inline_contexts.clear()
+                entry = self._inline_contexts.setdefault(key, entry)
+            active = active.derive(entry, self._inline)
+        writer = Writer(self._inline, _canonical_iri_value)
+        body = {key: value for key, value in document.items() if key != "@context"}
+        writer.node(active, body)
+        text = "".join(writer.lines)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise Unsupported("text that is not valid Unicode") from error
+        return text
+
+    def _inline(self, url: str) -> Any:
+        if url not in self._inlined:
+            document = self.library.get(url)
+            self._inlined[url] = None if document is None else document["@context"]
+            self._lasting.add(id(self._inlined[url]))
+        return self._inlined[url]
+
+    def _local_context(self, document: dict[str, Any]) -> tuple[list[Any], list[str]]:
+        """The document's context with known URLs inlined, unknown ones left out and LMOS made canonical."""
+        context: list[Any] = [_DEFAULT_LMOS_BINDING]
+        unknown: list[str] = []
+        for entry in _context_list(document):
+            if isinstance(entry, str):
+                inlined = self._inline(entry)
+                if inlined is None:
+                    unknown.append(entry)
+                elif inlined is not context[-1]:  # TDs often list the TD 1.0 and 1.1 URLs: one document
+                    context.append(inlined)
+            elif isinstance(entry, dict):
+                context.append(_canonical_lmos_definitions(entry))
+            elif entry is None:
+                context.append(None)
+        return context, unknown
+
+
+def _context_list(document: dict[str, Any]) -> list[Any]:
+    context = document.get("@context")
+    return context if isinstance(context, list) else [context] if context is not None else []
+
+
+def _canonical_lmos_definitions(context: dict[str, Any]) -> dict[str, Any]:
+    """Terms bound to any spelling of the LMOS namespace become prefixes of :data:`LMOS_IRI`."""
+    result = dict(context)
+    for term, definition in context.items():
+        iri = definition.get("@id") if isinstance(definition, dict) else definition
+        if isinstance(iri, str) and iri in LMOS_NAMESPACE_SPELLINGS:
+            result[term] = LMOS_IRI
+    return result
+
+
+def _canonical_iri_value(iri: str) -> str:
+    if not iri.startswith(_LMOS_NON_CANONICAL):
+        return iri
+    for spelling in _LMOS_NON_CANONICAL:
+        if iri.startswith(spelling) and len(iri) > len(spelling):
+            return LMOS_IRI + iri[len(spelling) :]
+    return iri
+
+
+def _canonical_iri(term: Any) -> Any:
+    return ox.NamedNode(_canonical_iri_value(term.value)) if isinstance(term, ox.NamedNode) else term
+
+
+def _normalised(triple: ox.Triple) -> ox.Triple:
+    """LMOS IRIs written with ``/`` (``https://eclipse.dev/lmos/protocol/v1/vendor``) made canonical;
+    ``@direction`` dropped as JSON-LD's default ``rdfDirection`` (null) does, since RDF 1.1 clients cannot read
+    RDF 1.2 directional language tags (``"text"@en--ltr``); names are plain strings (identifiers, not text, even
+    under a default ``@language``), so ``td:name "getWeather"`` matches whatever the context said."""
+    obj = triple.object
+    if isinstance(obj, ox.Literal):
+        if triple.predicate.value in NAME_PREDICATES and obj.language:
+            obj = ox.Literal(obj.value)
+        elif obj.direction is not None:
+            obj = ox.Literal(obj.value, language=obj.language)
+    return ox.Triple(_canonical_iri(triple.subject), _canonical_iri(triple.predicate), _canonical_iri(obj))

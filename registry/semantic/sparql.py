@@ -1,0 +1,338 @@
+"""Read-only SPARQL 1.1 queries over the index, with a timeout, a result cap and no federation by default.
+
+oxigraph would execute ``SERVICE`` by calling the endpoint and crashes on very deeply nested queries, so every
+query is screened first by a small tokenizer (comments, strings and IRIs set aside): updates are refused,
+``SERVICE`` only reaches allow-listed IRIs, and bracket nesting is bounded.
+
+Queries run in a small dedicated thread pool (oxigraph releases the GIL), never on an event loop. Results are
+pulled one by one and the deadline is checked between them, which stops any query that streams. oxigraph cannot
+interrupt a single long step (an aggregate over a huge join): in the server this engine runs inside the query
+worker process, which is killed and replaced when a query outlives its time (:mod:`registry.semantic.worker`);
+used in-process (``abandon_on_timeout``), such a query is answered 503 while its thread runs to its end.
+At most ``MAX_IN_FLIGHT`` queries wait or run at once; beyond, new ones are told to retry (503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any, cast
+
+import msgspec
+import pyoxigraph as ox
+
+from registry.errors import BadRequest, ServiceUnavailable
+from registry.semantic.rdf import LMOS_IRI
+
+PREFIXES = {
+    "td": "https://www.w3.org/2019/wot/td#",
+    "hctl": "https://www.w3.org/2019/wot/hypermedia#",
+    "htv": "http://www.w3.org/2011/http#",
+    "wotsec": "https://www.w3.org/2019/wot/security#",
+    "jsonschema": "https://www.w3.org/2019/wot/json-schema#",
+    "dct": "http://purl.org/dc/terms/",
+    "discovery": "https://www.w3.org/2022/wot/discovery-ontology#",
+    "lmos": LMOS_IRI,
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+
+MAX_QUERY_CHARS = 100_000
+MAX_NESTING = 64
+#: Queries evaluated at once, and queries accepted at once (the others wait for a thread, within their timeout).
+MAX_CONCURRENT = 2
+MAX_IN_FLIGHT = 16
+#: Largest answer (serialised SELECT results) kept in memory.
+MAX_ANSWER_BYTES = 64 * 2**20
+
+_UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
+_TOKENS = re.compile(
+    r"""
+    (?P<comment>\#[^\n\r]*)
+  | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+               |'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
+  | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+  | (?P<word>[?$]?[^\W\d][\w\-.]*(?::[\w\-.:%]*)?|:[\w\-.:%]*)
+  | (?P<open>[({\[])
+  | (?P<close>[)}\]])
+  | (?P<other>\S)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_POSITION = re.compile(r"error at (\d+):(\d+)")
+
+SELECT_TYPES = {
+    "application/json": ox.QueryResultsFormat.JSON,
+    "application/sparql-results+json": ox.QueryResultsFormat.JSON,
+    "application/sparql-results+xml": ox.QueryResultsFormat.XML,
+    "application/xml": ox.QueryResultsFormat.XML,
+    "text/csv": ox.QueryResultsFormat.CSV,
+    "text/tab-separated-values": ox.QueryResultsFormat.TSV,
+}
+GRAPH_TYPES = {
+    "application/ld+json": ox.RdfFormat.JSON_LD,
+    "text/turtle": ox.RdfFormat.TURTLE,
+    "application/n-triples": ox.RdfFormat.N_TRIPLES,
+    "application/rdf+xml": ox.RdfFormat.RDF_XML,
+    "application/n-quads": ox.RdfFormat.N_QUADS,
+    "application/trig": ox.RdfFormat.TRIG,
+}
+
+
+class QueryTimeout(ServiceUnavailable):
+    pass
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Answer:
+    content: bytes
+    media_type: str
+
+
+def screen(query: str, service_allowlist: Sequence[str] = ()) -> None:
+    """Refuse what must never run: updates, unlisted SERVICE endpoints, nesting deep enough to crash the parser."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise BadRequest(f"The query is longer than {MAX_QUERY_CHARS} characters")
+    texts = {query, _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)}
+    for text in texts:
+        tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
+        depth = 0
+        for position, (kind, value) in enumerate(tokens):
+            if kind == "open":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise BadRequest(f"The query nests brackets more than {MAX_NESTING} levels deep")
+            elif kind == "close":
+                depth -= 1
+            elif kind == "word" and ":" not in value and value[0] not in "?$":
+                keyword = value.upper()
+                if keyword in _UPDATE_KEYWORDS:
+                    raise BadRequest(
+                        f"This SPARQL endpoint is read-only: {keyword} (SPARQL Update) is not accepted; "
+                        "descriptions are changed through the /things API"
+                    )
+                if keyword == "SERVICE":
+                    _check_service(tokens[position + 1 : position + 3], service_allowlist)
+
+
+def _valid(match: re.Match[str]) -> bool:
+    code = int(match.group(1) or match.group(2), 16)
+    return code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+
+
+def _check_service(following: list[tuple[str | None, str]], allowlist: Sequence[str]) -> None:
+    if not allowlist:
+        raise BadRequest("SERVICE (federated query) is disabled on this directory")
+    if following and following[0][1].upper() == "SILENT":
+        following = following[1:]
+    endpoint = following[0][1][1:-1] if following and following[0][0] == "iri" else None
+    if endpoint not in allowlist:
+        raise BadRequest(
+            f"SERVICE may only call the allow-listed endpoints ({', '.join(allowlist)}), "
+            f"given {endpoint or 'a variable or prefixed name'}"
+        )
+
+
+class SparqlEngine:
+    def __init__(
+        self,
+        store: ox.Store,
+        *,
+        timeout: float,
+        max_results: int,
+        service_allowlist: Sequence[str],
+        abandon_on_timeout: bool = True,
+    ) -> None:
+        """``abandon_on_timeout``: answer a query stuck in one step when its time is up, leaving its thread to
+        finish (in-process use); False when a supervisor kills the whole process instead (the query worker)."""
+        self.store = store
+        self.timeout = timeout
+        self.abandon_on_timeout = abandon_on_timeout
+        self.max_results = max_results
+        self.service_allowlist = tuple(service_allowlist)
+        self._executor = concurrent.futures.ThreadPoolExecutor(MAX_CONCURRENT, thread_name_prefix="sparql")
+        self._running = 0
+        self._running_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run(
+        self,
+        query: str,
+        accept: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+    ) -> Answer:
+        screen(query, self.service_allowlist)
+        with self._running_lock:
+            if self._running >= MAX_IN_FLIGHT:
+                raise ServiceUnavailable(
+                    "The SPARQL endpoint is busy with other queries; retry shortly", headers={"Retry-After": "1"}
+                )
+            self._running += 1
+        deadline = time.monotonic() + self.timeout
+        cancelled = threading.Event()
+        future = asyncio.get_running_loop().run_in_executor(
+            self._executor, self._execute, query, accept, default_graphs, named_graphs, deadline, cancelled
+        )
+        if not self.abandon_on_timeout:
+            return await future
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout + 0.5)
+        except TimeoutError:
+            cancelled.set()
+            raise QueryTimeout(
+                f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT); simplify it or "
+                "add LIMIT",
+                headers={"Retry-After": "1"},
+            ) from None
+
+    def _execute(
+        self,
+        query: str,
+        accept: str,
+        default_graphs: Sequence[str],
+        named_graphs: Sequence[str],
+        deadline: float,
+        cancelled: threading.Event,
+    ) -> Answer:
+        try:
+            return self._evaluate(query, accept, default_graphs, named_graphs, deadline, cancelled)
+        except Exception as error:
+            # oxigraph's result iterators must be freed on the thread that made them: the tracebacks hold the
+            # frames that hold them, so they go here, not on the event loop's thread.
+            cause: BaseException | None = error
+            while cause is not None:
+                cause.__traceback__ = None
+                cause = cause.__cause__ or cause.__context__
+            raise error from error.__cause__
+        finally:
+            with self._running_lock:
+                self._running -= 1
+
+    def _evaluate(
+        self,
+        query: str,
+        accept: str,
+        default_graphs: Sequence[str],
+        named_graphs: Sequence[str],
+        deadline: float,
+        cancelled: threading.Event,
+    ) -> Answer:
+        options: dict[str, Any] = {"prefixes": PREFIXES}
+        try:
+            if default_graphs:  # else the store's default graph, which holds the union of all descriptions
+                options["default_graph"] = [ox.NamedNode(iri) for iri in default_graphs]
+            if named_graphs:
+                options["named_graphs"] = [ox.NamedNode(iri) for iri in named_graphs]
+        except ValueError as error:
+            raise BadRequest(f"default-graph-uri / named-graph-uri must be IRIs: {error}") from error
+        try:
+            result = self.store.query(query, **options)
+        except SyntaxError as error:
+            message = str(error)
+            extra: dict[str, Any] = {"parserMessage": message}
+            if position := _POSITION.search(message):
+                extra |= {"line": int(position.group(1)), "column": int(position.group(2))}
+            raise BadRequest(f"The SPARQL query is not valid: {message}", **extra) from error
+        except OSError as error:
+            raise BadRequest(f"The SPARQL query failed: {error}") from error
+
+        def check(count: int) -> None:
+            if count > self.max_results:
+                raise self._too_many()
+            if cancelled.is_set() or time.monotonic() > deadline:
+                raise QueryTimeout(f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT)")
+
+        try:
+            if isinstance(result, ox.QueryBoolean):
+                return _convert(msgspec.json.encode({"head": {}, "boolean": bool(result)}), accept)
+            if isinstance(result, ox.QuerySolutions):
+                # oxigraph writes the JSON results itself (faster than building them here), in chunks: the
+                # deadline is checked and the size bounded on each chunk, the rows counted at the end.
+                writer = _Collector(MAX_ANSWER_BYTES, lambda: check(0), self._too_many)
+                result.serialize(cast(IO[bytes], writer), ox.QueryResultsFormat.JSON)
+                content = b"".join(writer.parts)
+                check(len(msgspec.json.decode(content, type=_Solutions).results.bindings))
+                return _convert(content, accept)
+            triples = []
+            for triple in result:
+                triples.append(triple)
+                check(len(triples))
+            media_type = negotiate(accept, GRAPH_TYPES, "application/ld+json")
+            content = ox.serialize(triples, format=GRAPH_TYPES[media_type], prefixes=PREFIXES) or b""
+            return Answer(content, media_type)
+        except OSError as error:
+            raise BadRequest(f"The SPARQL query failed: {error}") from error
+
+    def _too_many(self) -> BadRequest:
+        return BadRequest(
+            f"The query has more than {self.max_results} results (REGISTRY_SPARQL_MAX_RESULTS) or more than "
+            f"{MAX_ANSWER_BYTES // 2**20} MiB of them; narrow it or add LIMIT"
+        )
+
+
+class _Collector:
+    """A file for oxigraph's serialiser that keeps what it writes, within a size, checking the time."""
+
+    def __init__(self, limit: int, check_time: Callable[[], None], too_large: Callable[[], Exception]) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.check_time = check_time
+        self.too_large = too_large
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise self.too_large()
+        self.check_time()
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class _ResultSet(msgspec.Struct):
+    bindings: list[msgspec.Raw]
+
+
+class _Solutions(msgspec.Struct):
+    results: _ResultSet
+
+
+def _convert(content: bytes, accept: str) -> Answer:
+    """SPARQL JSON results in the format the client asked for."""
+    media_type = negotiate(accept, SELECT_TYPES, "application/json")
+    if SELECT_TYPES[media_type] != ox.QueryResultsFormat.JSON:
+        parsed = ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
+        content = parsed.serialize(format=SELECT_TYPES[media_type]) or b""
+    return Answer(content, media_type)
+
+
+def negotiate(accept: str, offered: dict[str, Any], default: str) -> str:
+    """The offered media type the Accept header prefers (q-values honoured); the default for */* or no match."""
+    best, best_q = default, -1.0
+    for order, part in enumerate(accept.split(",")):
+        media, *params = (piece.strip() for piece in part.split(";"))
+        media = media.lower()
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if media in offered and q > 0 and q - order * 1e-6 > best_q:
+            best, best_q = media, q - order * 1e-6
+    return best

@@ -1,0 +1,251 @@
+"""SPARQL in a child process of each ``registry serve``, so that a query can be stopped and a crash is contained.
+
+oxigraph cannot interrupt a query inside one evaluation step (an aggregate over a huge join runs to its end), and
+a bug in native code would take the whole server down. So the index and the query threads live in a worker
+process (``python -m registry.semantic.worker``) that talks msgpack frames over its stdin/stdout. When a query
+outlives its timeout the worker is killed and started again (it rebuilds its index from the stored RDF, during
+which queries are answered 503 with Retry-After); the server process itself never blocks on a query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import struct
+import sys
+from http import HTTPStatus
+from typing import Any
+
+import msgspec
+
+from registry.config import Settings
+from registry.errors import RegistryError, ServiceUnavailable
+from registry.semantic.sparql import Answer
+
+log = logging.getLogger(__name__)
+
+_HEADER = struct.Struct(">I")
+#: Seconds beyond the query timeout before the worker is taken to be stuck.
+GRACE = 1.0
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> Any:
+    header = await reader.readexactly(_HEADER.size)
+    return msgspec.msgpack.decode(await reader.readexactly(_HEADER.unpack(header)[0]))
+
+
+def _unavailable(reason: str) -> ServiceUnavailable:
+    return ServiceUnavailable(f"{reason}; retry shortly", headers={"Retry-After": "2"})
+
+
+def _frame(message: Any) -> bytes:
+    payload = msgspec.msgpack.encode(message)
+    return _HEADER.pack(len(payload)) + payload
+
+
+class QueryWorker:
+    """The server side: forwards queries, answers 503 while the worker (re)starts, kills it when it is stuck."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._process: asyncio.subprocess.Process | None = None
+        self._ready = asyncio.Event()
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._ids = itertools.count(1)
+        self._supervisor: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._ever_ready = False
+
+    async def start(self) -> None:
+        self._supervisor = asyncio.create_task(self._supervise())
+        ready = asyncio.ensure_future(self._ready.wait())
+        await asyncio.wait({ready, self._supervisor}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():
+            ready.cancel()
+            self._supervisor.result()  # raises what stopped it
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._kill()
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+
+    async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
+        content, media_type = await self._call("query", [query, accept, default_graphs, named_graphs])
+        return Answer(content, media_type)
+
+    async def stats(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("stats", [])
+        return result
+
+    async def _call(self, kind: str, arguments: list[Any]) -> Any:
+        if not self._ready.is_set() or self._process is None or self._process.stdin is None:
+            raise _unavailable("The SPARQL index is being built")
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self._process.stdin.write(_frame([request_id, kind, arguments]))
+            await self._process.stdin.drain()
+            return await asyncio.wait_for(asyncio.shield(future), self.settings.sparql_timeout + GRACE)
+        except TimeoutError:
+            log.warning("a SPARQL query outlived its timeout; restarting the query worker")
+            self._kill()
+            raise _unavailable(
+                f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
+                "and was stopped"
+            ) from None
+        except ConnectionError as error:
+            raise _unavailable("The SPARQL worker is restarting") from error
+        finally:
+            self._pending.pop(request_id, None)
+
+    def _kill(self) -> None:
+        self._ready.clear()
+        if self._process is not None and self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+
+    async def _supervise(self) -> None:
+        """Run the worker; start it again whenever it exits (killed, crashed), until the server stops."""
+        while not self._stopping:
+            started = asyncio.get_running_loop().time()
+            returncode = await self._run_once()
+            if self._stopping:
+                return
+            if not self._ever_ready:
+                raise RuntimeError(f"the SPARQL worker exited with {returncode} before its index was built")
+            if asyncio.get_running_loop().time() - started < 5:
+                await asyncio.sleep(1)  # do not spin on a worker that cannot start
+
+    async def _run_once(self) -> int | None:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "registry.semantic.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={
+                **os.environ,
+                "REGISTRY_DATABASE_URL": self.settings.database_url,
+                "REGISTRY_LOG_LEVEL": self.settings.log_level,
+                "REGISTRY_SPARQL_TIMEOUT": str(self.settings.sparql_timeout),
+                "REGISTRY_SPARQL_MAX_RESULTS": str(self.settings.sparql_max_results),
+                "REGISTRY_SPARQL_SERVICE_ALLOWLIST": ",".join(self.settings.sparql_service_allowlist),
+            },
+        )
+        self._process = process
+        assert process.stdout is not None
+        try:
+            while True:
+                request_id, status, payload = await _read_frame(process.stdout)
+                if request_id == 0:
+                    self._ready.set()
+                    self._ever_ready = True
+                    continue
+                future = self._pending.get(request_id)
+                if future is None or future.done():
+                    continue
+                if status == "ok":
+                    future.set_result(payload)
+                else:
+                    code, detail, headers, extra = payload
+                    error = RegistryError(detail, headers=headers, **extra)
+                    error.status = HTTPStatus(code)
+                    future.set_exception(error)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self._ready.clear()
+            self._kill()
+            await process.wait()
+            if not self._stopping:
+                log.warning("the SPARQL worker exited with %s; starting it again", process.returncode)
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(_unavailable("The SPARQL worker is restarting"))
+        return process.returncode
+
+
+async def _serve() -> None:
+    """The worker: build the index, follow the change log, answer queries until stdin closes."""
+    from registry.semantic.index import ChangeFollower, RdfIndex
+    from registry.semantic.sparql import SparqlEngine
+    from registry.store.database import create_engine
+
+    settings = Settings.from_env()
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb"))
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(1, "wb"))
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+
+    engine = create_engine(settings.database_url, pool_size=2)
+    index = RdfIndex()
+    follower = ChangeFollower(engine, index)
+    await follower.start()
+    sparql = SparqlEngine(
+        index.store,
+        timeout=settings.sparql_timeout,
+        max_results=settings.sparql_max_results,
+        service_allowlist=settings.sparql_service_allowlist,
+        abandon_on_timeout=False,
+    )
+    follower.on_swap.append(lambda fresh: setattr(sparql, "store", fresh.store))
+    writer.write(_frame([0, "ready", None]))
+
+    async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
+        try:
+            if kind == "stats":
+                payload: Any = {
+                    "indexedDescriptions": follower.index.descriptions,
+                    "quads": len(follower.index),
+                    "indexPosition": follower.position,
+                }
+            else:
+                await follower.catch_up()
+                result = await sparql.run(*arguments)
+                payload = [result.content, result.media_type]
+            message = [request_id, "ok", payload]
+        except RegistryError as error:
+            message = [request_id, "error", [int(error.status), error.detail, error.headers, error.extra]]
+        except Exception:
+            log.exception("SPARQL request failed")
+            message = [request_id, "error", [500, "The SPARQL query failed; the error has been logged", {}, {}]]
+        writer.write(_frame(message))
+
+    tasks: set[asyncio.Task[None]] = set()
+    try:
+        while True:
+            try:
+                request_id, kind, arguments = await _read_frame(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return  # the server went away
+            task = asyncio.create_task(answer(request_id, kind, arguments))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+    finally:
+        await follower.stop()
+        sparql.close()
+        await engine.dispose()
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s[sparql-worker]: %(message)s",
+    )
+    sys.stdout = sys.stderr  # fd 1 carries the protocol: nothing else may write to it
+    asyncio.run(_serve())
+    os._exit(0)  # query threads stuck in native code must not keep the process alive
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""The SPARQL engine answers like rdflib on the same graph, and screens what must never run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pyoxigraph as ox
+import pytest
+import rdflib
+
+from registry.errors import BadRequest
+from registry.semantic.index import RdfIndex
+from registry.semantic.loader import ContextLibrary
+from registry.semantic.projector import registration_triples
+from registry.semantic.rdf import RdfConverter
+from registry.semantic.sparql import PREFIXES, SparqlEngine, screen
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PROLOGUE = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
+
+QUERIES = {
+    "vendor": "SELECT ?thing ?vendor WHERE { ?thing lmos:metadata/lmos:vendor/lmos:name ?vendor }",
+    "capability": "SELECT ?thing WHERE { ?thing a lmos:Agent ; td:hasActionAffordance ?a . "
+    "?a td:hasInputSchema/jsonschema:properties/jsonschema:propertyName 'question' }",
+    "action by name": "SELECT ?thing WHERE { ?thing td:hasActionAffordance/td:name 'getWeather' }",
+    "input property by name": "SELECT DISTINCT ?thing ?action WHERE { ?thing td:hasActionAffordance ?a . "
+    "?a td:name ?action ; td:hasInputSchema/jsonschema:properties/jsonschema:propertyName ?p "
+    "FILTER(?p = 'interactionMode') }",
+    "security scheme": "SELECT DISTINCT ?thing ?type WHERE { ?thing td:hasSecurityConfiguration ?s . "
+    "?thing td:definesSecurityScheme ?scheme . ?scheme a ?type }",
+    "registration time": "SELECT ?thing ?created WHERE { ?thing discovery:hasRegistrationInformation/"
+    "discovery:dateCreated ?created FILTER(?created >= '2026-01-01T00:00:00Z'^^xsd:dateTime) }",
+    "titles": "SELECT ?thing ?title WHERE { ?thing td:title ?title FILTER(isIRI(?thing)) }",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[RdfIndex, rdflib.Graph]:
+    import datetime as dt
+
+    converter = RdfConverter(ContextLibrary.load())
+    documents = [json.loads(path.read_text()) for path in sorted((SHARED / "wot" / "real-tds").glob("*.json"))]
+    documents += [json.loads((FIXTURES / name).read_text()) for name in ("weather-agent.td.json", "seed-tool.td.json")]
+    index, reference = RdfIndex(), rdflib.Graph()
+    now = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
+    seen: set[str] = set()
+    for number, document in enumerate(documents):
+        thing_id = document.get("id") or f"urn:test:{number}"
+        if thing_id in seen:  # one graph per id: a second TD with the same id replaces the first
+            continue
+        seen.add(thing_id)
+        ntriples = converter.convert({**document, "id": thing_id}).ntriples
+        ntriples += registration_triples(thing_id, now, now, None, None)
+        index.replace([(thing_id, ntriples)])
+        reference.parse(data=ntriples, format="nt")
+    return index, reference
+
+
+def _term(value: dict[str, str]) -> rdflib.term.Node:
+    if value["type"] == "uri":
+        return rdflib.URIRef(value["value"])
+    if value["type"] == "bnode":
+        return rdflib.BNode(value["value"])
+    return rdflib.Literal(value["value"], lang=value.get("xml:lang"), datatype=value.get("datatype"))
+
+
+def _rows(payload: dict[str, object]) -> set[tuple[tuple[str, rdflib.term.Node], ...]]:
+    bindings = payload["results"]["bindings"]  # type: ignore[index]
+    return {tuple(sorted((name, _term(value)) for name, value in row.items())) for row in bindings}
+
+
+@pytest.mark.parametrize("name", list(QUERIES))
+async def test_answers_equal_rdflib(corpus: tuple[RdfIndex, rdflib.Graph], name: str) -> None:
+    index, reference = corpus
+    engine = SparqlEngine(index.store, timeout=10, max_results=10_000, service_allowlist=())
+    answer = await engine.run(QUERIES[name], "application/json")
+    ours = _rows(msgspec.json.decode(answer.content))
+    expected = {
+        tuple(sorted((str(var), row[var]) for var in row.labels if row[var] is not None))
+        for row in reference.query(PROLOGUE + QUERIES[name])
+    }
+    assert ours == expected
+    assert ours, f"query {name!r} found nothing: the corpus should exercise it"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "INSERT DATA { <urn:a> <urn:b> <urn:c> }",
+        "LOAD <http://169.254.169.254/latest/meta-data/>",
+        "PREFIX x: <urn:x> DELETE WHERE { ?s ?p ?o }",
+        "CLEAR ALL",
+        "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }",
+        "SELECT * WHERE { SERVICE SILENT ?endpoint { ?s ?p ?o } }",
+        "select * where { service <http://127.0.0.1:9/> { ?s ?p ?o } }",
+        "SELECT * WHERE { \\u0053ERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }",
+        "SELECT * WHERE { FILTER(" + "(" * 5000 + "1" + ")" * 5000 + ") }",
+    ],
+)
+def test_screen_refuses(query: str) -> None:
+    with pytest.raises(BadRequest):
+        screen(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * WHERE { ?s <urn:p> 'SERVICE <http://x/>' } # SERVICE <http://y/>",
+        "SELECT ?service WHERE { ?service <urn:insert> ?load }",
+        "PREFIX service: <urn:s#> SELECT * WHERE { ?s service:load ?o }",
+    ],
+)
+def test_screen_accepts_lookalikes(query: str) -> None:
+    screen(query)
+
+
+def test_allow_listed_service_passes_screen() -> None:
+    screen("SELECT * WHERE { SERVICE <https://query.example/sparql> { ?s ?p ?o } }", ["https://query.example/sparql"])
+    with pytest.raises(BadRequest):
+        screen("SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }", ["https://query.example/sparql"])
+
+
+def test_default_graph_is_the_union_and_shared_triples_stay() -> None:
+    index = RdfIndex()
+    shared = "<urn:shared> <urn:p> <urn:o> .\n"
+    index.replace([("urn:a", shared + "<urn:a> <urn:p> _:x .\n"), ("urn:b", shared + "<urn:b> <urn:p> _:y .\n")])
+    assert index.descriptions == 2
+    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+    assert len(default) == 3
+    index.remove(["urn:a"])
+    remaining = {str(quad.subject) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
+    assert remaining == {"<urn:shared>", "<urn:b>"}
+    index.replace([("urn:b", "<urn:b> <urn:q> 'new' .\n")])
+    remaining = {str(quad.triple) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
+    assert remaining == {'<urn:b> <urn:q> "new"'}
+    assert index.descriptions == 1
+
+
+async def test_result_cap(corpus: tuple[RdfIndex, rdflib.Graph]) -> None:
+    index, _ = corpus
+    engine = SparqlEngine(index.store, timeout=10, max_results=3, service_allowlist=())
+    for query in ["SELECT * WHERE { ?s ?p ?o }", "CONSTRUCT WHERE { ?s ?p ?o }"]:
+        with pytest.raises(BadRequest, match="more than 3 results"):
+            await engine.run(query, "*/*")
+    answer = await engine.run("SELECT * WHERE { ?s ?p ?o } LIMIT 3", "text/csv")
+    assert answer.media_type == "text/csv"
+    assert len(answer.content.decode().strip().splitlines()) == 4
+    engine.close()
