@@ -106,8 +106,8 @@ def run_wrk(label: str, url: str, script: str, connections: int, duration: float
         os.unlink(lua.name)
     try:
         rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
-        p50 = _milliseconds(re.search(r"50%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
-        p99 = _milliseconds(re.search(r"99%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+        p50 = _milliseconds(re.search(r"^\s+50%\s+(\S+)", output, re.MULTILINE).group(1))  # type: ignore[union-attr]
+        p99 = _milliseconds(re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE).group(1))  # type: ignore[union-attr]
     except (AttributeError, ValueError) as error:
         raise RuntimeError(f"could not read wrk's output:\n{output}") from error
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)

@@ -51,7 +51,7 @@ def test_tdd_http_error_response__wrong_content_type_415(client: httpx.Client) -
 
 
 def test_tdd_http_error_response__unknown_path_404(client: httpx.Client) -> None:
-    for path in ("/nope", "/things-and-more", "/.well-known/nothing", "/search/xpath?query=x"):
+    for path in ("/nope", "/things-and-more", "/.well-known/nothing", "/searching?query=x"):
         assert_problem(client.get(path), 404)
 
 
@@ -129,7 +129,9 @@ def test_tdd_http_head(client: httpx.Client) -> None:
 
 
 def test_tdd_http_unsupported_feature(client: httpx.Client) -> None:
-    """Missing endpoints are 404, unsupported methods 405, unsupported query arguments 400."""
-    assert_problem(client.get("/search/xpath?query=x"), 404)
+    """Missing endpoints are 404, unsupported methods 405, unsupported query arguments 400, and the informative
+    XPath search this directory does not offer answers 501 with a pointer to the alternatives."""
+    assert_problem(client.get("/search/nothing"), 404)
+    assert_problem(client.get("/search/xpath?query=x"), 501)
     assert_problem(client.patch("/things", json={}), 405)
     assert_problem(client.get("/things?sort_by=title"), 400)
