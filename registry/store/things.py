@@ -19,12 +19,12 @@ import json_merge_patch
 import msgspec
 from sqlalchemy import Boolean, DateTime, Float, Text, bindparam, cast, delete, func, insert, null, or_, select, text
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from registry.errors import NotFound, PreconditionFailed
 from registry.store.leases import Lease, LeaseRenewer
+from registry.store.statements import DriverStatement, driver_connection
 from registry.store.tables import changes, descriptions
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
@@ -99,29 +99,7 @@ def _live(now: Any = None) -> Any:
 live = _live
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _DriverStatement:
-    """A Core statement compiled once to asyncpg's SQL (``$n`` parameters), run on the driver connection.
-
-    Executing through SQLAlchemy costs about 0.2 ms of CPU per statement; on the hot paths (GET, PUT) that was
-    more than the database work.
-    """
-
-    sql: str
-    names: tuple[str, ...]
-    defaults: dict[str, Any]
-
-    @classmethod
-    def of(cls, statement: Any) -> _DriverStatement:
-        compiled = statement.compile(dialect=asyncpg_dialect.dialect())  # type: ignore[no-untyped-call]
-        return cls(str(compiled), tuple(compiled.positiontup), dict(compiled.params))
-
-    def arguments(self, **values: Any) -> list[Any]:
-        merged = {**self.defaults, **values}
-        return [merged[name] for name in self.names]
-
-
-_GET = _DriverStatement.of(select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live()))
+_GET = DriverStatement.of(select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live()))
 
 #: Errors after which an idempotent read is retried once on a fresh connection (e.g. PostgreSQL restarted).
 _CONNECTION_LOST = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, OSError)
@@ -135,7 +113,7 @@ _TIMESTAMP = DateTime(timezone=True)
 #: Serialises writes to one id (also ids that do not exist yet) and reads the transaction time.
 _LOCK_AND_NOW = text("SELECT pg_advisory_xact_lock(hashtextextended(:id, 0)), now()")
 
-_CURRENT = _DriverStatement.of(
+_CURRENT = DriverStatement.of(
     select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live(bindparam("now", type_=_TIMESTAMP)))
 )
 
@@ -177,7 +155,7 @@ def _write_statement() -> Any:
     return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(upsert.cte("upsert"))
 
 
-_WRITE = _DriverStatement.of(_write_statement())
+_WRITE = DriverStatement.of(_write_statement())
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -249,10 +227,9 @@ class ThingRepository:
         ``anonymous`` marks a new description whose id the directory assigned; a replacement keeps the mark.
         """
         async with self.engine.begin() as connection:
+            # Through SQLAlchemy, which begins the transaction; the rest runs on the same driver connection.
             now: dt.datetime = (await connection.execute(_LOCK_AND_NOW, {"id": thing_id})).one()[1]
-            # The same connection and transaction, minus SQLAlchemy's per-statement overhead.
-            driver = (await connection.get_raw_connection()).driver_connection
-            assert driver is not None  # an open connection
+            driver = await driver_connection(connection)
             row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
             current = None if row is None else _stored(row)
             if current is None and must_exist:
