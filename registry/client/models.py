@@ -247,7 +247,7 @@ class ImportedTool(msgspec.Struct, frozen=True):
 # -- SPARQL results (W3C SPARQL 1.1 Query Results JSON Format)
 
 
-class Term(msgspec.Struct, frozen=True, rename={"language": "xml:lang"}):
+class Term(msgspec.Struct, frozen=True, omit_defaults=True, rename={"language": "xml:lang"}):
     #: uri, literal, bnode (or triple).
     type: str
     value: str
@@ -255,7 +255,7 @@ class Term(msgspec.Struct, frozen=True, rename={"language": "xml:lang"}):
     language: str | None = None
 
 
-class SparqlHead(msgspec.Struct, frozen=True):
+class SparqlHead(msgspec.Struct, frozen=True, omit_defaults=True):
     vars: list[str] = msgspec.field(default_factory=list)
     link: list[str] = msgspec.field(default_factory=list)
 
@@ -264,10 +264,10 @@ class SparqlBindings(msgspec.Struct, frozen=True):
     bindings: list[dict[str, Term]]
 
 
-class SparqlResults(msgspec.Struct, frozen=True):
+class SparqlResults(msgspec.Struct, frozen=True, omit_defaults=True):
     """The answer to a SELECT (``results``) or an ASK (``boolean``)."""
 
-    head: SparqlHead = msgspec.field(default_factory=SparqlHead)
+    head: SparqlHead
     results: SparqlBindings | None = None
     boolean: bool | None = None
 

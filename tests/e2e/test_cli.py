@@ -91,7 +91,7 @@ def test_import_directory_with_failure_summary(base_url: str, tmp_path: Path) ->
     assert failures["nested/invalid.jsonld"]["validationErrors"]
 
     human = registry(base_url, "import", str(tmp_path))
-    assert "3 registered, 2 failed (of 5 files)" in human.stdout
+    assert "3 registered, 2 failed (of 5)" in human.stdout
     assert "broken.json" in human.stdout
 
 
