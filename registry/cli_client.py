@@ -192,9 +192,11 @@ def lease(thing_id: str, url: str | None, as_json: bool) -> None:
 def _search_table(items: list[SearchItem]) -> Table:
     table = Table("id", "title", "kind", "vendor", "version", "capabilities", box=None, header_style="bold")
     for item in items:
-        capabilities = ", ".join(
-            capability.name + (f"@{capability.version}" if capability.version else "")
-            for capability in item.capabilities
+        capabilities = ", ".join(  # an lmos capability and the action offering it often share name and version
+            dict.fromkeys(
+                capability.name + (f"@{capability.version}" if capability.version else "")
+                for capability in item.capabilities
+            )
         )
         vendor = item.vendor.name if item.vendor and item.vendor.name else ""
         table.add_row(item.id, item.title or "", item.kind, vendor, item.version or "", capabilities)

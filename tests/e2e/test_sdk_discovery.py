@@ -186,6 +186,10 @@ async def test_search_problems_name_the_parameter(sdk: Any) -> None:
     with pytest.raises(BadRequestError) as bad_cursor:
         await run(sdk.search(cursor="nonsense"))
     assert bad_cursor.value.invalid_params[0].name == "cursor"
+    with pytest.raises(BadRequestError) as too_small:  # checked by the web framework, reported the same way
+        await run(sdk.search(limit=0))
+    assert [param.name for param in too_small.value.invalid_params] == ["limit"]
+    assert too_small.value.invalid_params[0].reason
     with pytest.raises(BadRequestError) as lonely_version:
         await run(sdk.facets(capability_version="^1"))
     assert lonely_version.value.invalid_params[0].name == "capability_version"
