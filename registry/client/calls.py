@@ -325,9 +325,18 @@ def import_tool(
     )
 
 
-def export(thing_id: str, tool_format: str) -> Call[Any]:
+#: One tool definition, or a list of them.
+Exported = dict[str, Any] | list[dict[str, Any]]
+
+
+def export(thing_id: str, tool_format: str) -> Call[Exported]:
     """A tool as one definition (a dict); an agent, or a tool with several functions, as a list of them."""
-    return Call("GET", api_thing_path(thing_id, "export"), _json, params={"format": tool_format})
+
+    def parse(response: httpx.Response) -> Exported:
+        exported: Exported = msgspec.json.decode(_checked(response).content, type=Exported)
+        return exported
+
+    return Call("GET", api_thing_path(thing_id, "export"), parse, params={"format": tool_format})
 
 
 def events_request(
@@ -357,6 +366,7 @@ __all__ = [
     "SEARCH_SORTS",
     "TOOL_FORMATS",
     "Call",
+    "Exported",
     "api_thing_path",
     "compare",
     "compatibility",

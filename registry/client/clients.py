@@ -207,7 +207,7 @@ class AsyncRegistryClient(_ClientOptions):
             calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
         )
 
-    async def export(self, thing_id: str, tool_format: str) -> Any:
+    async def export(self, thing_id: str, tool_format: str) -> calls.Exported:
         return await self._run(calls.export(thing_id, tool_format))
 
     async def events(
@@ -392,7 +392,7 @@ class RegistryClient(_ClientOptions):
             calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
         )
 
-    def export(self, thing_id: str, tool_format: str) -> Any:
+    def export(self, thing_id: str, tool_format: str) -> calls.Exported:
         return self._run(calls.export(thing_id, tool_format))
 
     def events(
