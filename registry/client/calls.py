@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
+import httpx_sse
 import msgspec
 
 from registry.client.errors import UnexpectedResponse, problem_from
@@ -361,12 +362,34 @@ def event_from(kind: str, event_id: str, data: str) -> Event | None:
     return Event(type=kind, seq=int(event_id), data=msgspec.json.decode(data) if data else {})
 
 
+class Subscription:
+    """An event subscription that remembers the last event received, so a reconnection resumes after it."""
+
+    def __init__(
+        self, event_type: str | None, *, diff: bool, filters: Mapping[str, str | None], last_event_id: int | None
+    ) -> None:
+        self.event_type = event_type
+        self.diff = diff
+        self.filters = filters
+        self.last_event_id = last_event_id
+
+    def request(self) -> tuple[str, dict[str, str], dict[str, str]]:
+        return events_request(self.event_type, diff=self.diff, filters=self.filters, last_event_id=self.last_event_id)
+
+    def receive(self, message: httpx_sse.ServerSentEvent) -> Event | None:
+        event = event_from(message.event, message.id, message.data)
+        if event is not None:
+            self.last_event_id = event.seq
+        return event
+
+
 __all__ = [
     "EVENT_TYPES",
     "SEARCH_SORTS",
     "TOOL_FORMATS",
     "Call",
     "Exported",
+    "Subscription",
     "api_thing_path",
     "compare",
     "compatibility",

@@ -224,10 +224,11 @@ class AsyncRegistryClient(_ClientOptions):
         retry_delay: float = 1.0,
     ) -> AsyncIterator[Event]:
         """Change events as they happen; after a broken stream it reconnects and resumes with Last-Event-ID."""
-        last = last_event_id
-        filters = self.filters(kind, vendor, capability, q)
+        subscription = calls.Subscription(
+            event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
+        )
         while True:
-            path, params, headers = calls.events_request(event_type, diff=diff, filters=filters, last_event_id=last)
+            path, params, headers = subscription.request()
             try:
                 async with httpx_sse.aconnect_sse(
                     self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
@@ -236,9 +237,8 @@ class AsyncRegistryClient(_ClientOptions):
                         await source.response.aread()
                         raise problem_from(source.response)
                     async for message in source.aiter_sse():
-                        event = calls.event_from(message.event, message.id, message.data)
+                        event = subscription.receive(message)
                         if event is not None:
-                            last = event.seq
                             yield event
             except httpx.TransportError as error:
                 if not reconnect:
@@ -408,10 +408,11 @@ class RegistryClient(_ClientOptions):
         reconnect: bool = True,
         retry_delay: float = 1.0,
     ) -> Iterator[Event]:
-        last = last_event_id
-        filters = self.filters(kind, vendor, capability, q)
+        subscription = calls.Subscription(
+            event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
+        )
         while True:
-            path, params, headers = calls.events_request(event_type, diff=diff, filters=filters, last_event_id=last)
+            path, params, headers = subscription.request()
             try:
                 with httpx_sse.connect_sse(
                     self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
@@ -420,9 +421,8 @@ class RegistryClient(_ClientOptions):
                         source.response.read()
                         raise problem_from(source.response)
                     for message in source.iter_sse():
-                        event = calls.event_from(message.event, message.id, message.data)
+                        event = subscription.receive(message)
                         if event is not None:
-                            last = event.seq
                             yield event
             except httpx.TransportError as error:
                 if not reconnect:
