@@ -56,7 +56,12 @@ class ClientFailure(click.ClickException):
 
 
 def _problem_lines(error: ProblemError) -> list[str]:
-    return [f"{issue.field or '(document)'}: {issue.description}" for issue in error.validation_errors]
+    """What the problem adds to its detail: invalid fields and parameters, where a query failed to parse."""
+    lines = [f"{issue.field or '(document)'}: {issue.description}" for issue in error.validation_errors]
+    lines += [f"parameter {param.name}: {param.reason}" for param in error.invalid_params]
+    if "line" in error.problem and "column" in error.problem:
+        lines.append(f"at line {error.problem['line']}, column {error.problem['column']}")
+    return lines
 
 
 @contextlib.contextmanager
@@ -350,7 +355,11 @@ def sparql(
 ) -> None:
     """Run a SPARQL 1.1 query over all descriptions (read only).
 
-    SELECT prints a table (--json: SPARQL JSON results), ASK prints true or false.
+    SELECT prints a table (--json: SPARQL JSON results), ASK prints true or false. Each description is the named
+    graph of its id (the default graph is their union); the prefixes td, lmos, jsonschema, hctl, htv, wotsec, dct,
+    discovery, rdf, rdfs and xsd are bound already. Example:
+
+        registry sparql 'SELECT ?agent WHERE { ?agent a lmos:Agent }'
     """
     text = query_file.read() if query_file else query
     if not text:

@@ -147,6 +147,7 @@ def test_sparql_and_jsonpath(base_url: str, corpus: None) -> None:
     broken = registry(base_url, "sparql", "SELECT ?x WHERE {")
     assert broken.returncode == 1
     assert "400 Bad Request" in broken.stderr
+    assert "at line 1, column" in broken.stderr
 
     assert as_json(registry(base_url, "jsonpath", f'$[?@.id == "{AGENT}"].version.instance')) == ["2.0.0"]
     assert registry(base_url, "jsonpath", "$[?").returncode == 1
