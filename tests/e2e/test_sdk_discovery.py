@@ -114,6 +114,8 @@ async def test_write_read_and_lease(sdk: Any) -> None:
     with pytest.raises(NotFoundError) as gone:
         await run(sdk.get(document["id"]))
     assert document["id"] in gone.value.detail
+    with pytest.raises(NotFoundError):
+        await run(sdk.renew_lease(document["id"]))
 
 
 async def test_anonymous_registration_gets_an_id(sdk: Any) -> None:
