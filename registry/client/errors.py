@@ -48,11 +48,8 @@ class ProblemError(RegistryClientError):
             ValidationIssue(str(issue.get("field", "")), str(issue.get("description", "")))
             for issue in _objects(problem.get("validationErrors"))
         ]
-        #: The server names parameters ``name``/``reason``, and Litestar's own checks ``field``/``description``.
         self.invalid_params = [
-            InvalidParam(
-                str(item.get("name", item.get("field", ""))), str(item.get("reason", item.get("description", "")))
-            )
+            InvalidParam(str(item.get("name", "")), str(item.get("reason", "")))
             for item in _objects(problem.get("invalidParams"))
         ]
 

@@ -207,7 +207,8 @@ class Requirement(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class Provider(msgspec.Struct, frozen=True):
     id: str
-    version: str
+    #: None for a provider that declares no version (only ranges accepting any version match it).
+    version: str | None
     capability: str
     capability_id: str | None = None
     title: str | None = None

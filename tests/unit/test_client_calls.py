@@ -65,13 +65,13 @@ def test_event_requests() -> None:
     assert event_from("message", "", "") is None
 
 
-def test_problem_details_of_both_parameter_shapes_and_plain_errors() -> None:
+def test_problem_details_with_invalid_params_and_plain_errors() -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/api/v1/search":
             problem = {
                 "status": 400,
                 "detail": "bad",
-                "invalidParams": [{"name": "kind", "reason": "one of agent"}, {"field": "limit", "description": "≥ 1"}],
+                "invalidParams": [{"name": "kind", "reason": "one of agent"}, {"name": "limit", "reason": "≥ 1"}],
             }
             return httpx.Response(400, json=problem)
         if request.url.path == "/search/jsonpath":
