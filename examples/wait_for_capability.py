@@ -1,61 +1,67 @@
-"""Wait until some agent or tool offers a capability, then resolve it.
+"""Wait until the directory can resolve a capability requirement, then print the chosen provider.
 
-    python examples/wait_for_capability.py getWeather --url http://127.0.0.1:8080 --timeout 60
+    python examples/wait_for_capability.py getWeather --range '^1.2' --url http://127.0.0.1:8080 --timeout 60
 
-Subscribes to the directory's events filtered by capability first, then looks at what is already registered,
-so a provider that appears in between is not missed.
+Subscribes to the change events of providers of the capability first, then asks the directory to resolve the
+requirement (POST /api/v1/resolve), and again after every change: a provider that appears in between is not
+missed, and one that appears in a version outside the range does not end the wait. Exits 1 with the directory's
+reason when the timeout passes first.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-from typing import Any
+import contextlib
+import sys
 
-from registry.client import AsyncRegistryClient, ProblemError
-from registry.events.filters import capabilities_of
+import msgspec
 
-
-async def already_registered(client: AsyncRegistryClient, capability: str) -> str | None:
-    for document in await client.list():
-        if capability in capabilities_of(document):
-            return str(document["id"])
-    return None
+from registry.client import AsyncRegistryClient, Requirement, Resolution
 
 
-async def first_provider(client: AsyncRegistryClient, capability: str) -> str:
-    events = client.events("thing_created", capability=capability)
-    waiting = asyncio.ensure_future(anext(events))
+async def resolve(client: AsyncRegistryClient, requirement: Requirement) -> Resolution:
+    return (await client.resolve([requirement])).results[0]
+
+
+async def wait_until_resolved(client: AsyncRegistryClient, requirement: Requirement) -> Resolution:
+    events = client.events(capability=requirement.capability)
+    change = asyncio.ensure_future(anext(events))
     await asyncio.sleep(0.2)  # let the subscription reach the directory before looking at the current state
     try:
-        found = await already_registered(client, capability)
-        return found if found is not None else (await waiting).thing_id
+        while not (resolution := await resolve(client, requirement)).resolved:
+            await change
+            change = asyncio.ensure_future(anext(events))
+        return resolution
     finally:
-        waiting.cancel()
+        change.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await change  # the generator must be at rest before it can be closed
         await events.aclose()
 
 
-async def resolve(client: AsyncRegistryClient, capability: str, provider: str) -> Any:
-    try:
-        return await client.resolve([{"capability": capability}])
-    except ProblemError as error:
-        if error.status not in (404, 405):
-            raise
-        return {"capability": capability, "provider": await client.get(provider)}  # directory without /resolve
-
-
-async def main() -> None:
+async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("capability")
+    parser.add_argument("capability", help="capability id or name")
+    parser.add_argument("--range", default="*", help="version range, e.g. '^1.2' or '>=1 <2' (default: any)")
+    parser.add_argument("--strategy", choices=["highest", "lowest"], default="highest")
     parser.add_argument("--url", help="directory URL (default: REGISTRY_URL or http://127.0.0.1:8080)")
     parser.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args()
+    requirement = Requirement(args.capability, range=args.range, strategy=args.strategy)
     async with AsyncRegistryClient(args.url) as client:
-        provider = await asyncio.wait_for(first_provider(client, args.capability), args.timeout)
-        print(f"{args.capability} is offered by {provider}", flush=True)
-        print(json.dumps(await resolve(client, args.capability, provider), indent=2))
+        try:
+            resolution = await asyncio.wait_for(wait_until_resolved(client, requirement), args.timeout)
+        except TimeoutError:
+            last = await resolve(client, requirement)
+            print(f"not resolved within {args.timeout:g} s: {last.reason}: {last.detail}", file=sys.stderr)
+            return 1
+    assert resolution.provider is not None
+    provider = resolution.provider
+    print(f"{args.capability} is offered by {provider.id} (version {provider.version})", flush=True)
+    print(msgspec.json.format(msgspec.json.encode(resolution), indent=2).decode())
+    return 0
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(asyncio.run(main()))

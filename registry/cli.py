@@ -36,6 +36,10 @@ def _settings(**overrides: Any) -> Settings:
 def main() -> None:
     """LMOS agent and tool registry: a W3C WoT Thing Description Directory on PostgreSQL.
 
+    `serve` and `migrate` run a directory; every other command talks to a running one (--url or REGISTRY_URL,
+    default http://127.0.0.1:8080), prints tables for people or JSON with --json, and exits 1 with the
+    directory's problem detail when a request fails. `registry COMMAND --help` explains each.
+
     Without REGISTRY_DATABASE_URL, `registry serve` runs an embedded PostgreSQL whose data lives in the user
     data directory (see --data-dir). Every option can also be set by a REGISTRY_* environment variable.
     """

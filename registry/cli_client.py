@@ -19,10 +19,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from registry.client import DirectoryUnreachable, ProblemError, RegistryClient
-from registry.client.calls import EVENT_TYPES, EXPORT_FORMATS
+from registry.client import (
+    TOOL_FORMATS,
+    DirectoryUnreachable,
+    Facets,
+    ProblemError,
+    RegistryClient,
+    SearchItem,
+    UnexpectedResponse,
+)
+from registry.client.calls import EVENT_TYPES, SEARCH_SORTS
 from registry.client.clients import DEFAULT_URL
 from registry.descriptions.model import lmos_kind
+from registry.descriptions.summary import KINDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,7 +56,12 @@ class ClientFailure(click.ClickException):
 
 
 def _problem_lines(error: ProblemError) -> list[str]:
-    return [f"{issue.field or '(document)'}: {issue.description}" for issue in error.validation_errors]
+    """What the problem adds to its detail: invalid fields and parameters, where a query failed to parse."""
+    lines = [f"{issue.field or '(document)'}: {issue.description}" for issue in error.validation_errors]
+    lines += [f"parameter {param.name}: {param.reason}" for param in error.invalid_params]
+    if "line" in error.problem and "column" in error.problem:
+        lines.append(f"at line {error.problem['line']}, column {error.problem['column']}")
+    return lines
 
 
 @contextlib.contextmanager
@@ -180,88 +194,252 @@ def lease(thing_id: str, url: str | None, as_json: bool) -> None:
         out.print(f"{renewed.id} leased until {renewed.expires}", highlight=False)
 
 
+def _search_table(items: list[SearchItem]) -> Table:
+    table = Table("id", "title", "kind", "vendor", "version", "capabilities", box=None, header_style="bold")
+    for item in items:
+        capabilities = ", ".join(  # an lmos capability and the action offering it often share name and version
+            dict.fromkeys(
+                capability.name + (f"@{capability.version}" if capability.version else "")
+                for capability in item.capabilities
+            )
+        )
+        vendor = item.vendor.name if item.vendor and item.vendor.name else ""
+        table.add_row(item.id, item.title or "", item.kind, vendor, item.version or "", capabilities)
+    return table
+
+
+def _facets_table(facets: Facets) -> Table:
+    table = Table("facet", "value", "count", box=None, header_style="bold")
+    for name in ("kind", "vendor", "capability"):
+        for entry in getattr(facets, name):
+            table.add_row(name, entry.value, str(entry.count))
+    return table
+
+
 @click.command()
-@click.option("--kind", type=click.Choice(["agent", "tool"]))
-@click.option("--vendor")
-@click.option("--capability")
-@click.option("--capability-version", help="Semantic version range of the capability, e.g. '^1.2'.")
-@click.option("-q", "--query", "text", help="Free text.")
-@click.option("--limit", type=click.IntRange(min=1))
-@click.option("--cursor")
+@click.option("-q", "--query", "text", help='Free text (web search syntax: words, "phrases", -not, or), ranked.')
+@click.option("--kind", type=click.Choice(KINDS), help="Only agents, tools or other things.")
+@click.option("--vendor", help="Vendor name, any case.")
+@click.option("--capability", help="Capability id or name.")
+@click.option("--capability-version", help="Range the capability's version must satisfy, e.g. '^1.2' or '[1.0,2.0)'.")
+@click.option("--type", "type_", help="An @type the description has, e.g. lmos:Agent.")
+@click.option("--sort", type=click.Choice(SEARCH_SORTS), help="Default: relevance with --query, else title.")
+@click.option("--limit", type=click.IntRange(min=1), help="Page size.")
+@click.option("--cursor", help="Continue after the page that printed this cursor.")
+@click.option("--facets", is_flag=True, help="Also count matches by kind, vendor and capability.")
 @client_options
 def search(
+    text: str | None,
     kind: str | None,
     vendor: str | None,
     capability: str | None,
     capability_version: str | None,
-    text: str | None,
+    type_: str | None,
+    sort: str | None,
     limit: int | None,
     cursor: str | None,
+    facets: bool,
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Find agents and tools by kind, vendor, capability and text."""
+    """Find agents and tools by text, kind, vendor, capability (and its version) and @type.
+
+    Prints one page; when there are more, the command to continue is printed last.
+    """
     with _client(url) as client:
         page = client.search(
             kind=kind,
             vendor=vendor,
             capability=capability,
             capability_version=capability_version,
+            type_=type_,
             q=text,
+            sort=sort,
             limit=limit,
             cursor=cursor,
+            facets=facets,
         )
     if as_json:
         _print_json(page)
         return
-    out.print(_things_table(page.items))
+    out.print(_search_table(page.items))
+    if page.facets is not None:
+        out.print(_facets_table(page.facets))
     if page.next_cursor:
         out.print(f"more: --cursor {page.next_cursor}", highlight=False)
 
 
 @click.command()
-@click.argument("query", required=False)
-@click.option("--file", "query_file", type=click.File("r"), help="Read the query from a file.")
-@click.option("--post", is_flag=True, help="Send the query with POST (long queries).")
+@click.argument("thing_id")
 @client_options
-def sparql(query: str | None, query_file: Any, post: bool, url: str | None, as_json: bool) -> None:
-    """Run a SPARQL query over the descriptions (SELECT results as a table)."""
-    text = query_file.read() if query_file else query
-    if not text:
-        raise click.UsageError("give a QUERY or --file")
+def summary(thing_id: str, url: str | None, as_json: bool) -> None:
+    """Show what THING_ID offers: kind, vendor, version, capabilities and lint warnings."""
     with _client(url) as client:
-        result = client.sparql(text, post=post)
-    if as_json or not isinstance(result, dict) or "results" not in result:
-        if isinstance(result, str):
-            click.echo(result)
-        else:
-            _print_json(result)
+        found = client.summary(thing_id)
+    if as_json:
+        _print_json(found)
         return
-    variables = result.get("head", {}).get("vars", [])
-    table = Table(*variables, box=None, header_style="bold")
-    for binding in result["results"].get("bindings", []):
-        table.add_row(*(str(binding.get(name, {}).get("value", "")) for name in variables))
+    vendor = found.vendor.name if found.vendor and found.vendor.name else "-"
+    out.print(f"{found.id}  {found.title or ''}  ({found.kind}, vendor {vendor}, version {found.version or '-'})")
+    table = Table("capability", "version", "source", "description", box=None, header_style="bold")
+    for capability in found.capabilities:
+        table.add_row(
+            capability.id or capability.name, capability.version or "", capability.source, capability.description or ""
+        )
     out.print(table)
-
-
-@click.command()
-@click.argument("capability")
-@click.option("--range", "version_range", help="Semantic version range, e.g. '>=1.2 <2'.")
-@click.option("--strategy", help="How to choose among providers (server-defined).")
-@client_options
-def resolve(capability: str, version_range: str | None, strategy: str | None, url: str | None, as_json: bool) -> None:
-    """Resolve a capability requirement to providers."""
-    requirement = {"capability": capability, "range": version_range, "strategy": strategy}
-    with _client(url) as client:
-        _print_json(client.resolve([{key: value for key, value in requirement.items() if value is not None}]))
+    for warning in found.lint:
+        out.print(f"  lint {warning.code} at {warning.field}: {warning.message}", highlight=False, markup=False)
 
 
 @click.command()
 @click.argument("thing_id")
-@click.option("--format", "tool_format", type=click.Choice(EXPORT_FORMATS), required=True)
+@click.option("--satisfies", help="Only versions in this range, e.g. '^1.2'; the first printed is the newest match.")
+@client_options
+def versions(thing_id: str, satisfies: str | None, url: str | None, as_json: bool) -> None:
+    """List the kept versions of THING_ID, newest first, with their compatibility verdicts."""
+    with _client(url) as client:
+        kept = client.versions(thing_id, satisfies=satisfies)
+    if as_json:
+        _print_json(kept)
+        return
+    table = Table("version", "registered", "current", "previous", "verdict", "honest", box=None, header_style="bold")
+    for item in kept.items:
+        honest = "" if item.honest is None else ("yes" if item.honest else "NO")
+        table.add_row(
+            item.version,
+            item.registered.isoformat(timespec="seconds"),
+            "*" if item.current else "",
+            item.previous_version or "",
+            item.verdict or "",
+            honest,
+        )
+    out.print(table)
+
+
+@click.command(name="compat")
+@click.argument("thing_id")
+@click.argument("from_version")
+@click.argument("to_version")
+@client_options
+def compat(thing_id: str, from_version: str, to_version: str, url: str | None, as_json: bool) -> None:
+    """Compare two kept versions of THING_ID: the verdict, the bump the changes need, and each change."""
+    with _client(url) as client:
+        report = client.compatibility(thing_id, from_version, to_version)
+    if as_json:
+        _print_json(report)
+        return
+    honesty = "" if report.honest is None else (" (honest)" if report.honest else " (DISHONEST version bump)")
+    out.print(
+        f"{report.from_} -> {report.to}: {report.verdict}; needs a {report.required_bump} bump, "
+        f"declared {report.declared_bump or '-'}{honesty}",
+        highlight=False,
+    )
+    for change in report.changes:
+        mark = "breaking" if change.breaking else "ok"
+        out.print(f"  [{mark}] {change.pointer}: {change.message}", highlight=False, markup=False)
+
+
+@click.command()
+@click.argument("query", required=False)
+@click.option("--file", "query_file", type=click.File("r"), help="Read the query from a file ('-' for stdin).")
+@click.option("--post", is_flag=True, help="Send the query with POST (long queries).")
+@click.option(
+    "--graph",
+    "graph_type",
+    metavar="MEDIA_TYPE",
+    help="For CONSTRUCT/DESCRIBE: print the graph in this format (text/turtle, application/ld+json, ...).",
+)
+@client_options
+def sparql(
+    query: str | None, query_file: Any, post: bool, graph_type: str | None, url: str | None, as_json: bool
+) -> None:
+    """Run a SPARQL 1.1 query over all descriptions (read only).
+
+    SELECT prints a table (--json: SPARQL JSON results), ASK prints true or false. Each description is the named
+    graph of its id (the default graph is their union); the prefixes td, lmos, jsonschema, hctl, htv, wotsec, dct,
+    discovery, rdf, rdfs and xsd are bound already. Example:
+
+        registry sparql 'SELECT ?agent WHERE { ?agent a lmos:Agent }'
+    """
+    text = query_file.read() if query_file else query
+    if not text:
+        raise click.UsageError("give a QUERY or --file")
+    with _client(url) as client:
+        if graph_type:
+            click.echo(client.sparql_graph(text, media_type=graph_type, post=post))
+            return
+        try:
+            result = client.sparql(text, post=post)
+        except UnexpectedResponse as error:
+            raise ClientFailure(f"{error}; with this command use --graph text/turtle") from error
+    if as_json:
+        _print_json(result)
+    elif result.boolean is not None:
+        click.echo("true" if result.boolean else "false")
+    else:
+        table = Table(*result.variables, box=None, header_style="bold")
+        for row in result.rows():
+            table.add_row(*(row.get(name, "") for name in result.variables))
+        out.print(table)
+
+
+@click.command()
+@click.argument("query")
+@client_options
+def jsonpath(query: str, url: str | None, as_json: bool) -> None:
+    """Run a JSONPath (RFC 9535) QUERY over the array of all descriptions; print the matches as JSON.
+
+    Example: registry jsonpath '$[?@.title == "Weather"].id'
+    """
+    with _client(url) as client:
+        _print_json(client.jsonpath(query))
+
+
+@click.command()
+@click.argument("capability")
+@click.option("--range", "version_range", default="*", show_default=True, help="Version range, e.g. '^1.2', '>=1 <2'.")
+@click.option(
+    "--strategy",
+    type=click.Choice(["highest", "lowest", "closest"]),
+    default="highest",
+    show_default=True,
+    help="Which version in range wins.",
+)
+@click.option("--closest-to", metavar="VERSION", help="The version --strategy closest aims at.")
+@client_options
+def resolve(
+    capability: str, version_range: str, strategy: str, closest_to: str | None, url: str | None, as_json: bool
+) -> None:
+    """Choose the live provider of CAPABILITY (an id or a name) whose version fits --range.
+
+    Exits 1 with the reason when no provider fits.
+    """
+    requirement = {"capability": capability, "range": version_range, "strategy": strategy}
+    if closest_to is not None:
+        requirement["closest_to"] = closest_to
+    with _client(url) as client:
+        result = client.resolve([requirement])
+    resolution = result.results[0]
+    if as_json:
+        _print_json(result)
+    elif resolution.provider is not None:
+        chosen = resolution.provider
+        out.print(
+            f"{capability} {version_range}: {chosen.id} ({chosen.title or '-'}, version {chosen.version})",
+            highlight=False,
+        )
+        for other in resolution.alternatives:
+            out.print(f"  also {other.id} (version {other.version})", highlight=False)
+    if not result.resolved:
+        raise ClientFailure(f"unresolved ({resolution.reason}): {resolution.detail}")
+
+
+@click.command()
+@click.argument("thing_id")
+@click.option("--format", "tool_format", type=click.Choice(TOOL_FORMATS), required=True, help="LLM tool format.")
 @client_options
 def export(thing_id: str, tool_format: str, url: str | None, as_json: bool) -> None:
-    """Export THING_ID's actions as LLM tool definitions."""
+    """Print THING_ID as LLM tool definitions (a tool: one definition; an agent: a list, one per action)."""
     with _client(url) as client:
         _print_json(client.export(thing_id, tool_format))
 
@@ -306,13 +484,46 @@ def watch(
                 return
 
 
+def _import_targets(directory: Path, tool_format: str | None) -> list[tuple[str, Any]]:
+    """(name, JSON) of every file to import; with a tool format a file may hold a list of definitions."""
+    targets: list[tuple[str, Any]] = []
+    for path in sorted(path for path in directory.rglob("*") if path.is_file() and path.suffix in IMPORT_SUFFIXES):
+        name = str(path.relative_to(directory))
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            targets.append((name, ClientFailure(f"not JSON: {error}")))
+            continue
+        if tool_format is not None and isinstance(loaded, list):
+            targets.extend((f"{name}[{index}]", item) for index, item in enumerate(loaded))
+        else:
+            targets.append((name, loaded))
+    return targets
+
+
 @click.command(name="import")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--ttl", type=float, help="Lease length in seconds for every description.")
+@click.option(
+    "--format",
+    "tool_format",
+    type=click.Choice(TOOL_FORMATS),
+    help="The files are LLM tool definitions in this format (one, or a list, per file), not Thing Descriptions.",
+)
+@click.option("--vendor", help="With --format: the vendor of the imported tools.")
 @client_options
-def import_directory(directory: Path, ttl: float | None, url: str | None, as_json: bool) -> None:
-    """Register every *.json / *.jsonld file under DIRECTORY; summarise what failed and why."""
-    files = sorted(path for path in directory.rglob("*") if path.is_file() and path.suffix in IMPORT_SUFFIXES)
+def import_directory(
+    directory: Path, ttl: float | None, tool_format: str | None, vendor: str | None, url: str | None, as_json: bool
+) -> None:
+    """Register every *.json / *.jsonld file under DIRECTORY, then summarise what failed and why.
+
+    Exits 1 when any file failed; the others are registered all the same.
+    """
+    if tool_format is None and vendor is not None:
+        raise click.UsageError("--vendor needs --format (Thing Descriptions name their vendor themselves)")
+    if tool_format is not None and ttl is not None:
+        raise click.UsageError("--ttl applies to Thing Descriptions, not to imported tools")
+    targets = _import_targets(directory, tool_format)
     registered: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     progress = Progress(
@@ -324,11 +535,19 @@ def import_directory(directory: Path, ttl: float | None, url: str | None, as_jso
         disable=as_json,
     )
     with _client(url) as client, progress:
-        task = progress.add_task("import", total=len(files))
-        for path in files:
-            name = str(path.relative_to(directory))
+        task = progress.add_task("import", total=len(targets))
+        for name, loaded in targets:
             try:
-                result = client.register(_read_document(str(path)), ttl=ttl)
+                if isinstance(loaded, ClientFailure):
+                    raise loaded
+                if tool_format is not None:
+                    imported = client.import_tool(loaded, tool_format, vendor=vendor)
+                    registered.append({"file": name, "id": imported.id, "created": imported.created})
+                elif not isinstance(loaded, dict):
+                    raise ClientFailure("holds JSON, but not an object (a Thing Description)")
+                else:
+                    result = client.register(loaded, ttl=ttl)
+                    registered.append({"file": name, "id": result.id, "created": result.created})
             except ClientFailure as error:
                 failed.append({"file": name, "status": None, "detail": error.message, "validationErrors": []})
             except ProblemError as error:
@@ -336,13 +555,11 @@ def import_directory(directory: Path, ttl: float | None, url: str | None, as_jso
                 failed.append(
                     {"file": name, "status": error.status, "detail": error.detail, "validationErrors": issues}
                 )
-            else:
-                registered.append({"file": name, "id": result.id, "created": result.created})
             progress.advance(task)
     if as_json:
         _print_json({"registered": registered, "failed": failed})
     else:
-        out.print(f"{len(registered)} registered, {len(failed)} failed (of {len(files)} files)", highlight=False)
+        out.print(f"{len(registered)} registered, {len(failed)} failed (of {len(targets)})", highlight=False)
         if failed:
             table = Table("file", "status", "why", box=None, header_style="bold")
             for failure in failed:
@@ -362,8 +579,12 @@ COMMANDS = (
     delete,
     lease,
     search,
-    sparql,
+    summary,
+    versions,
+    compat,
     resolve,
+    sparql,
+    jsonpath,
     export,
     watch,
     import_directory,

@@ -151,7 +151,8 @@ class ResolveRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class Provider(msgspec.Struct, frozen=True):
     id: str
-    version: str
+    #: None for a provider that declares no version (only ranges accepting any version match it).
+    version: str | None
     capability: str
     capability_id: str | None = None
     title: str | None = None
@@ -460,11 +461,7 @@ class DiscoveryService:
                 candidates = list(
                     dict.fromkeys(offer for key in _keys(requirement.capability) for offer in by_key.get(key, []))
                 )
-                in_range = [
-                    offer
-                    for offer in candidates
-                    if offer.version is not None and satisfies(offer.version, version_range)
-                ]
+                in_range = [offer for offer in candidates if _offer_in_range(offer, version_range)]
                 matched.append((candidates, in_range))
                 wanted.update(offer.thing_id for offer in (in_range or candidates))
             return wanted
@@ -545,6 +542,27 @@ class DiscoveryService:
         return exported
 
 
+def _one_per_description(offers: list[Offer]) -> list[Offer]:
+    """The best offer of each description: an lmos:capabilities entry and an action may match one requirement."""
+    seen: set[str] = set()
+    distinct = []
+    for offer in offers:
+        if offer.thing_id not in seen:
+            seen.add(offer.thing_id)
+            distinct.append(offer)
+    return distinct
+
+
+#: Ranges that accept any version, and so also providers that declare none.
+ANY_VERSION = frozenset({"", "*", "x", "X"})
+
+
+def _offer_in_range(offer: Offer, version_range: str) -> bool:
+    if offer.version is None:
+        return version_range.strip() in ANY_VERSION
+    return satisfies(offer.version, version_range)
+
+
 def _range(text: str, name: str) -> str:
     try:
         parse_range(text)
@@ -581,7 +599,7 @@ def _keys(capability: str) -> tuple[str, ...]:
 def _provider(offer: Offer, details: ProviderDetails) -> Provider:
     return Provider(
         id=offer.thing_id,
-        version=offer.version or "",
+        version=offer.version,
         capability=offer.name,
         capability_id=offer.capability_id,
         title=details.title,
@@ -612,16 +630,19 @@ def _resolve_one(
             reason=NO_VERSION_IN_RANGE,
             detail=f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}",
         )
-    ordered = sorted(live_in_range, key=lambda offer: offer.thing_id)
+    # Providers without a version (matched only by "any version" ranges) come after every versioned one.
+    versioned = sorted((offer for offer in live_in_range if offer.version), key=lambda offer: offer.thing_id)
+    unversioned = sorted((offer for offer in live_in_range if not offer.version), key=lambda offer: offer.thing_id)
     if requirement.strategy == "lowest":
-        ordered.sort(key=lambda offer: precedence(offer.version or ""))
+        versioned.sort(key=lambda offer: precedence(offer.version or ""))
     elif requirement.strategy == "closest":
         target = requirement.closest_to or ""
-        ordered.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
-        ordered.sort(key=lambda offer: distance(offer.version or "", target))
+        versioned.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
+        versioned.sort(key=lambda offer: distance(offer.version or "", target))
     else:
-        ordered.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
-    chosen, *others = ordered
+        versioned.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
+    ordered = versioned + unversioned
+    chosen, *others = _one_per_description(ordered)
     return Resolution(
         capability=wanted,
         range=requirement.range,

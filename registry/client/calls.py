@@ -11,17 +11,36 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
+import httpx_sse
 import msgspec
 
-from registry.client.errors import problem_from
-from registry.client.models import Event, Lease, Notice, SearchPage, WriteResult
+from registry.client.errors import UnexpectedResponse, problem_from
+from registry.client.models import (
+    CompatibilityResult,
+    Event,
+    Facets,
+    ImportedTool,
+    Lease,
+    Notice,
+    Requirement,
+    ResolveResult,
+    SearchResult,
+    SparqlResults,
+    ThingSummary,
+    VersionDetail,
+    VersionList,
+    WriteResult,
+)
 
 T = TypeVar("T")
 
 TD_JSON = "application/td+json"
 MERGE_PATCH_JSON = "application/merge-patch+json"
 EVENT_TYPES = ("thing_created", "thing_updated", "thing_deleted")
-EXPORT_FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
+#: The LLM tool formats of import and export (registry/descriptions/tool_formats.py).
+TOOL_FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
+#: Orders of search results (registry/discovery.py SORTS).
+SEARCH_SORTS = ("relevance", "title", "modified")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -60,16 +79,19 @@ def _nothing(response: httpx.Response) -> None:
 def _write_result(thing_id: str | None) -> Callable[[httpx.Response], WriteResult]:
     def parse(response: httpx.Response) -> WriteResult:
         _checked(response)
-        notices_header = response.headers.get("registry-notices")
-        notices = msgspec.json.decode(notices_header, type=list[Notice]) if notices_header else []
         return WriteResult(
             id=thing_id or response.headers.get("location", ""),
             created=response.status_code == 201,
             etag=response.headers.get("etag"),
-            notices=notices,
+            notices=_notices(response),
         )
 
     return parse
+
+
+def _notices(response: httpx.Response) -> list[Notice]:
+    header = response.headers.get("registry-notices")
+    return msgspec.json.decode(header, type=list[Notice]) if header else []
 
 
 def _encode(document: Any) -> bytes:
@@ -126,11 +148,28 @@ def list_things(*, offset: int | None = None, limit: int | None = None) -> Call[
     return Call("GET", "/things", _json, params=params)
 
 
-def renew_lease(thing_id: str) -> Call[Lease]:
-    def parse(response: httpx.Response) -> Lease:
-        return msgspec.json.decode(_checked(response).content, type=Lease)
+def api_thing_path(thing_id: str, tail: str) -> str:
+    return "/api/v1/things/" + quote(thing_id, safe="") + "/" + tail
 
-    return Call("POST", "/api/v1/things/" + quote(thing_id, safe="") + "/lease", parse)
+
+def _decoded(result_type: type[T]) -> Callable[[httpx.Response], T]:
+    def parse(response: httpx.Response) -> T:
+        return msgspec.json.decode(_checked(response).content, type=result_type)
+
+    return parse
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """Query parameters that were given (booleans as true/false)."""
+    return {
+        name: ("true" if value else "false") if isinstance(value, bool) else value
+        for name, value in values.items()
+        if value is not None
+    }
+
+
+def renew_lease(thing_id: str) -> Call[Lease]:
+    return Call("POST", api_thing_path(thing_id, "lease"), _decoded(Lease))
 
 
 def search(
@@ -139,62 +178,166 @@ def search(
     vendor: str | None = None,
     capability: str | None = None,
     capability_version: str | None = None,
+    type_: str | None = None,
     q: str | None = None,
+    sort: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
-) -> Call[SearchPage]:
-    given = {
-        "kind": kind,
-        "vendor": vendor,
-        "capability": capability,
-        "capability_version": capability_version,
-        "q": q,
-        "limit": limit,
-        "cursor": cursor,
-    }
-
-    def parse(response: httpx.Response) -> SearchPage:
-        body = _json(response)
-        if isinstance(body, list):
-            return SearchPage(items=body)
-        return SearchPage(items=list(body.get("items", [])), next_cursor=body.get("next_cursor"))
-
-    return Call("GET", "/api/v1/search", parse, params={k: v for k, v in given.items() if v is not None})
+    facets: bool = False,
+) -> Call[SearchResult]:
+    params = _given(
+        kind=kind,
+        vendor=vendor,
+        capability=capability,
+        capability_version=capability_version,
+        type=type_,
+        q=q,
+        sort=sort,
+        limit=limit,
+        cursor=cursor,
+        facets=facets or None,
+    )
+    return Call("GET", "/api/v1/search", _decoded(SearchResult), params=params)
 
 
-def sparql(query: str, *, post: bool = False) -> Call[Any]:
-    """SPARQL 1.1 protocol; SELECT/ASK give JSON results, CONSTRUCT/DESCRIBE whatever the server sends."""
-    headers = {"Accept": "application/sparql-results+json, application/ld+json;q=0.9, */*;q=0.1"}
+def facets(
+    *,
+    kind: str | None = None,
+    vendor: str | None = None,
+    capability: str | None = None,
+    capability_version: str | None = None,
+    type_: str | None = None,
+    q: str | None = None,
+) -> Call[Facets]:
+    params = _given(
+        kind=kind, vendor=vendor, capability=capability, capability_version=capability_version, type=type_, q=q
+    )
+    return Call("GET", "/api/v1/facets", _decoded(Facets), params=params)
 
-    def parse(response: httpx.Response) -> Any:
-        _checked(response)
-        kind = response.headers.get("content-type", "")
-        return response.json() if "json" in kind else response.text
 
+def summary(thing_id: str) -> Call[ThingSummary]:
+    return Call("GET", api_thing_path(thing_id, "summary"), _decoded(ThingSummary))
+
+
+def versions(thing_id: str, satisfies: str | None = None) -> Call[VersionList]:
+    return Call("GET", api_thing_path(thing_id, "versions"), _decoded(VersionList), params=_given(satisfies=satisfies))
+
+
+def version(thing_id: str, version: str) -> Call[VersionDetail]:
+    path = api_thing_path(thing_id, "versions/" + quote(version, safe=""))
+    return Call("GET", path, _decoded(VersionDetail))
+
+
+SPARQL_RESULTS_JSON = "application/sparql-results+json"
+
+
+def _sparql_call(query: str, accept: str, parse: Callable[[httpx.Response], T], post: bool) -> Call[T]:
+    """SPARQL 1.1 protocol: the query in the URL (GET), or as the body (POST, for long queries)."""
     if post:
-        headers["Content-Type"] = "application/sparql-query"
+        headers = {"Accept": accept, "Content-Type": "application/sparql-query"}
         return Call("POST", "/search/sparql", parse, headers=headers, content=query.encode())
-    return Call("GET", "/search/sparql", parse, params={"query": query}, headers=headers)
+    return Call("GET", "/search/sparql", parse, params={"query": query}, headers={"Accept": accept})
 
 
-def jsonpath(query: str) -> Call[Any]:
-    return Call("GET", "/search/jsonpath", _json, params={"query": query})
+def sparql(query: str, *, post: bool = False) -> Call[SparqlResults]:
+    """A SELECT or ASK query; its answer in the SPARQL JSON results format."""
+
+    def parse(response: httpx.Response) -> SparqlResults:
+        _checked(response)
+        media_type = response.headers.get("content-type", "").partition(";")[0].strip()
+        if media_type not in (SPARQL_RESULTS_JSON, "application/json"):
+            raise UnexpectedResponse(
+                f"the directory answered with {media_type or 'no content type'}, not SPARQL results: "
+                "CONSTRUCT and DESCRIBE queries give graphs, ask for them with sparql_graph()"
+            )
+        return msgspec.json.decode(response.content, type=SparqlResults)
+
+    return _sparql_call(query, SPARQL_RESULTS_JSON, parse, post)
 
 
-def resolve(requirements: Sequence[Mapping[str, Any]]) -> Call[Any]:
-    """Requirements: ``{"capability": …, "range": …, "strategy": …}`` each."""
-    body = _encode({"requirements": list(requirements)})
-    return Call("POST", "/api/v1/resolve", _json, headers={"Content-Type": "application/json"}, content=body)
+def sparql_graph(query: str, *, media_type: str = "text/turtle", post: bool = False) -> Call[str]:
+    """A CONSTRUCT or DESCRIBE query; the graph serialised as ``media_type`` (text/turtle, application/ld+json,
+    application/n-triples, ...)."""
+
+    def parse(response: httpx.Response) -> str:
+        return _checked(response).text
+
+    return _sparql_call(query, media_type, parse, post)
 
 
-def compatibility(thing_id: str, from_version: str, to_version: str) -> Call[Any]:
-    body = _encode({"id": thing_id, "from": from_version, "to": to_version})
-    return Call("POST", "/api/v1/compatibility", _json, headers={"Content-Type": "application/json"}, content=body)
+def jsonpath(query: str) -> Call[list[Any]]:
+    """An RFC 9535 query over the array of all descriptions; the matches, as a list."""
+    return Call("GET", "/search/jsonpath", _decoded(list[Any]), params={"query": query})
 
 
-def export(thing_id: str, tool_format: str) -> Call[Any]:
-    path = "/api/v1/things/" + quote(thing_id, safe="") + "/export"
-    return Call("GET", path, _json, params={"format": tool_format})
+def resolve(requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> Call[ResolveResult]:
+    """Requirements as ``Requirement``, a capability name or id (any version, highest), or a mapping sent as is."""
+    body = [Requirement(item) if isinstance(item, str) else item for item in requirements]
+    return Call(
+        "POST",
+        "/api/v1/resolve",
+        _decoded(ResolveResult),
+        headers={"Content-Type": "application/json"},
+        content=_encode({"requirements": body}),
+    )
+
+
+def _compatibility(body: Mapping[str, Any]) -> Call[CompatibilityResult]:
+    return Call(
+        "POST",
+        "/api/v1/compatibility",
+        _decoded(CompatibilityResult),
+        headers={"Content-Type": "application/json"},
+        content=_encode(body),
+    )
+
+
+def compatibility(thing_id: str, from_version: str, to_version: str) -> Call[CompatibilityResult]:
+    """Compare two kept versions of a description."""
+    return _compatibility({"id": thing_id, "from": from_version, "to": to_version})
+
+
+def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Call[CompatibilityResult]:
+    """Compare two descriptions that need not be registered."""
+    return _compatibility({"old": old, "new": new})
+
+
+def import_tool(
+    definition: Any,
+    tool_format: str,
+    *,
+    thing_id: str | None = None,
+    vendor: str | None = None,
+    version: str | None = None,
+    href: str | None = None,
+) -> Call[ImportedTool]:
+    def parse(response: httpx.Response) -> ImportedTool:
+        imported = msgspec.json.decode(_checked(response).content, type=ImportedTool)
+        return msgspec.structs.replace(imported, notices=_notices(response))
+
+    params = _given(format=tool_format, id=thing_id, vendor=vendor, version=version, href=href)
+    return Call(
+        "POST",
+        "/api/v1/tools/import",
+        parse,
+        params=params,
+        headers={"Content-Type": "application/json"},
+        content=_encode(definition),
+    )
+
+
+#: One tool definition, or a list of them.
+Exported = dict[str, Any] | list[dict[str, Any]]
+
+
+def export(thing_id: str, tool_format: str) -> Call[Exported]:
+    """A tool as one definition (a dict); an agent, or a tool with several functions, as a list of them."""
+
+    def parse(response: httpx.Response) -> Exported:
+        exported: Exported = msgspec.json.decode(_checked(response).content, type=Exported)
+        return exported
+
+    return Call("GET", api_thing_path(thing_id, "export"), parse, params={"format": tool_format})
 
 
 def events_request(
@@ -219,16 +362,44 @@ def event_from(kind: str, event_id: str, data: str) -> Event | None:
     return Event(type=kind, seq=int(event_id), data=msgspec.json.decode(data) if data else {})
 
 
+class Subscription:
+    """An event subscription that remembers the last event received, so a reconnection resumes after it."""
+
+    def __init__(
+        self, event_type: str | None, *, diff: bool, filters: Mapping[str, str | None], last_event_id: int | None
+    ) -> None:
+        self.event_type = event_type
+        self.diff = diff
+        self.filters = filters
+        self.last_event_id = last_event_id
+
+    def request(self) -> tuple[str, dict[str, str], dict[str, str]]:
+        return events_request(self.event_type, diff=self.diff, filters=self.filters, last_event_id=self.last_event_id)
+
+    def receive(self, message: httpx_sse.ServerSentEvent) -> Event | None:
+        event = event_from(message.event, message.id, message.data)
+        if event is not None:
+            self.last_event_id = event.seq
+        return event
+
+
 __all__ = [
     "EVENT_TYPES",
-    "EXPORT_FORMATS",
+    "SEARCH_SORTS",
+    "TOOL_FORMATS",
     "Call",
+    "Exported",
+    "Subscription",
+    "api_thing_path",
+    "compare",
     "compatibility",
     "delete",
     "event_from",
     "events_request",
     "export",
+    "facets",
     "get",
+    "import_tool",
     "jsonpath",
     "list_things",
     "patch",
@@ -238,5 +409,9 @@ __all__ = [
     "resolve",
     "search",
     "sparql",
+    "sparql_graph",
+    "summary",
     "thing_path",
+    "version",
+    "versions",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -13,7 +14,21 @@ import httpx_sse
 
 from registry.client import calls
 from registry.client.errors import DirectoryUnreachable, problem_from
-from registry.client.models import Event, Lease, SearchPage, WriteResult
+from registry.client.models import (
+    CompatibilityResult,
+    Event,
+    Facets,
+    ImportedTool,
+    Lease,
+    Requirement,
+    ResolveResult,
+    SearchResult,
+    SparqlResults,
+    ThingSummary,
+    VersionDetail,
+    VersionList,
+    WriteResult,
+)
 
 T = TypeVar("T")
 
@@ -101,25 +116,98 @@ class AsyncRegistryClient(_ClientOptions):
         return await self._run(calls.list_things(offset=offset, limit=limit))
 
     async def renew_lease(self, thing_id: str) -> Lease:
+        """Keep a registration with a ttl alive: expires = now + its ttl."""
         return await self._run(calls.renew_lease(thing_id))
 
-    async def search(self, **criteria: Any) -> SearchPage:
-        """Criteria: kind, vendor, capability, capability_version, q, limit, cursor."""
-        return await self._run(calls.search(**criteria))
+    async def search(
+        self,
+        *,
+        kind: str | None = None,
+        vendor: str | None = None,
+        capability: str | None = None,
+        capability_version: str | None = None,
+        type_: str | None = None,
+        q: str | None = None,
+        sort: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        facets: bool = False,
+    ) -> SearchResult:
+        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type."""
+        return await self._run(
+            calls.search(
+                kind=kind,
+                vendor=vendor,
+                capability=capability,
+                capability_version=capability_version,
+                type_=type_,
+                q=q,
+                sort=sort,
+                limit=limit,
+                cursor=cursor,
+                facets=facets,
+            )
+        )
 
-    async def sparql(self, query: str, *, post: bool = False) -> Any:
+    async def facets(
+        self,
+        *,
+        kind: str | None = None,
+        vendor: str | None = None,
+        capability: str | None = None,
+        capability_version: str | None = None,
+        type_: str | None = None,
+        q: str | None = None,
+    ) -> Facets:
+        return await self._run(
+            calls.facets(
+                kind=kind, vendor=vendor, capability=capability, capability_version=capability_version, type_=type_, q=q
+            )
+        )
+
+    async def summary(self, thing_id: str) -> ThingSummary:
+        return await self._run(calls.summary(thing_id))
+
+    async def versions(self, thing_id: str, *, satisfies: str | None = None) -> VersionList:
+        return await self._run(calls.versions(thing_id, satisfies))
+
+    async def version(self, thing_id: str, version: str) -> VersionDetail:
+        return await self._run(calls.version(thing_id, version))
+
+    async def sparql(self, query: str, *, post: bool = False) -> SparqlResults:
         return await self._run(calls.sparql(query, post=post))
 
-    async def jsonpath(self, query: str) -> Any:
+    async def sparql_graph(self, query: str, *, media_type: str = "text/turtle", post: bool = False) -> str:
+        return await self._run(calls.sparql_graph(query, media_type=media_type, post=post))
+
+    async def jsonpath(self, query: str) -> builtins.list[Any]:
         return await self._run(calls.jsonpath(query))
 
-    async def resolve(self, requirements: Sequence[Mapping[str, Any]]) -> Any:
+    async def resolve(self, requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> ResolveResult:
         return await self._run(calls.resolve(requirements))
 
-    async def compatibility(self, thing_id: str, from_version: str, to_version: str) -> Any:
+    async def compatibility(self, thing_id: str, from_version: str, to_version: str) -> CompatibilityResult:
         return await self._run(calls.compatibility(thing_id, from_version, to_version))
 
-    async def export(self, thing_id: str, tool_format: str) -> Any:
+    async def compare(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> CompatibilityResult:
+        return await self._run(calls.compare(old, new))
+
+    async def import_tool(
+        self,
+        definition: Any,
+        tool_format: str,
+        *,
+        thing_id: str | None = None,
+        vendor: str | None = None,
+        version: str | None = None,
+        href: str | None = None,
+    ) -> ImportedTool:
+        """Store an LLM tool definition as an lmos:Tool (without ``thing_id`` re-importing replaces it)."""
+        return await self._run(
+            calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
+        )
+
+    async def export(self, thing_id: str, tool_format: str) -> calls.Exported:
         return await self._run(calls.export(thing_id, tool_format))
 
     async def events(
@@ -136,10 +224,11 @@ class AsyncRegistryClient(_ClientOptions):
         retry_delay: float = 1.0,
     ) -> AsyncIterator[Event]:
         """Change events as they happen; after a broken stream it reconnects and resumes with Last-Event-ID."""
-        last = last_event_id
-        filters = self.filters(kind, vendor, capability, q)
+        subscription = calls.Subscription(
+            event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
+        )
         while True:
-            path, params, headers = calls.events_request(event_type, diff=diff, filters=filters, last_event_id=last)
+            path, params, headers = subscription.request()
             try:
                 async with httpx_sse.aconnect_sse(
                     self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
@@ -148,9 +237,8 @@ class AsyncRegistryClient(_ClientOptions):
                         await source.response.aread()
                         raise problem_from(source.response)
                     async for message in source.aiter_sse():
-                        event = calls.event_from(message.event, message.id, message.data)
+                        event = subscription.receive(message)
                         if event is not None:
-                            last = event.seq
                             yield event
             except httpx.TransportError as error:
                 if not reconnect:
@@ -213,24 +301,98 @@ class RegistryClient(_ClientOptions):
         return self._run(calls.list_things(offset=offset, limit=limit))
 
     def renew_lease(self, thing_id: str) -> Lease:
+        """Keep a registration with a ttl alive: expires = now + its ttl."""
         return self._run(calls.renew_lease(thing_id))
 
-    def search(self, **criteria: Any) -> SearchPage:
-        return self._run(calls.search(**criteria))
+    def search(
+        self,
+        *,
+        kind: str | None = None,
+        vendor: str | None = None,
+        capability: str | None = None,
+        capability_version: str | None = None,
+        type_: str | None = None,
+        q: str | None = None,
+        sort: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        facets: bool = False,
+    ) -> SearchResult:
+        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type."""
+        return self._run(
+            calls.search(
+                kind=kind,
+                vendor=vendor,
+                capability=capability,
+                capability_version=capability_version,
+                type_=type_,
+                q=q,
+                sort=sort,
+                limit=limit,
+                cursor=cursor,
+                facets=facets,
+            )
+        )
 
-    def sparql(self, query: str, *, post: bool = False) -> Any:
+    def facets(
+        self,
+        *,
+        kind: str | None = None,
+        vendor: str | None = None,
+        capability: str | None = None,
+        capability_version: str | None = None,
+        type_: str | None = None,
+        q: str | None = None,
+    ) -> Facets:
+        return self._run(
+            calls.facets(
+                kind=kind, vendor=vendor, capability=capability, capability_version=capability_version, type_=type_, q=q
+            )
+        )
+
+    def summary(self, thing_id: str) -> ThingSummary:
+        return self._run(calls.summary(thing_id))
+
+    def versions(self, thing_id: str, *, satisfies: str | None = None) -> VersionList:
+        return self._run(calls.versions(thing_id, satisfies))
+
+    def version(self, thing_id: str, version: str) -> VersionDetail:
+        return self._run(calls.version(thing_id, version))
+
+    def sparql(self, query: str, *, post: bool = False) -> SparqlResults:
         return self._run(calls.sparql(query, post=post))
 
-    def jsonpath(self, query: str) -> Any:
+    def sparql_graph(self, query: str, *, media_type: str = "text/turtle", post: bool = False) -> str:
+        return self._run(calls.sparql_graph(query, media_type=media_type, post=post))
+
+    def jsonpath(self, query: str) -> builtins.list[Any]:
         return self._run(calls.jsonpath(query))
 
-    def resolve(self, requirements: Sequence[Mapping[str, Any]]) -> Any:
+    def resolve(self, requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> ResolveResult:
         return self._run(calls.resolve(requirements))
 
-    def compatibility(self, thing_id: str, from_version: str, to_version: str) -> Any:
+    def compatibility(self, thing_id: str, from_version: str, to_version: str) -> CompatibilityResult:
         return self._run(calls.compatibility(thing_id, from_version, to_version))
 
-    def export(self, thing_id: str, tool_format: str) -> Any:
+    def compare(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> CompatibilityResult:
+        return self._run(calls.compare(old, new))
+
+    def import_tool(
+        self,
+        definition: Any,
+        tool_format: str,
+        *,
+        thing_id: str | None = None,
+        vendor: str | None = None,
+        version: str | None = None,
+        href: str | None = None,
+    ) -> ImportedTool:
+        """Store an LLM tool definition as an lmos:Tool (without ``thing_id`` re-importing replaces it)."""
+        return self._run(
+            calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
+        )
+
+    def export(self, thing_id: str, tool_format: str) -> calls.Exported:
         return self._run(calls.export(thing_id, tool_format))
 
     def events(
@@ -246,10 +408,11 @@ class RegistryClient(_ClientOptions):
         reconnect: bool = True,
         retry_delay: float = 1.0,
     ) -> Iterator[Event]:
-        last = last_event_id
-        filters = self.filters(kind, vendor, capability, q)
+        subscription = calls.Subscription(
+            event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
+        )
         while True:
-            path, params, headers = calls.events_request(event_type, diff=diff, filters=filters, last_event_id=last)
+            path, params, headers = subscription.request()
             try:
                 with httpx_sse.connect_sse(
                     self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
@@ -258,9 +421,8 @@ class RegistryClient(_ClientOptions):
                         source.response.read()
                         raise problem_from(source.response)
                     for message in source.iter_sse():
-                        event = calls.event_from(message.event, message.id, message.data)
+                        event = subscription.receive(message)
                         if event is not None:
-                            last = event.seq
                             yield event
             except httpx.TransportError as error:
                 if not reconnect:

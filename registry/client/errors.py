@@ -9,8 +9,17 @@ import msgspec
 
 
 class ValidationIssue(msgspec.Struct, frozen=True):
+    """One problem of an invalid description (``validationErrors`` of the problem)."""
+
     field: str
     description: str
+
+
+class InvalidParam(msgspec.Struct, frozen=True):
+    """One rejected request parameter (``invalidParams`` of the problem)."""
+
+    name: str
+    reason: str
 
 
 class RegistryClientError(Exception):
@@ -19,6 +28,10 @@ class RegistryClientError(Exception):
 
 class DirectoryUnreachable(RegistryClientError):
     """The directory could not be reached (connection refused, timeout, broken stream)."""
+
+
+class UnexpectedResponse(RegistryClientError):
+    """A successful answer the call cannot read (e.g. a graph where SPARQL results were expected)."""
 
 
 class ProblemError(RegistryClientError):
@@ -31,12 +44,18 @@ class ProblemError(RegistryClientError):
         self.detail = detail
         #: The whole problem document, extension members included.
         self.problem = problem
-        issues = problem.get("validationErrors")
         self.validation_errors = [
             ValidationIssue(str(issue.get("field", "")), str(issue.get("description", "")))
-            for issue in (issues if isinstance(issues, list) else [])
-            if isinstance(issue, dict)
+            for issue in _objects(problem.get("validationErrors"))
         ]
+        self.invalid_params = [
+            InvalidParam(str(item.get("name", "")), str(item.get("reason", "")))
+            for item in _objects(problem.get("invalidParams"))
+        ]
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 class BadRequestError(ProblemError):
@@ -55,11 +74,21 @@ class PreconditionFailedError(ProblemError):
     """412: ``If-Match`` did not match the current version."""
 
 
+class UnsupportedMediaTypeError(ProblemError):
+    """415: the body was sent with a content type the endpoint does not take."""
+
+
+class ServiceUnavailableError(ProblemError):
+    """503: e.g. a SPARQL query ran past the directory's time limit."""
+
+
 _BY_STATUS: dict[int, type[ProblemError]] = {
     400: BadRequestError,
     404: NotFoundError,
     409: ConflictError,
     412: PreconditionFailedError,
+    415: UnsupportedMediaTypeError,
+    503: ServiceUnavailableError,
 }
 
 
@@ -83,10 +112,14 @@ __all__ = [
     "BadRequestError",
     "ConflictError",
     "DirectoryUnreachable",
+    "InvalidParam",
     "NotFoundError",
     "PreconditionFailedError",
     "ProblemError",
     "RegistryClientError",
+    "ServiceUnavailableError",
+    "UnexpectedResponse",
+    "UnsupportedMediaTypeError",
     "ValidationIssue",
     "problem_from",
 ]

@@ -62,13 +62,17 @@ def lmos_member(obj: dict[str, Any], local_name: str) -> tuple[str | None, Any]:
     return None, None
 
 
-def types_of(document: dict[str, Any]) -> list[str]:
-    value = document.get("@type")
+def strings_of(value: Any) -> list[str]:
+    """A JSON-LD "one or many" string member (``"a"`` or ``["a", "b"]``) as a list; other values give []."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
         return [item for item in value if isinstance(item, str)]
     return []
+
+
+def types_of(document: dict[str, Any]) -> list[str]:
+    return strings_of(document.get("@type"))
 
 
 def lmos_kind(document: dict[str, Any]) -> LmosKind | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from registry.descriptions.model import LmosKind, lmos_kind, lmos_member, types_of
+from registry.descriptions.model import LmosKind, lmos_kind, lmos_member, strings_of, types_of
 
 KIND_AGENT = "agent"
 KIND_TOOL = "tool"
@@ -121,14 +121,6 @@ def _capability_entries(document: dict[str, Any]) -> list[Any]:
     return entries
 
 
-def _examples(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
-
-
 def _schema(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
@@ -153,7 +145,7 @@ def summarise(document: dict[str, Any]) -> Summary:
                 id=capability_id,
                 version=_text(_field(entry, "version")) or version,
                 description=_text(_field(entry, "description")),
-                examples=_examples(_field(entry, "examples")),
+                examples=strings_of(_field(entry, "examples")),
             )
         )
     actions = document.get("actions")

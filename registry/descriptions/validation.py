@@ -24,6 +24,7 @@ from registry.descriptions.model import (
     contexts_of,
     lmos_kind,
     lmos_member,
+    strings_of,
 )
 
 
@@ -63,14 +64,6 @@ def _schema_errors(document: dict[str, Any]) -> Iterator[FieldError]:
             yield FieldError(field_path(error.instance_path), error.message)
 
 
-def _security_names(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [name for name in value if isinstance(name, str)]
-    return []
-
-
 def _security_errors(document: dict[str, Any]) -> Iterator[FieldError]:
     """Every security scheme name used must be defined in ``securityDefinitions`` (TD 1.1 spot check)."""
     definitions = document.get("securityDefinitions")
@@ -79,7 +72,7 @@ def _security_errors(document: dict[str, Any]) -> Iterator[FieldError]:
     defined = set(definitions)
 
     def check(path: list[str | int], value: Any) -> Iterator[FieldError]:
-        for name in _security_names(value):
+        for name in strings_of(value):
             if name not in defined:
                 yield FieldError(field_path(path), f"security scheme {name!r} is not defined in securityDefinitions")
 

@@ -43,7 +43,7 @@ def _validation_error(request: Request[Any, Any, Any], error: ValidationExceptio
     """Litestar's own parameter validation (query/path types): named per parameter."""
     details = error.extra if isinstance(error.extra, list) else []
     invalid = [
-        {"field": str(item.get("key", "")), "description": str(item.get("message", ""))}
+        {"name": str(item.get("key", "")), "reason": str(item.get("message", ""))}
         for item in details
         if isinstance(item, dict)
     ]

@@ -91,8 +91,11 @@ def test_import_directory_with_failure_summary(base_url: str, tmp_path: Path) ->
     assert failures["nested/invalid.jsonld"]["validationErrors"]
 
     human = registry(base_url, "import", str(tmp_path))
-    assert "3 registered, 2 failed (of 5 files)" in human.stdout
+    assert "3 registered, 2 failed (of 5)" in human.stdout
     assert "broken.json" in human.stdout
+    assert "not JSON" in human.stdout
+    assert "The Thing Description is invalid" in human.stdout
+    assert any(issue["field"] in human.stdout for issue in failures["nested/invalid.jsonld"]["validationErrors"])
 
 
 def test_watch_prints_events(base_url: str, client: httpx.Client) -> None:

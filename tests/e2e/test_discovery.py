@@ -623,3 +623,28 @@ def test_bad_bodies_are_problems(client: httpx.Client, path: str) -> None:
         response = client.post(path, content=content, headers={"content-type": "application/json"})
         assert response.status_code == 400, response.text
         assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_unversioned_provider_resolves_for_any_range_and_appears_once(client: httpx.Client) -> None:
+    """A capability offered twice by one description (capabilities entry + action) yields one provider."""
+    capability = f"echo_{TOKEN}"
+    document = agent("echo-unversioned", "initech", "1.0.0", [{"name": capability}], actions={capability: action()})
+    del document["version"]
+    put(client, document)
+    answers = {
+        version_range: client.post(
+            "/api/v1/resolve", json={"requirements": [{"capability": capability, "range": version_range}]}
+        ).json()["results"][0]
+        for version_range in ("*", "^1")
+    }
+    assert answers["*"]["resolved"] is True
+    assert answers["*"]["provider"]["id"] == document["id"]
+    assert answers["*"]["alternatives"] == []
+    assert answers["^1"]["resolved"] is False
+    assert answers["^1"]["reason"] == "no_version_in_range"
+
+
+def test_framework_parameter_errors_name_the_parameter(client: httpx.Client) -> None:
+    problem = client.get("/api/v1/search", params={"limit": "0"}).json()
+    assert [param["name"] for param in problem["invalidParams"]] == ["limit"]
+    assert all(param["reason"] for param in problem["invalidParams"])

@@ -68,18 +68,44 @@ def test_agent_deregisters_on_sigterm(agent: subprocess.Popen[str], client: http
     assert not _present(client)
 
 
-def test_wait_for_capability_sees_the_agent_appear(base_url: str, client: httpx.Client) -> None:
-    waiter = subprocess.Popen(
-        [sys.executable, "examples/wait_for_capability.py", "getWeather", "--url", base_url, "--timeout", "20"],
+def _waiter(base_url: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "examples/wait_for_capability.py", "getWeather", "--url", base_url, *args],
         cwd=ROOT,
         env=ENV,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+
+
+def test_wait_for_capability_resolves_once_a_version_in_range_appears(base_url: str, client: httpx.Client) -> None:
     document = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())
     client.delete(f"/things/{WEATHER_ID}")
-    assert client.put(f"/things/{WEATHER_ID}", json=document).status_code == 201
-    output, _ = waiter.communicate(timeout=20)
-    assert waiter.returncode == 0
-    assert f"getWeather is offered by {WEATHER_ID}" in output
+    waiter = _waiter(base_url, "--range", "^1.2", "--timeout", "20")
+    time.sleep(1.5)
+    # A provider outside the range does not end the wait; the next version, in range, does.
+    assert client.put(f"/things/{WEATHER_ID}", json={**document, "version": {"instance": "1.1.0"}}).status_code == 201
+    time.sleep(1.0)
+    assert waiter.poll() is None, "resolved although no version was in range"
+    assert client.put(f"/things/{WEATHER_ID}", json={**document, "version": {"instance": "1.2.3"}}).status_code == 204
+    output, errors = waiter.communicate(timeout=20)
+    assert waiter.returncode == 0, errors
+    headline, resolution = output.split("\n", 1)
+    assert headline == f"getWeather is offered by {WEATHER_ID} (version 1.2.3)"
+    resolved = json.loads(resolution)
+    assert (resolved["resolved"], resolved["range"], resolved["provider"]["id"]) == (True, "^1.2", WEATHER_ID)
+    client.delete(f"/things/{WEATHER_ID}")
+
+
+def test_wait_for_capability_gives_the_reason_on_timeout(base_url: str, client: httpx.Client) -> None:
+    document = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())
+    assert client.put(f"/things/{WEATHER_ID}", json={**document, "version": {"instance": "1.0.0"}}).status_code in (
+        201,
+        204,
+    )
+    waiter = _waiter(base_url, "--range", ">=2", "--timeout", "2")
+    _, errors = waiter.communicate(timeout=20)
+    assert waiter.returncode == 1
+    assert "no_version_in_range" in errors
+    client.delete(f"/things/{WEATHER_ID}")

@@ -5,7 +5,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from registry.client import BadRequestError, DirectoryUnreachable, NotFoundError, RegistryClient
+from registry.client import (
+    BadRequestError,
+    DirectoryUnreachable,
+    NotFoundError,
+    ProblemError,
+    RegistryClient,
+    UnexpectedResponse,
+)
 from registry.client.calls import event_from, events_request
 
 
@@ -56,3 +63,30 @@ def test_event_requests() -> None:
     assert event is not None
     assert (event.seq, event.thing_id) == (42, "urn:a")
     assert event_from("message", "", "") is None
+
+
+def test_problem_details_with_invalid_params_and_plain_errors() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/v1/search":
+            problem = {
+                "status": 400,
+                "detail": "bad",
+                "invalidParams": [{"name": "kind", "reason": "one of agent"}, {"name": "limit", "reason": "≥ 1"}],
+            }
+            return httpx.Response(400, json=problem)
+        if request.url.path == "/search/jsonpath":
+            return httpx.Response(502, text="upstream broke")
+        return httpx.Response(200, headers={"content-type": "application/ld+json"}, json={"@graph": []})
+
+    with RegistryClient("http://directory", transport=httpx.MockTransport(answer)) as client:
+        with pytest.raises(BadRequestError) as bad:
+            client.search(kind="robot")
+        assert [(param.name, param.reason) for param in bad.value.invalid_params] == [
+            ("kind", "one of agent"),
+            ("limit", "≥ 1"),
+        ]
+        with pytest.raises(ProblemError) as plain:
+            client.jsonpath("$")
+        assert (plain.value.status, plain.value.detail) == (502, "upstream broke")
+        with pytest.raises(UnexpectedResponse, match="application/ld\\+json"):
+            client.sparql("CONSTRUCT WHERE { ?s ?p ?o }")
