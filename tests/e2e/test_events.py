@@ -22,7 +22,7 @@ async def sdk(base_url: str) -> Any:
 
 async def test_events_in_order_with_ids_and_id_only_data(base_url: str, sdk: AsyncRegistryClient) -> None:
     document = thing("Ordered")
-    async with collecting(base_url) as stream:
+    async with collecting(base_url, about=[document["id"]]) as stream:
         await sdk.register(document)
         await sdk.patch(document["id"], {"title": "Ordered, patched"})
         await sdk.delete(document["id"])
@@ -36,7 +36,7 @@ async def test_events_in_order_with_ids_and_id_only_data(base_url: str, sdk: Asy
 
 async def test_diff_payloads(base_url: str, sdk: AsyncRegistryClient) -> None:
     document = thing("Diffed", description="to be removed")
-    async with collecting(base_url, diff=True) as stream:
+    async with collecting(base_url, about=[document["id"]], diff=True) as stream:
         await sdk.register(document, ttl=600)
         created = await stream.next()
         await sdk.patch(document["id"], {"title": "Diffed again", "description": None})
@@ -53,7 +53,7 @@ async def test_diff_payloads(base_url: str, sdk: AsyncRegistryClient) -> None:
 
 async def test_type_filter(base_url: str, sdk: AsyncRegistryClient) -> None:
     document = thing("Typed")
-    async with collecting(base_url, event_type="thing_updated", diff=True) as stream:
+    async with collecting(base_url, about=[document["id"]], event_type="thing_updated", diff=True) as stream:
         await sdk.register(document)
         await sdk.patch(document["id"], {"title": "Typed 2"})
         await sdk.delete(document["id"])
@@ -63,24 +63,25 @@ async def test_type_filter(base_url: str, sdk: AsyncRegistryClient) -> None:
 
 
 async def test_no_history_without_last_event_id(base_url: str, sdk: AsyncRegistryClient) -> None:
-    await sdk.register(thing("Before subscription"))
+    before = thing("Before subscription")
+    await sdk.register(before)
     later = thing("After subscription")
-    async with collecting(base_url) as stream:
+    async with collecting(base_url, about=[before["id"], later["id"]]) as stream:
         await sdk.register(later)
         assert (await stream.next()).data["id"] == later["id"]
 
 
 async def test_replay_with_last_event_id(base_url: str, sdk: AsyncRegistryClient) -> None:
-    first, second = thing("Replay 1"), thing("Replay 2")
-    async with collecting(base_url) as stream:
+    first, second, third = thing("Replay 1"), thing("Replay 2"), thing("Replay 3")
+    ours = [first["id"], second["id"], third["id"]]
+    async with collecting(base_url, about=ours) as stream:
         await sdk.register(first)
         seen = await stream.next()
     # Missed while disconnected:
     await sdk.register(second)
     await sdk.delete(first["id"])
-    async with collecting(base_url, last_event_id=seen.seq) as stream:
+    async with collecting(base_url, about=ours, last_event_id=seen.seq) as stream:
         replayed = await stream.take(2)
-        third = thing("Replay 3")
         await sdk.register(third)
         live = await stream.next()
     assert [(event.type, event.thing_id) for event in replayed] == [
@@ -97,7 +98,8 @@ async def test_filtered_subscription_sees_matching_things_until_they_leave(
     capability = f"forecast-{time.monotonic_ns()}"
     provider = thing("Forecaster", **{"@type": "lmos:Agent", "actions": {capability: {"forms": [{"href": "/f"}]}}})
     other = thing("Unrelated", **{"@type": "lmos:Agent", "actions": {"other": {"forms": [{"href": "/o"}]}}})
-    async with collecting(base_url, capability=capability, kind="agent") as stream:
+    ours = [provider["id"], other["id"]]
+    async with collecting(base_url, about=ours, capability=capability, kind="agent") as stream:
         await sdk.register(other)
         await sdk.register(provider)
         await sdk.patch(other["id"], {"title": "Still unrelated"})
@@ -116,15 +118,15 @@ async def test_filtered_subscription_sees_matching_things_until_they_leave(
 
 async def test_filtered_replay_knows_deleted_documents(base_url: str, sdk: AsyncRegistryClient) -> None:
     marker = f"needle{time.monotonic_ns()}"
-    async with collecting(base_url) as stream:
-        start = thing("start")
+    start, matching, other = thing("start"), thing(f"has {marker} inside"), thing("no match")
+    ours = [start["id"], matching["id"], other["id"]]
+    async with collecting(base_url, about=ours) as stream:
         await sdk.register(start)
         position = (await stream.next()).seq
-    matching = thing(f"has {marker} inside")
     await sdk.register(matching)
-    await sdk.register(thing("no match"))
+    await sdk.register(other)
     await sdk.delete(matching["id"])
-    async with collecting(base_url, q=marker.upper(), last_event_id=position) as stream:
+    async with collecting(base_url, about=ours, q=marker.upper(), last_event_id=position) as stream:
         events = await stream.take(2)
     assert [(event.type, event.thing_id) for event in events] == [
         ("thing_created", matching["id"]),

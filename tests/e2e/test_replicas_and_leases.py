@@ -16,7 +16,10 @@ from tests.support.things import collecting, thing
 async def test_events_reach_subscribers_of_another_replica(start_server: Any) -> None:
     writer, reader = start_server(), start_server()
     document = thing("Across replicas")
-    async with collecting(reader.base_url, diff=True) as stream, AsyncRegistryClient(writer.base_url) as sdk:
+    async with (
+        collecting(reader.base_url, about=[document["id"]], diff=True) as stream,
+        AsyncRegistryClient(writer.base_url) as sdk,
+    ):
         await sdk.register(document)
         await sdk.patch(document["id"], {"title": "Across replicas, patched"})
         created, updated = await stream.take(2)
@@ -29,9 +32,10 @@ async def test_expiry_with_two_replicas_emits_one_delete(start_server: Any) -> N
     env = {"REGISTRY_PURGE_INTERVAL": "0.2"}
     first, second = start_server(env), start_server(env)
     documents = [thing(f"Short-lived {index}") for index in range(5)]
+    ids = [document["id"] for document in documents]
     async with (
-        collecting(first.base_url, event_type="thing_deleted") as on_first,
-        collecting(second.base_url, event_type="thing_deleted") as on_second,
+        collecting(first.base_url, about=ids, event_type="thing_deleted") as on_first,
+        collecting(second.base_url, about=ids, event_type="thing_deleted") as on_second,
         AsyncRegistryClient(first.base_url) as sdk,
     ):
         for document in documents:
@@ -46,7 +50,7 @@ async def test_expiry_with_two_replicas_emits_one_delete(start_server: Any) -> N
 
 async def test_lease_renewal_extends_expiry_without_an_event(base_url: str) -> None:
     document = thing("Leased")
-    async with AsyncRegistryClient(base_url) as sdk, collecting(base_url) as stream:
+    async with AsyncRegistryClient(base_url) as sdk, collecting(base_url, about=[document["id"]]) as stream:
         await sdk.register(document, ttl=2)
         before = (await sdk.get(document["id"]))["registration"]
         assert (await stream.next()).type == "thing_created"

@@ -61,7 +61,10 @@ async def test_agent_registration_retries_until_the_directory_is_up(database_url
 async def test_feed_catches_up_after_losing_its_listen_connection(start_server: Any) -> None:
     server = start_server({"REGISTRY_FEED_POLL_INTERVAL": "300"})  # so only the catch-up can deliver
     document = thing("Written while deaf")
-    async with collecting(server.base_url) as stream, AsyncRegistryClient(server.base_url) as sdk:
+    async with (
+        collecting(server.base_url, about=[document["id"]]) as stream,
+        AsyncRegistryClient(server.base_url) as sdk,
+    ):
         admin = await asyncpg.connect(listen_url(server.database_url))
         try:
             killed = await admin.fetchval(

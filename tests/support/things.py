@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from registry.client import AsyncRegistryClient, Event
@@ -24,17 +24,23 @@ def thing(title: str = "Thing", **members: Any) -> dict[str, Any]:
 
 
 class Collector:
-    """Reads an event stream in the background into a queue."""
+    """Reads an event stream in the background into a queue.
 
-    def __init__(self, client: AsyncRegistryClient, **subscription: Any) -> None:
+    Only events about the ids in ``about`` are kept (when given): tests share a database with other tests and
+    with servers that purge expired descriptions at any moment.
+    """
+
+    def __init__(self, client: AsyncRegistryClient, about: Collection[str] | None = None, **subscription: Any) -> None:
         self.client = client
+        self.about = None if about is None else set(about)
         self.subscription = subscription
         self.events: asyncio.Queue[Event] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
         async for event in self.client.events(**self.subscription):
-            self.events.put_nowait(event)
+            if self.about is None or event.thing_id in self.about:
+                self.events.put_nowait(event)
 
     async def next(self, within: float = 5.0) -> Event:
         return await asyncio.wait_for(self.events.get(), within)
@@ -50,10 +56,12 @@ class Collector:
 
 
 @contextlib.asynccontextmanager
-async def collecting(base_url: str, settle: float = 0.3, **subscription: Any) -> AsyncIterator[Collector]:
+async def collecting(
+    base_url: str, settle: float = 0.3, about: Collection[str] | None = None, **subscription: Any
+) -> AsyncIterator[Collector]:
     """Subscribe, give the subscription ``settle`` seconds to be in place, and stop it afterwards."""
     async with AsyncRegistryClient(base_url) as client:
-        collector = Collector(client, **subscription)
+        collector = Collector(client, about, **subscription)
         collector.task = asyncio.create_task(collector._run())
         await asyncio.sleep(settle)
         try:
