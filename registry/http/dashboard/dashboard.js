@@ -1,6 +1,6 @@
 // The ops dashboard: reads the registry's public REST APIs and its /events stream.
-// Descriptions are untrusted input: every value reaches the page through textContent (the el() helper below),
-// never through innerHTML, and links are only made from URLs this module builds or checks.
+// Descriptions are untrusted input: every value reaches the page as text (the el() helper below makes text nodes;
+// nothing is parsed as HTML), and links are only made from URLs this module builds or checks.
 
 const ROOT = new URL("../", import.meta.url);
 const PAGE_SIZE = 25;
