@@ -257,7 +257,7 @@ function renderVersions(items) {
   $("detail-versions").replaceChildren(
     ...items.map((item) =>
       el("tr", { className: item.current ? "current" : "" },
-        el("td", {}, item.version, item.current ? el("span", { className: "chip" }, "current") : null),
+        el("td", {}, item.version, item.current ? [" ", el("span", { className: "chip" }, "current")] : null),
         el("td", {}, formatTime(item.registered)),
         el("td", {}, item.previous_version || "–"),
         el("td", {}, item.verdict ? el("span", { className: `verdict verdict-${item.verdict}` }, item.verdict) : "–"),
