@@ -44,6 +44,7 @@ CHROMIUM_FLAGS = (
     "--window-size=1400,900",
 )
 WAIT = 10.0
+MERGE_PATCH = "application/merge-patch+json"
 
 
 @pytest.fixture(scope="module")
@@ -167,11 +168,19 @@ def test_live_feed_and_paging(browser: Any, dashboard_server: ServerProcess) -> 
         for document in added:
             client.put(f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"})
         client.delete(f"/things/{added[0]['id']}").raise_for_status()
+        billing = "urn:dashboard:agent:billing"
+        patched = client.patch(
+            f"/things/{billing}", json={"description": "Corrects invoices too."}, headers={"content-type": MERGE_PATCH}
+        )
+        patched.raise_for_status()
     feed = "#events .event"
-    wait_for(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, feed)) == 21, "every change reaches the feed")
-    newest = browser.find_elements(By.CSS_SELECTOR, feed)[0]
-    assert newest.find_element(By.CLASS_NAME, "verb").text == "deleted"
-    assert added[0]["id"] in newest.text
+    wait_for(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, feed)) == 22, "every change reaches the feed")
+    newest, deleted = browser.find_elements(By.CSS_SELECTOR, feed)[:2]
+    assert newest.get_attribute("data-id") == billing
+    assert newest.find_element(By.CLASS_NAME, "verb").text == "updated"
+    assert newest.find_element(By.CLASS_NAME, "name").text == "Billing Agent"  # a title the table showed
+    assert deleted.find_element(By.CLASS_NAME, "verb").text == "deleted"
+    assert deleted.find_element(By.CLASS_NAME, "name").text == added[0]["id"]  # not seen before: named by id
     wait_for(browser, lambda: text(browser, "stat-total") == "27", "the counts follow the changes")
     assert browser.find_element(By.ID, "table-notice").is_displayed()
 
@@ -189,3 +198,50 @@ def test_live_feed_and_paging(browser: Any, dashboard_server: ServerProcess) -> 
 def test_no_script_errors(browser: Any) -> None:
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_feed_after_a_restart(browser: Any, dashboard_server: ServerProcess) -> None:
+    """EventSource reconnects by itself with Last-Event-ID, and the registry replays the changes made meanwhile.
+
+    A page that has received no event has no id to resume from (the stream sends none before the first change):
+    it reloads the counts and marks the table as possibly stale instead. Two windows show both cases.
+    """
+    feed = "#events .event"
+    resuming = browser.current_window_handle
+    wait_for(browser, lambda: text(browser, "feed-status") == "live", "the activity feed is connected")
+    with httpx.Client(base_url=dashboard_server.base_url) as client:
+        first = thing("Before the restart")
+        client.put(f"/things/{first['id']}", json=first, headers={"content-type": "application/td+json"})
+        wait_for(
+            browser,
+            lambda: browser.find_element(By.CSS_SELECTOR, feed).get_attribute("data-id") == first["id"],
+            "a first event",
+        )
+        seen = len(browser.find_elements(By.CSS_SELECTOR, feed))
+        total = int(client.get("/things", params={"limit": 1, "format": "collection"}).json()["total"])
+    browser.switch_to.new_window("window")
+    fresh = browser.current_window_handle
+    browser.get(dashboard_server.base_url + "/dashboard")
+    wait_for(browser, lambda: text(browser, "stat-total") == str(total), "the second window's counts")
+    wait_for(browser, lambda: text(browser, "feed-status") == "live", "the second window's feed")
+
+    dashboard_server.kill()
+    wait_for(browser, lambda: text(browser, "feed-status") != "live", "the page notices the server is gone")
+    missed = [thing(f"Missed {index}") for index in range(2)]
+    with ServerProcess(dashboard_server.database_url) as other, httpx.Client(base_url=other.base_url) as client:
+        for document in missed:
+            client.put(f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"})
+    with ServerProcess(dashboard_server.database_url, port=dashboard_server.port):
+        wait_for(browser, lambda: text(browser, "feed-status") == "live", "the second window's feed reconnects")
+        wait_for(browser, lambda: text(browser, "stat-total") == str(total + 2), "the counts are reloaded")
+        assert "interrupted" in text(browser, "table-notice")
+        assert browser.find_elements(By.CSS_SELECTOR, feed) == []
+
+        browser.switch_to.window(resuming)
+        wait_for(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, feed)) == seen + 2, "the missed changes")
+        newest = browser.find_elements(By.CSS_SELECTOR, feed)[:2]
+        assert [item.get_attribute("data-id") for item in newest] == [missed[1]["id"], missed[0]["id"]]
+        wait_for(browser, lambda: text(browser, "stat-total") == str(total + 2), "the counts follow the replay")
+    browser.switch_to.window(fresh)
+    browser.close()
+    browser.switch_to.window(resuming)

@@ -6,6 +6,7 @@ const ROOT = new URL("../", import.meta.url);
 const PAGE_SIZE = 25;
 const FEED_LIMIT = 200;
 const REFRESH_DELAY_MS = 1000;
+const RESUBSCRIBE_DELAY_MS = 5000;
 
 const $ = (id) => document.getElementById(id);
 
@@ -142,7 +143,11 @@ function capabilityChips(capabilities) {
   return shown;
 }
 
+/** Titles of the descriptions seen in the table or in details, to name them in the activity feed. */
+const titles = new Map();
+
 function resultRow(item) {
+  if (item.title) titles.set(item.id, item.title);
   const row = el("tr", { tabIndex: 0, dataset: { id: item.id }, title: item.id },
     el("td", { className: "title" }, item.title || item.id,
       item.description ? el("div", { className: "sub" }, item.description) : null),
@@ -222,6 +227,7 @@ async function openDetail(id) {
 
 function renderSummary(summary) {
   $("detail-title").textContent = summary.title || summary.id;
+  if (summary.title) titles.set(summary.id, summary.title);
   $("detail-description").textContent = summary.description || "";
   const vendor = summary.vendor || {};
   $("detail-facts").append(
@@ -272,14 +278,18 @@ function renderVersions(items) {
 let staleChanges = 0;
 let refreshTimer = null;
 
+function showStale(message) {
+  const notice = $("table-notice");
+  notice.replaceChildren(`${message} `,
+    el("button", { type: "button", className: "link", onclick: () => loadResults() }, "Refresh"));
+  notice.hidden = false;
+}
+
 function scheduleRefresh() {
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(loadCounts, REFRESH_DELAY_MS);
   staleChanges += 1;
-  const notice = $("table-notice");
-  notice.replaceChildren(`${staleChanges} change(s) since the table was loaded. `,
-    el("button", { type: "button", className: "link", onclick: () => loadResults() }, "Refresh"));
-  notice.hidden = false;
+  showStale(`${staleChanges} change(s) since the table was loaded.`);
 }
 
 function addEvent(type, event) {
@@ -291,13 +301,17 @@ function addEvent(type, event) {
   }
   const verb = type.replace("thing_", "");
   const id = typeof data.id === "string" ? data.id : "";
-  const target = verb === "deleted" || !id
-    ? el("span", { className: "id" }, id)
-    : el("button", { type: "button", className: "link id", onclick: () => openDetail(id) }, id);
-  const item = el("li", { className: `event event-${verb}`, dataset: { seq: event.lastEventId } },
+  const title = titles.get(id);
+  const name = verb === "deleted" || !id
+    ? el("span", { className: "name" }, title || id)
+    : el("button", { type: "button", className: "link name", onclick: () => openDetail(id) }, title || id);
+  // Events carry no time of their own: this is when the page received it (replayed ones included).
+  const received = new Date();
+  const item = el("li", { className: `event event-${verb}`, dataset: { seq: event.lastEventId, id } },
     el("span", { className: "verb" }, verb),
-    el("time", { dateTime: new Date().toISOString() }, new Date().toLocaleTimeString()),
-    target);
+    el("time", { dateTime: received.toISOString() }, received.toLocaleTimeString()),
+    name,
+    title ? el("span", { className: "id" }, id) : null);
   const list = $("events");
   list.prepend(item);
   $("events-empty").hidden = true;
@@ -311,21 +325,36 @@ function setFeedStatus(state, text) {
   status.textContent = text;
 }
 
-function subscribe() {
-  // EventSource reconnects by itself and sends Last-Event-ID, so the registry replays what was missed.
+function subscribe(afterFailure = false) {
+  // EventSource reconnects by itself and sends Last-Event-ID, so the registry replays what was missed. Without
+  // an event received yet there is no id to send, and a new EventSource starts without one: then the counts are
+  // reloaded and the table is marked as possibly stale.
   const source = new EventSource(url("events"));
-  source.addEventListener("open", () => setFeedStatus("live", "live"));
+  let interrupted = afterFailure;
+  let resumable = false; // an event with an id has arrived, so a reconnection resumes after it
+  source.addEventListener("open", () => {
+    setFeedStatus("live", "live");
+    if (interrupted && !resumable) {
+      loadCounts();
+      showStale("The live feed was interrupted; changes made meanwhile may be missing from it.");
+    }
+    interrupted = false;
+  });
   source.addEventListener("error", () => {
+    interrupted = true;
     if (source.readyState === EventSource.CLOSED) {
       // The server refused the stream (not a dropped connection): start afresh after a pause.
       setFeedStatus("down", "disconnected");
-      setTimeout(subscribe, 5000);
+      setTimeout(() => subscribe(true), RESUBSCRIBE_DELAY_MS);
     } else {
       setFeedStatus("connecting", "reconnecting…");
     }
   });
   for (const type of ["thing_created", "thing_updated", "thing_deleted"]) {
-    source.addEventListener(type, (event) => addEvent(type, event));
+    source.addEventListener(type, (event) => {
+      resumable ||= Boolean(event.lastEventId);
+      addEvent(type, event);
+    });
   }
 }
 
