@@ -130,6 +130,7 @@ def test_filters_by_facet_and_text(browser: Any) -> None:
     acme = browser.find_element(By.CSS_SELECTOR, '#facet-vendor .facet[title="Filter by vendor Acme Corp"]')
     acme.click()
     wait_for(browser, lambda: len(rows(browser)) == 2, "the vendor facet narrows the table to Acme's two")
+    assert text(browser, "matches") == "2 of 2 shown"
     assert browser.find_element(By.ID, "vendor").get_attribute("value") == "Acme Corp"
     browser.find_element(By.ID, "clear").click()
     wait_for(browser, lambda: len(rows(browser)) == 8, "clearing shows everything again")
@@ -186,10 +187,12 @@ def test_live_feed_and_paging(browser: Any, dashboard_server: ServerProcess) -> 
 
     browser.find_element(By.CSS_SELECTOR, "#table-notice button").click()
     wait_for(browser, lambda: len(rows(browser)) == 25, "the first page has 25 rows")
+    assert text(browser, "matches") == "25 of 27 shown"
     more = browser.find_element(By.ID, "more")
     assert more.is_displayed()
     more.click()
     wait_for(browser, lambda: len(rows(browser)) == 27, "the next cursor page is appended")
+    assert text(browser, "matches") == "27 of 27 shown"
     assert not more.is_displayed()
     ids = [row.get_attribute("data-id") for row in rows(browser)]
     assert len(set(ids)) == 27

@@ -132,6 +132,7 @@ async function loadCounts() {
 // -- the table
 
 let nextCursor = null;
+let matches = 0;
 let loading = 0;
 
 function capabilityChips(capabilities) {
@@ -167,7 +168,8 @@ function resultRow(item) {
 
 async function loadResults(append = false) {
   const ticket = ++loading;
-  const params = { ...filters, limit: PAGE_SIZE, cursor: append ? nextCursor : null };
+  // The first page asks for facets too: their kind counts add up to the number of matches.
+  const params = { ...filters, limit: PAGE_SIZE, cursor: append ? nextCursor : null, facets: append ? null : "true" };
   try {
     const page = await getJSON("api/v1/search", params);
     if (ticket !== loading) return; // a newer search has started
@@ -176,6 +178,8 @@ async function loadResults(append = false) {
     if (append) $("rows").append(...rows);
     else $("rows").replaceChildren(...rows);
     nextCursor = page.next_cursor;
+    if (page.facets) matches = page.facets.kind.reduce((sum, { count }) => sum + count, 0);
+    $("matches").textContent = `${$("rows").children.length} of ${matches} shown`;
     $("more").hidden = !nextCursor;
     $("empty").hidden = $("rows").children.length > 0;
     $("table-notice").hidden = true;
@@ -285,9 +289,12 @@ function showStale(message) {
   notice.hidden = false;
 }
 
+/** At most one reload of the counts per REFRESH_DELAY_MS, however fast changes arrive. */
 function scheduleRefresh() {
-  clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(loadCounts, REFRESH_DELAY_MS);
+  refreshTimer ??= setTimeout(() => {
+    refreshTimer = null;
+    loadCounts();
+  }, REFRESH_DELAY_MS);
   staleChanges += 1;
   showStale(`${staleChanges} change(s) since the table was loaded.`);
 }
