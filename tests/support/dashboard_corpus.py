@@ -1,7 +1,8 @@
 """A small corpus for the dashboard tests and its screenshot (docs/dashboard.png).
 
-Agents, tools and a plain thing of three vendors; one agent in three versions (compatible, then breaking), and
-one tool whose title, description and vendor are markup, to show the page renders them as text.
+Agents, tools and a plain thing of three vendors; one agent in three versions (compatible, then breaking); one
+tool whose title, description and vendor are markup, which the page must show as text; and a thing whose id
+holds ``/``, ``?`` and ``#``, which the page must percent-encode in paths.
 Seed a running registry with ``python -m tests.support.dashboard_corpus http://127.0.0.1:8000``.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -17,6 +19,8 @@ HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
 HOSTILE_DESCRIPTION = "<script>document.title='owned'</script>"
 WEATHER_ID = "urn:dashboard:agent:weather"
 HOSTILE_ID = "urn:dashboard:tool:hostile"
+#: An id with the characters a path mangles unless the page percent-encodes it.
+THERMOSTAT_ID = "https://devices.example/office/thermostat?floor=2#main"
 
 
 def _action(description: str, inputs: dict[str, str], required: list[str] | None = None) -> dict[str, Any]:
@@ -147,14 +151,14 @@ def corpus() -> list[dict[str, Any]]:
             description=HOSTILE_DESCRIPTION,
             actions={"steal": _action("<img src=y onerror=alert(2)>", {"what": "string"})},
         ),
-        _description(None, "urn:dashboard:thing:thermostat", "Office Thermostat", None),
+        _description(None, THERMOSTAT_ID, "Office Thermostat", None),
     ]
 
 
 def register(client: httpx.Client) -> None:
     for document in corpus():
         response = client.put(
-            f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"}
+            f"/things/{quote(document['id'], safe='')}", json=document, headers={"content-type": "application/td+json"}
         )
         response.raise_for_status()
 
