@@ -18,6 +18,7 @@ from registry.discovery import CatalogProjector, DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
 from registry.http.api_v1 import DiscoveryController
+from registry.http.dashboard import dashboard
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
@@ -101,6 +102,7 @@ def create_app(settings: Settings) -> Litestar:
             all_events,
             events_of_type,
             renew_lease,
+            dashboard,
         ],
         lifespan=[lifespan],
         state=State({"settings": settings}),

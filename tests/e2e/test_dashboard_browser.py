@@ -1,0 +1,282 @@
+"""The ops dashboard in headless Chromium (driven by Selenium) against a real server with its own database.
+
+Skipped, with the reason, where no Chromium or ChromeDriver is installed (Debian: ``apt-get install chromium
+chromium-driver``). The server gets a database of its own so the counts on the page are exactly the corpus's.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.dashboard_corpus import (
+    HOSTILE_DESCRIPTION,
+    HOSTILE_ID,
+    HOSTILE_TITLE,
+    THERMOSTAT_ID,
+    WEATHER_ID,
+    register,
+)
+from tests.support.servers import ServerProcess, fresh_database
+from tests.support.things import thing
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+DRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    BROWSER is None or DRIVER is None,
+    reason="no Chromium/ChromeDriver binary on PATH (Debian: apt-get install chromium chromium-driver)",
+)
+#: Without the networking flags Chromium tries to reach Google's hosts, which a closed network refuses.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1400,900",
+)
+WAIT = 10.0
+#: Run before the page's own scripts (injected through DevTools, so the page's CSP does not apply to it).
+RECORD_PROBLEMS = """
+window.problems = [];
+document.addEventListener("securitypolicyviolation", (event) =>
+  window.problems.push(`CSP ${event.violatedDirective} blocked ${event.blockedURI || "inline code"}`));
+window.addEventListener("error", (event) => {
+  if (event.message) window.problems.push(`error ${event.message}`);
+});
+window.addEventListener("unhandledrejection", (event) => window.problems.push(`rejection ${event.reason}`));
+"""
+MERGE_PATCH = "application/merge-patch+json"
+
+
+@pytest.fixture(scope="module")
+def dashboard_server(postgres_admin_url: str) -> Iterator[ServerProcess]:
+    with fresh_database(postgres_admin_url) as url, ServerProcess(url) as server:
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            register(client)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_server: ServerProcess) -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    with tempfile.TemporaryDirectory(prefix="dashboard-chromium-") as profile:
+        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+        try:
+            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_PROBLEMS})
+            driver.get(dashboard_server.base_url + "/dashboard")
+            yield driver
+        finally:
+            driver.quit()
+
+
+def wait_for(driver: Any, condition: Any, message: str) -> Any:
+    try:
+        # The page replaces rows and facets wholesale, so an element found a moment ago may be gone.
+        waiting = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+        return waiting.until(lambda _: condition())
+    except TimeoutException:
+        pytest.fail(f"{message} (not within {WAIT} s)")
+
+
+def text(driver: Any, element_id: str) -> str:
+    return str(driver.find_element(By.ID, element_id).text)
+
+
+def rows(driver: Any) -> list[Any]:
+    return list(driver.find_elements(By.CSS_SELECTOR, "#rows tr"))
+
+
+def facet_counts(driver: Any, name: str) -> dict[str, str]:
+    buttons = driver.find_elements(By.CSS_SELECTOR, f"#facet-{name} .facet")
+    return {
+        button.find_element(By.CLASS_NAME, "facet-value").text: button.find_element(By.CLASS_NAME, "count").text
+        for button in buttons
+    }
+
+
+def test_counts_facets_and_table(browser: Any) -> None:
+    wait_for(browser, lambda: len(rows(browser)) == 8, "the table lists the corpus")
+    wait_for(browser, lambda: text(browser, "stat-total") == "8", "the total is shown")
+    assert [text(browser, f"stat-{kind}") for kind in ("agent", "tool", "thing")] == ["4", "3", "1"]
+    wait_for(browser, lambda: text(browser, "stat-index").endswith(("quads", "building")), "the SPARQL index state")
+    assert facet_counts(browser, "vendor")["Deutsche Telekom AG"] == "3"
+    assert facet_counts(browser, "kind") == {"agent": "4", "tool": "3", "thing": "1"}
+    weather = browser.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{WEATHER_ID}"]')
+    assert "Weather Agent" in weather.text
+    assert "2.0.0" in weather.text
+    assert "weather-forecast 2.0.0" in weather.text
+    wait_for(browser, lambda: text(browser, "feed-status") == "live", "the activity feed is connected")
+
+
+def test_hostile_title_is_rendered_as_text(browser: Any) -> None:
+    wait_for(browser, lambda: len(rows(browser)) >= 8, "the table lists the corpus")
+    row = browser.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{HOSTILE_ID}"]')
+    title = row.find_element(By.CLASS_NAME, "title")
+    assert title.text.splitlines() == [HOSTILE_TITLE, HOSTILE_DESCRIPTION]
+    assert "Evil <b>Corp</b>" in row.text
+    assert browser.find_elements(By.CSS_SELECTOR, "img, #rows script, #rows b") == []
+    assert browser.title == "Registry dashboard"  # the hostile description's script did not run
+    row.click()
+    wait_for(browser, lambda: text(browser, "detail-title") == HOSTILE_TITLE, "the summary of the hostile tool opens")
+    assert text(browser, "detail-description") == HOSTILE_DESCRIPTION
+    assert browser.find_elements(By.CSS_SELECTOR, "dialog img") == []
+    browser.find_element(By.ID, "detail-close").click()
+
+
+def test_filters_by_facet_and_text(browser: Any) -> None:
+    wait_for(browser, lambda: facet_counts(browser, "vendor"), "facets are shown")
+    acme = browser.find_element(By.CSS_SELECTOR, '#facet-vendor .facet[title="Filter by vendor Acme Corp"]')
+    acme.click()
+    wait_for(browser, lambda: len(rows(browser)) == 2, "the vendor facet narrows the table to Acme's two")
+    assert text(browser, "matches") == "2 of 2 shown"
+    assert browser.find_element(By.ID, "vendor").get_attribute("value") == "Acme Corp"
+    browser.find_element(By.ID, "clear").click()
+    wait_for(browser, lambda: len(rows(browser)) == 8, "clearing shows everything again")
+    browser.find_element(By.ID, "q").send_keys("invoices")
+    browser.find_element(By.CSS_SELECTOR, "#search button[type=submit]").click()
+    wait_for(
+        browser,
+        lambda: [row.get_attribute("data-id") for row in rows(browser)] == ["urn:dashboard:agent:billing"],
+        "the text search finds the billing agent",
+    )
+    browser.find_element(By.ID, "clear").click()
+    wait_for(browser, lambda: len(rows(browser)) == 8, "clearing shows everything again")
+
+
+def test_details_show_summary_versions_and_raw_description(browser: Any) -> None:
+    wait_for(browser, lambda: len(rows(browser)) >= 8, "the table lists the corpus")
+    browser.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{WEATHER_ID}"]').click()
+    wait_for(browser, lambda: text(browser, "detail-title") == "Weather Agent", "the summary opens")
+    wait_for(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, "#detail-versions tr")) == 3, "versions")
+    versions = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#detail-versions tr")]
+    assert [version.split()[0] for version in versions] == ["2.0.0", "1.1.0", "1.0.0"]
+    assert "current" in versions[0]
+    assert "breaking" in versions[0]
+    assert "compatible" in versions[1]
+    assert "weather-forecast" in text(browser, "detail-capabilities")
+    wait_for(browser, lambda: WEATHER_ID in text(browser, "detail-raw"), "the raw description is shown")
+    assert '"registration"' in text(browser, "detail-raw")
+    browser.find_element(By.ID, "detail-close").click()
+
+
+def test_details_of_an_id_with_slashes_query_and_fragment(browser: Any) -> None:
+    wait_for(browser, lambda: len(rows(browser)) >= 8, "the table lists the corpus")
+    browser.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{THERMOSTAT_ID}"]').click()
+    wait_for(browser, lambda: text(browser, "detail-title") == "Office Thermostat", "the summary opens")
+    wait_for(browser, lambda: THERMOSTAT_ID in text(browser, "detail-raw"), "the raw description is shown")
+    assert "No versions kept" in text(browser, "detail-versions")
+    assert not browser.find_element(By.ID, "detail-error").is_displayed()
+    browser.find_element(By.ID, "detail-close").click()
+
+
+def test_live_feed_and_paging(browser: Any, dashboard_server: ServerProcess) -> None:
+    wait_for(browser, lambda: text(browser, "feed-status") == "live", "the activity feed is connected")
+    token = uuid.uuid4().hex[:6]
+    added = [thing(f"Live {token} {index:02d}") for index in range(20)]
+    with httpx.Client(base_url=dashboard_server.base_url, timeout=30) as client:
+        for document in added:
+            client.put(f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"})
+        client.delete(f"/things/{added[0]['id']}").raise_for_status()
+        billing = "urn:dashboard:agent:billing"
+        patched = client.patch(
+            f"/things/{billing}", json={"description": "Corrects invoices too."}, headers={"content-type": MERGE_PATCH}
+        )
+        patched.raise_for_status()
+    feed = "#events .event"
+    wait_for(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, feed)) == 22, "every change reaches the feed")
+    newest, deleted = browser.find_elements(By.CSS_SELECTOR, feed)[:2]
+    assert newest.get_attribute("data-id") == billing
+    assert newest.find_element(By.CLASS_NAME, "verb").text == "updated"
+    assert newest.find_element(By.CLASS_NAME, "name").text == "Billing Agent"  # a title the table showed
+    assert deleted.find_element(By.CLASS_NAME, "verb").text == "deleted"
+    assert deleted.find_element(By.CLASS_NAME, "name").text == added[0]["id"]  # not seen before: named by id
+    wait_for(browser, lambda: text(browser, "stat-total") == "27", "the counts follow the changes")
+    assert browser.find_element(By.ID, "table-notice").is_displayed()
+
+    browser.find_element(By.CSS_SELECTOR, "#table-notice button").click()
+    wait_for(browser, lambda: len(rows(browser)) == 25, "the first page has 25 rows")
+    assert text(browser, "matches") == "25 of 27 shown"
+    more = browser.find_element(By.ID, "more")
+    assert more.is_displayed()
+    more.click()
+    wait_for(browser, lambda: len(rows(browser)) == 27, "the next cursor page is appended")
+    assert text(browser, "matches") == "27 of 27 shown"
+    assert not more.is_displayed()
+    ids = [row.get_attribute("data-id") for row in rows(browser)]
+    assert len(set(ids)) == 27
+
+
+def test_no_script_errors(browser: Any) -> None:
+    """No script error and no Content-Security-Policy violation (answers such as the 404 of /versions for a
+    description without a version are logged by the browser as network errors: expected)."""
+    log = browser.get_log("browser")
+    errors = [entry for entry in log if entry["level"] == "SEVERE" and entry["source"] != "network"]
+    assert errors == []
+    assert browser.execute_script("return window.problems") == []
+
+
+def test_feed_after_a_restart(browser: Any, dashboard_server: ServerProcess) -> None:
+    """EventSource reconnects by itself with Last-Event-ID, and the registry replays the changes made meanwhile.
+
+    A page that has received no event has no id to resume from (the stream sends none before the first change):
+    it reloads the counts and marks the table as possibly stale instead. Two windows show both cases.
+    """
+    feed = "#events .event"
+    resuming = browser.current_window_handle
+    wait_for(browser, lambda: text(browser, "feed-status") == "live", "the activity feed is connected")
+    with httpx.Client(base_url=dashboard_server.base_url) as client:
+        first = thing("Before the restart")
+        client.put(f"/things/{first['id']}", json=first, headers={"content-type": "application/td+json"})
+        wait_for(
+            browser,
+            lambda: browser.find_element(By.CSS_SELECTOR, feed).get_attribute("data-id") == first["id"],
+            "a first event",
+        )
+        seen = len(browser.find_elements(By.CSS_SELECTOR, feed))
+        total = int(client.get("/things", params={"limit": 1, "format": "collection"}).json()["total"])
+    browser.switch_to.new_window("window")
+    fresh = browser.current_window_handle
+    browser.get(dashboard_server.base_url + "/dashboard")
+    wait_for(browser, lambda: text(browser, "stat-total") == str(total), "the second window's counts")
+    wait_for(browser, lambda: text(browser, "feed-status") == "live", "the second window's feed")
+
+    dashboard_server.kill()
+    wait_for(browser, lambda: text(browser, "feed-status") != "live", "the page notices the server is gone")
+    missed = [thing(f"Missed {index}") for index in range(2)]
+    with ServerProcess(dashboard_server.database_url) as other, httpx.Client(base_url=other.base_url) as client:
+        for document in missed:
+            client.put(f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"})
+    with ServerProcess(dashboard_server.database_url, port=dashboard_server.port):
+        wait_for(browser, lambda: text(browser, "feed-status") == "live", "the second window's feed reconnects")
+        wait_for(browser, lambda: text(browser, "stat-total") == str(total + 2), "the counts are reloaded")
+        assert "interrupted" in text(browser, "table-notice")
+        assert browser.find_elements(By.CSS_SELECTOR, feed) == []
+
+        browser.switch_to.window(resuming)
+        wait_for(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, feed)) == seen + 2, "the missed changes")
+        newest = browser.find_elements(By.CSS_SELECTOR, feed)[:2]
+        assert [item.get_attribute("data-id") for item in newest] == [missed[1]["id"], missed[0]["id"]]
+        wait_for(browser, lambda: text(browser, "stat-total") == str(total + 2), "the counts follow the replay")
+    browser.switch_to.window(fresh)
+    browser.close()
+    browser.switch_to.window(resuming)
