@@ -28,8 +28,17 @@ def database_url(postgres_admin_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def server(database_url: str) -> Iterator[ServerProcess]:
-    with ServerProcess(database_url) as process:
+    # No purge during the session: tests assert on expired-but-not-yet-purged descriptions; tests of purging
+    # start servers with a short REGISTRY_PURGE_INTERVAL on a database of their own (``own_database_url``).
+    with ServerProcess(database_url, {"REGISTRY_PURGE_INTERVAL": "86400"}) as process:
         yield process
+
+
+@pytest.fixture
+def own_database_url(postgres_admin_url: str) -> Iterator[str]:
+    """A migrated database for this test alone, for servers whose purges or writes must not reach others."""
+    with fresh_database(postgres_admin_url) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

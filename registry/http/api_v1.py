@@ -30,7 +30,7 @@ from registry.discovery import (
     VersionDetail,
     VersionList,
 )
-from registry.errors import BadRequest
+from registry.http.bodies import reject_unknown_parameters
 from registry.http.ids import thing_id_from
 from registry.http.things import notice_headers
 
@@ -43,15 +43,6 @@ FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets"}
 #: The formats of registry.descriptions.tool_formats.FORMATS, as a type so the OpenAPI document lists them.
 ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
 IMPORT_PARAMETERS = frozenset({"format", "id", "vendor", "version", "href"})
-
-
-def _reject_unknown(request: Request[Any, Any, Any], allowed: frozenset[str]) -> None:
-    unknown = sorted(set(request.query_params.keys()) - allowed)
-    if unknown:
-        raise BadRequest(
-            f"Unknown query parameter(s): {', '.join(unknown)}; supported are {', '.join(sorted(allowed))}",
-            invalidParams=[{"name": name, "reason": "not supported"} for name in unknown],
-        )
 
 
 def _discovery(state: State) -> DiscoveryService:
@@ -92,7 +83,7 @@ class DiscoveryController(Controller):
         cursor: Annotated[str | None, Parameter(description="next_cursor of the previous page")] = None,
         facets: Annotated[bool, Parameter(description="Add facet counts over all matches")] = False,
     ) -> SearchResult:
-        _reject_unknown(request, SEARCH_PARAMETERS)
+        reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(kind, vendor, capability, capability_version, type_, q, sort, limit, cursor, facets)
         return await _discovery(state).search(params, state.settings.max_page_size)
 
@@ -108,7 +99,7 @@ class DiscoveryController(Controller):
         type_: TypeParam = None,
         q: Text = None,
     ) -> Facets:
-        _reject_unknown(request, FACET_PARAMETERS)
+        reject_unknown_parameters(request, FACET_PARAMETERS)
         params = SearchParams(kind, vendor, capability, capability_version, type_, q)
         return await _discovery(state).facets(params)
 
@@ -126,7 +117,7 @@ class DiscoveryController(Controller):
             str | None, Parameter(description="Only versions in this range; the first item is the newest match")
         ] = None,
     ) -> VersionList:
-        _reject_unknown(request, frozenset({"satisfies"}))
+        reject_unknown_parameters(request, frozenset({"satisfies"}))
         return await _discovery(state).versions(thing_id_from(thing_id), satisfies)
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
@@ -145,7 +136,7 @@ class DiscoveryController(Controller):
         state: State,
         tool_format: Annotated[ToolFormat, Parameter(query="format")],
     ) -> Response[Any]:
-        _reject_unknown(request, frozenset({"format"}))
+        reject_unknown_parameters(request, frozenset({"format"}))
         exported = await _discovery(state).export(thing_id_from(thing_id), tool_format)
         return Response(content=exported, status_code=HTTP_200_OK)
 
@@ -169,7 +160,7 @@ class DiscoveryController(Controller):
         version: Annotated[str | None, Parameter(description="version.instance (semantic version)")] = None,
         href: Annotated[str | None, Parameter(description="Where the tool is invoked (the action's form)")] = None,
     ) -> Response[ImportedTool]:
-        _reject_unknown(request, IMPORT_PARAMETERS)
+        reject_unknown_parameters(request, IMPORT_PARAMETERS)
         imported, notices = await _discovery(state).import_tool(
             tool_format, data, thing_id=thing_id, vendor=vendor, version=version, href=href
         )

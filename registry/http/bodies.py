@@ -1,4 +1,4 @@
-"""Reading request bodies: content-type negotiation and JSON decoding with precise errors."""
+"""Reading requests: query parameters, content-type negotiation and JSON decoding, with precise errors."""
 
 from __future__ import annotations
 
@@ -84,3 +84,13 @@ def decode_json(raw: bytes) -> Any:
 async def read_json(request: Request[Any, Any, Any], allowed: Collection[str]) -> Any:
     require_media_type(request, allowed)
     return decode_json(await request.body())
+
+
+def reject_unknown_parameters(request: Request[Any, Any, Any], allowed: Collection[str]) -> None:
+    """A typo in a filter must not silently widen a query: unknown query parameters are a 400."""
+    unknown = sorted(set(request.query_params.keys()) - set(allowed))
+    if unknown:
+        raise BadRequest(
+            f"Unknown query parameter(s): {', '.join(unknown)}; supported are {', '.join(sorted(allowed))}",
+            invalidParams=[{"name": name, "reason": "not supported"} for name in unknown],
+        )

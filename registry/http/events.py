@@ -16,6 +16,7 @@ from litestar.response import Stream
 from registry.errors import BadRequest, NotFound
 from registry.events.filters import FILTER_PARAMETERS, DescriptionFilter
 from registry.events.hub import DROPPED, EVENT_TYPES, EventHub, Subscriber
+from registry.http.bodies import reject_unknown_parameters
 
 EVENT_STREAM = "text/event-stream"
 #: Names of the Directory Thing Model's event affordances this module implements.
@@ -64,13 +65,8 @@ async def _stream(hub: EventHub, subscriber: Subscriber, last_event_id: int | No
 
 
 def _subscribe(request: Request[Any, Any, Any], state: State, types: tuple[str, ...]) -> Stream:
+    reject_unknown_parameters(request, EVENT_PARAMETERS)
     params = request.query_params
-    unknown = sorted(set(params.keys()) - EVENT_PARAMETERS)
-    if unknown:
-        raise BadRequest(
-            f"Unknown query parameter(s): {', '.join(unknown)}; supported are {', '.join(sorted(EVENT_PARAMETERS))}",
-            invalidParams=[{"name": name, "reason": "not supported"} for name in unknown],
-        )
     diff = _diff_flag(params.get("diff"))
     query = DescriptionFilter.from_query(params)
     last_event_id = _last_event_id(request)

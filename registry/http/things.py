@@ -15,7 +15,14 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CON
 
 from registry.descriptions.model import DISCOVERY_CONTEXT
 from registry.errors import BadRequest
-from registry.http.bodies import LD_JSON, MERGE_PATCH_JSON, TD_JSON, TD_MEDIA_TYPES, read_json
+from registry.http.bodies import (
+    LD_JSON,
+    MERGE_PATCH_JSON,
+    TD_JSON,
+    TD_MEDIA_TYPES,
+    read_json,
+    reject_unknown_parameters,
+)
 from registry.service import DirectoryService, Notice, WriteOutcome
 
 LIST_PARAMETERS = frozenset({"offset", "limit", "format"})
@@ -78,13 +85,8 @@ class ThingsController(Controller):
     @get("/", operation_id="listThings", summary="List Thing Descriptions", media_type=LD_JSON)
     async def list_things(self, request: Request[Any, Any, Any], state: State) -> Stream:
         """All descriptions in Unicode code-point order of id, streamed; paged when ``limit`` is given."""
+        reject_unknown_parameters(request, LIST_PARAMETERS)
         params = request.query_params
-        unknown = sorted(set(params.keys()) - LIST_PARAMETERS)
-        if unknown:
-            raise BadRequest(
-                f"Unknown query parameter(s): {', '.join(unknown)}; supported are offset, limit and format",
-                invalidParams=[{"name": name, "reason": "not supported"} for name in unknown],
-            )
         offset = _parse_non_negative("offset", params.get("offset"), minimum=0) or 0
         limit = _parse_non_negative("limit", params.get("limit"), minimum=1)
         payload_format = params.get("format", "array")

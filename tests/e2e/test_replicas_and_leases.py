@@ -28,9 +28,10 @@ async def test_events_reach_subscribers_of_another_replica(start_server: Any) ->
     assert updated.data == {"id": document["id"], "title": "Across replicas, patched"}
 
 
-async def test_expiry_with_two_replicas_emits_one_delete(start_server: Any) -> None:
+async def test_expiry_with_two_replicas_emits_one_delete(own_database_url: str, start_server: Any) -> None:
+    # own_database_url first: it is set up before the servers and dropped after they stop.
     env = {"REGISTRY_PURGE_INTERVAL": "0.2"}
-    first, second = start_server(env), start_server(env)
+    first, second = start_server(env, database=own_database_url), start_server(env, database=own_database_url)
     documents = [thing(f"Short-lived {index}") for index in range(5)]
     ids = [document["id"] for document in documents]
     async with (
