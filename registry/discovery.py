@@ -13,14 +13,14 @@ import datetime as dt
 import functools
 import uuid
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from registry.descriptions.compatibility import Report, compare_documents
-from registry.descriptions.lint import LintWarning, lint
-from registry.descriptions.summary import KINDS, Capability, Summary, Vendor, summarise
+from registry.descriptions.compatibility import compare_documents
+from registry.descriptions.lint import lint
+from registry.descriptions.summary import KINDS, Summary, summarise
 from registry.descriptions.tool_formats import (
     ToolFormatError,
     export_tool,
@@ -30,7 +30,30 @@ from registry.descriptions.tool_formats import (
 )
 from registry.descriptions.versions import RangeError, distance, parse_range, precedence, satisfies, sort_key
 from registry.errors import BadRequest, NotFound
-from registry.service import DirectoryService, Notice
+from registry.schemas import (
+    CapabilityBrief,
+    CompatibilityRequest,
+    CompatibilityResult,
+    Facets,
+    FacetValue,
+    ImportedTool,
+    LintWarning,
+    Notice,
+    Provider,
+    Report,
+    Requirement,
+    Resolution,
+    ResolveRequest,
+    ResolveResult,
+    SearchItem,
+    SearchResult,
+    ThingSummary,
+    Vendor,
+    VersionDetail,
+    VersionInfo,
+    VersionList,
+)
+from registry.service import DirectoryService
 from registry.store.catalog import (
     CapabilityRow,
     CatalogStore,
@@ -50,157 +73,6 @@ MAX_ALTERNATIVES = 10
 
 
 # -- wire types (msgspec Structs: they are also the OpenAPI schemas)
-
-
-class CapabilityBrief(msgspec.Struct, frozen=True):
-    name: str
-    source: str
-    id: str | None = None
-    version: str | None = None
-
-
-class SearchItem(msgspec.Struct, frozen=True):
-    id: str
-    kind: str
-    modified: dt.datetime
-    title: str | None = None
-    description: str | None = None
-    vendor: Vendor | None = None
-    version: str | None = None
-    types: list[str] = []
-    capabilities: list[CapabilityBrief] = []
-    expires: dt.datetime | None = None
-    #: Full-text rank when sorted by relevance.
-    score: float | None = None
-
-
-class FacetValue(msgspec.Struct, frozen=True):
-    value: str
-    count: int
-
-
-class Facets(msgspec.Struct, frozen=True):
-    kind: list[FacetValue]
-    vendor: list[FacetValue]
-    capability: list[FacetValue]
-
-
-class SearchResult(msgspec.Struct, frozen=True):
-    items: list[SearchItem]
-    next_cursor: str | None
-    facets: Facets | None = None
-
-
-class ThingSummary(msgspec.Struct, frozen=True):
-    id: str
-    kind: str
-    modified: dt.datetime
-    title: str | None = None
-    description: str | None = None
-    languages: list[str] = []
-    vendor: Vendor | None = None
-    version: str | None = None
-    types: list[str] = []
-    capabilities: list[Capability] = []
-    lint: list[LintWarning] = []
-    expires: dt.datetime | None = None
-
-
-class VersionInfo(msgspec.Struct, frozen=True):
-    version: str
-    registered: dt.datetime
-    revision: int
-    #: True for the version the current description has.
-    current: bool
-    previous_version: str | None = None
-    #: Compatibility with ``previous_version``: identical, compatible or breaking.
-    verdict: str | None = None
-    honest: bool | None = None
-
-
-class VersionList(msgspec.Struct, frozen=True):
-    id: str
-    #: Newest first; with ``satisfies`` only the versions in that range, so the first is the newest match.
-    items: list[VersionInfo]
-
-
-class VersionDetail(msgspec.Struct, frozen=True):
-    id: str
-    version: str
-    registered: dt.datetime
-    revision: int
-    current: bool
-    document: dict[str, Any]
-    previous_version: str | None = None
-    compatibility: Report | None = None
-
-
-class Requirement(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    #: Capability id (e.g. ``urn:telekom:capability:billing:view``) or name (case-insensitive).
-    capability: str
-    #: npm range (``^1.2``, ``~1.2.3``, ``>=1 <2``, ``1.x``) or Ivy/Maven range (``[1.0,2.0)``).
-    range: str = "*"
-    strategy: Literal["highest", "lowest", "closest"] = "highest"
-    #: The version ``closest`` aims at.
-    closest_to: str | None = None
-
-
-class ResolveRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    requirements: list[Requirement]
-
-
-class Provider(msgspec.Struct, frozen=True):
-    id: str
-    #: None for a provider that declares no version (only ranges accepting any version match it).
-    version: str | None
-    capability: str
-    capability_id: str | None = None
-    title: str | None = None
-    vendor: str | None = None
-
-
-class Resolution(msgspec.Struct, frozen=True):
-    capability: str
-    range: str
-    strategy: str
-    resolved: bool
-    provider: Provider | None = None
-    alternatives: list[Provider] = []
-    #: Why it is unresolved: no_provider, no_version_in_range or provider_expired.
-    reason: str | None = None
-    detail: str | None = None
-
-
-class ResolveResult(msgspec.Struct, frozen=True):
-    #: True when every requirement is resolved.
-    resolved: bool
-    results: list[Resolution]
-
-
-class CompatibilityRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Either ``id`` with ``from`` and ``to`` (two kept versions) or ``old`` and ``new`` (two documents)."""
-
-    id: str | None = None
-    from_: str | None = msgspec.field(default=None, name="from")
-    to: str | None = None
-    old: dict[str, Any] | None = None
-    new: dict[str, Any] | None = None
-
-
-class CompatibilityResult(msgspec.Struct, frozen=True):
-    verdict: str
-    changes: list[Any]
-    required_bump: str
-    from_: str | None = msgspec.field(default=None, name="from")
-    to: str | None = None
-    declared_bump: str | None = None
-    honest: bool | None = None
-
-
-class ImportedTool(msgspec.Struct, frozen=True):
-    id: str
-    location: str
-    created: bool
 
 
 # -- the projector
@@ -492,7 +364,7 @@ class DiscoveryService:
             old_version, new_version = old.version, new.version
         return CompatibilityResult(
             verdict=report.verdict,
-            changes=msgspec.to_builtins(report.changes),
+            changes=report.changes,
             required_bump=report.required_bump,
             from_=old_version,
             to=new_version,
@@ -511,7 +383,7 @@ class DiscoveryService:
         vendor: str | None,
         version: str | None,
         href: str | None,
-    ) -> tuple[ImportedTool, list[Notice]]:
+    ) -> ImportedTool:
         """Store a tool as an ``lmos:Tool``; without ``id`` the id is derived from vendor and name (re-import
         replaces)."""
         try:
@@ -526,7 +398,9 @@ class DiscoveryService:
             thing_id = f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, seed)}"
         document = tool_description(function, thing_id, vendor=vendor, version=version, href=href)
         outcome = await self.directory.put(thing_id, document)
-        return ImportedTool(id=thing_id, location=f"/things/{thing_id}", created=outcome.created), outcome.notices
+        return ImportedTool(
+            id=thing_id, location=f"/things/{thing_id}", created=outcome.created, notices=outcome.notices
+        )
 
     async def export(self, thing_id: str, tool_format: str) -> Any:
         """A tool (one function) as one object; an agent, or a tool with several functions, as a list."""

@@ -14,21 +14,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import json_merge_patch
-import msgspec
 
 from registry.config import Settings
 from registry.descriptions.registration import LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
 from registry.errors import BadRequest, InvalidDescription, NotFound
+from registry.schemas import Notice
 from registry.store.things import Candidate, Lease, Projection, StoredDescription, ThingRepository
-
-
-class Notice(msgspec.Struct, frozen=True):
-    """Something worth telling the registrant that does not reject the registration (lint, unknown context)."""
-
-    code: str
-    message: str
-    field: str | None = None
 
 
 class Projector(Protocol):
@@ -207,4 +199,4 @@ def _with_lifetime(stored: StoredDescription) -> dict[str, Any]:
     return document
 
 
-__all__ = ["DirectoryService", "Notice", "ProjectionWithNotices", "Projector", "WriteOutcome"]
+__all__ = ["DirectoryService", "ProjectionWithNotices", "Projector", "WriteOutcome"]

@@ -312,8 +312,7 @@ def import_tool(
     href: str | None = None,
 ) -> Call[ImportedTool]:
     def parse(response: httpx.Response) -> ImportedTool:
-        imported = msgspec.json.decode(_checked(response).content, type=ImportedTool)
-        return msgspec.structs.replace(imported, notices=_notices(response))
+        return msgspec.json.decode(_checked(response).content, type=ImportedTool)
 
     params = _given(format=tool_format, id=thing_id, vendor=vendor, version=version, href=href)
     return Call(

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import msgspec
-
 from registry.descriptions.summary import SOURCE_LMOS, summarise
 from registry.descriptions.versions import bump, sort_key
+from registry.schemas import Change, Report
 
 BREAKING = "breaking"
 COMPATIBLE = "compatible"
@@ -28,24 +27,6 @@ _BUMP_ORDER = {"none": 0, "prerelease": 0, "patch": 1, "minor": 2, "major": 3}
 #: Numeric bounds: True when a larger value admits more instances.
 _LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
 _UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
-
-
-class Change(msgspec.Struct, frozen=True):
-    pointer: str
-    kind: str
-    breaking: bool
-    message: str
-    #: The bump this change needs on its own: major, minor or patch.
-    bump: str
-
-
-class Report(msgspec.Struct, frozen=True):
-    verdict: str
-    changes: list[Change]
-    required_bump: str
-    declared_bump: str | None = None
-    #: False when the declared version change is smaller than the changes require.
-    honest: bool | None = None
 
 
 def pointer(path: list[str]) -> str:

@@ -9,19 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
-
 from registry.descriptions.compatibility import pointer
 from registry.descriptions.summary import KIND_THING, Summary
+from registry.schemas import LintWarning
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_DESCRIPTION = 200
-
-
-class LintWarning(msgspec.Struct, frozen=True):
-    code: str
-    message: str
-    field: str
 
 
 def _schema_warnings(schema: Any, path: list[str], action: str) -> list[LintWarning]:

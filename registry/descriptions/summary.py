@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from registry.descriptions.model import LmosKind, lmos_kind, lmos_member, strings_of, types_of
+from registry.schemas import Capability, Vendor
 
 KIND_AGENT = "agent"
 KIND_TOOL = "tool"
@@ -22,24 +23,6 @@ KINDS = (KIND_AGENT, KIND_TOOL, KIND_THING)
 SOURCE_LMOS = "lmos"
 SOURCE_ACTION = "action"
 SOURCE_FUNCTION = "function"
-
-
-class Vendor(msgspec.Struct, frozen=True, omit_defaults=True):
-    name: str | None = None
-    url: str | None = None
-
-
-class Capability(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One thing a description offers; ``version`` is the capability's own, else the description's."""
-
-    name: str
-    source: str
-    id: str | None = None
-    version: str | None = None
-    description: str | None = None
-    examples: list[str] = []
-    input: dict[str, Any] | None = None
-    output: dict[str, Any] | None = None
 
 
 class Summary(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -16,23 +16,22 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from registry.discovery import (
+from registry.discovery import DiscoveryService, SearchParams
+from registry.http.bodies import reject_unknown_parameters
+from registry.http.ids import thing_id_from
+from registry.http.things import notice_headers
+from registry.schemas import (
     CompatibilityRequest,
     CompatibilityResult,
-    DiscoveryService,
     Facets,
     ImportedTool,
     ResolveRequest,
     ResolveResult,
-    SearchParams,
     SearchResult,
     ThingSummary,
     VersionDetail,
     VersionList,
 )
-from registry.http.bodies import reject_unknown_parameters
-from registry.http.ids import thing_id_from
-from registry.http.things import notice_headers
 
 PREFIX = "/api/v1"
 SEARCH_PARAMETERS = frozenset(
@@ -161,9 +160,9 @@ class DiscoveryController(Controller):
         href: Annotated[str | None, Parameter(description="Where the tool is invoked (the action's form)")] = None,
     ) -> Response[ImportedTool]:
         reject_unknown_parameters(request, IMPORT_PARAMETERS)
-        imported, notices = await _discovery(state).import_tool(
+        imported = await _discovery(state).import_tool(
             tool_format, data, thing_id=thing_id, vendor=vendor, version=version, href=href
         )
-        headers = {"Location": imported.location, **notice_headers(notices)}
+        headers = {"Location": imported.location, **notice_headers(imported.notices)}
         status = HTTP_201_CREATED if imported.created else HTTP_200_OK
         return Response(imported, status_code=status, headers=headers)

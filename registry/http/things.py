@@ -23,7 +23,8 @@ from registry.http.bodies import (
     read_json,
     reject_unknown_parameters,
 )
-from registry.service import DirectoryService, Notice, WriteOutcome
+from registry.schemas import Notice
+from registry.service import DirectoryService, WriteOutcome
 
 LIST_PARAMETERS = frozenset({"offset", "limit", "format"})
 

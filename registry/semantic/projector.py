@@ -16,8 +16,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from registry.errors import BadRequest
+from registry.schemas import Notice
 from registry.semantic.rdf import Rdf, RdfConverter
-from registry.service import Notice
 from registry.store.tables import description_rdf, descriptions
 
 DISCOVERY = "https://www.w3.org/2022/wot/discovery-ontology#"

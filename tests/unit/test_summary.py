@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from registry.descriptions.summary import SOURCE_ACTION, SOURCE_LMOS, Capability, Vendor, summarise
+from registry.descriptions.summary import SOURCE_ACTION, SOURCE_LMOS, summarise
+from registry.schemas import Capability, Vendor
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
