@@ -56,9 +56,12 @@ class StoredDescription:
 
 
 class Projection(Protocol):
-    """Data derived from a description and stored with it, in the same transaction."""
+    """Data derived from a description and stored with it, in the same transaction.
 
-    async def store(self, connection: AsyncConnection, thing_id: str, revision: int) -> None: ...
+    ``stored`` is the description as this write stores it (its revision, registration times and encoded JSON).
+    """
+
+    async def store(self, connection: AsyncConnection, stored: StoredDescription) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -265,9 +268,9 @@ class ThingRepository:
                 "ttl": candidate.ttl,
             }
             seq = int(await driver.fetchval(_WRITE.sql, *_WRITE.arguments(**parameters)))
+            stored = StoredDescription(thing_id, document_text, anonymous, created_at, now, expires, candidate.ttl, seq)
             for projection in candidate.projections:
-                await projection.store(connection, thing_id, seq)
-        stored = StoredDescription(thing_id, document_text, anonymous, created_at, now, expires, candidate.ttl, seq)
+                await projection.store(connection, stored)
         return SaveResult(created=current is None, stored=stored)
 
     async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:

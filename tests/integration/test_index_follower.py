@@ -41,7 +41,7 @@ class Held:
         self.reached = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def store(self, connection: AsyncConnection, thing_id: str, revision: int) -> None:
+    async def store(self, connection: AsyncConnection, stored: StoredDescription) -> None:
         self.reached.set()
         await self.release.wait()
 
