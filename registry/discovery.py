@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from registry.descriptions.compatibility import Report, compare_documents
 from registry.descriptions.lint import LintWarning, lint
@@ -41,6 +40,7 @@ from registry.store.catalog import (
     SummaryRow,
     VersionRow,
 )
+from registry.store.statements import DriverConnection
 from registry.store.things import StoredDescription
 
 SORTS = ("relevance", "title", "modified")
@@ -217,7 +217,7 @@ class CatalogProjection:
             Notice(code=f"lint:{item.code}", message=item.message, field=item.field) for item in warnings
         ]
 
-    async def store(self, connection: AsyncConnection, stored: StoredDescription) -> None:
+    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None:
         summary = self.summary
         stored_summary = msgspec.to_builtins(summary)
         stored_summary["lint"] = msgspec.to_builtins(self.warnings)
@@ -244,7 +244,7 @@ class CatalogProjection:
             await self._keep_version(connection, stored.id, version, kept)
 
     async def _keep_version(
-        self, connection: AsyncConnection, thing_id: str, version: FirstVersion, kept: list[str]
+        self, connection: DriverConnection, thing_id: str, version: FirstVersion, kept: list[str]
     ) -> None:
         previous = _previous_version(kept, version.version)
         report = None

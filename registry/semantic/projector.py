@@ -15,12 +15,11 @@ import pyoxigraph as ox
 from sqlalchemy import Text, bindparam, cast
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from registry.errors import BadRequest
 from registry.semantic.rdf import Rdf, RdfConverter
 from registry.service import Notice
-from registry.store.statements import DriverStatement, driver_connection
+from registry.store.statements import DriverConnection, DriverStatement
 from registry.store.tables import description_rdf
 from registry.store.things import StoredDescription
 
@@ -51,7 +50,7 @@ class RdfProjection:
     rdf: Rdf
     notices: Sequence[Notice]
 
-    async def store(self, connection: AsyncConnection, stored: StoredDescription) -> None:
+    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None:
         registration = registration_triples(stored.id, stored.created, stored.modified, stored.expires, stored.ttl)
         arguments = _UPSERT.arguments(
             thing_id=stored.id,
@@ -60,7 +59,7 @@ class RdfProjection:
             unknown_contexts=msgspec.json.encode(list(self.rdf.unknown_contexts)).decode(),
             error=self.rdf.error,
         )
-        await (await driver_connection(connection)).execute(_UPSERT.sql, *arguments)
+        await connection.execute(_UPSERT.sql, *arguments)
 
 
 class RdfProjector:

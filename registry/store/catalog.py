@@ -33,7 +33,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from registry.store.statements import DriverStatement, driver_connection
+from registry.store.statements import DriverConnection, DriverStatement
 from registry.store.tables import SEARCH_CONFIG, descriptions, thing_capabilities, thing_summaries, thing_versions
 from registry.store.things import live
 
@@ -285,7 +285,7 @@ class CatalogStore:
 
     @staticmethod
     async def write_summary(
-        connection: AsyncConnection,
+        connection: DriverConnection,
         row: SummaryRow,
         capabilities: Sequence[CapabilityRow],
         first_version: FirstVersion | None,
@@ -316,17 +316,16 @@ class CatalogStore:
             document_text=None if first_version is None else first_version.document_text,
             revision=None if first_version is None else first_version.revision,
         )
-        driver = await driver_connection(connection)
-        return [record[0] for record in await driver.fetch(_WRITE_SUMMARY.sql, *arguments)]
+        return [record[0] for record in await connection.fetch(_WRITE_SUMMARY.sql, *arguments)]
 
     @staticmethod
-    async def version_text(connection: AsyncConnection, thing_id: str, version: str) -> str:
+    async def version_text(connection: DriverConnection, thing_id: str, version: str) -> str:
         arguments = _VERSION_TEXT.arguments(thing_id=thing_id, version=version)
-        return str(await (await driver_connection(connection)).fetchval(_VERSION_TEXT.sql, *arguments))
+        return str(await connection.fetchval(_VERSION_TEXT.sql, *arguments))
 
     @staticmethod
     async def keep_version(
-        connection: AsyncConnection,
+        connection: DriverConnection,
         thing_id: str,
         version: FirstVersion,
         previous_version: str | None,
@@ -341,7 +340,7 @@ class CatalogStore:
             previous_version=previous_version,
             compatibility=compatibility_json,
         )
-        await (await driver_connection(connection)).execute(_KEEP_VERSION.sql, *arguments)
+        await connection.execute(_KEEP_VERSION.sql, *arguments)
 
     # -- reads
 
