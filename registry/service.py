@@ -51,6 +51,10 @@ class WriteOutcome:
 #: Longest id accepted, in UTF-8 bytes: PostgreSQL cannot index (and so cannot store) much longer keys.
 MAX_ID_BYTES = 2048
 
+#: Descriptions up to this size (encoded JSON) are projected on the event loop: their projections take well under
+#: a millisecond, less than handing them to a thread and back costs (and the GIL serialises them either way).
+INLINE_PROJECTION_BYTES = 8192
+
 
 def new_local_id() -> str:
     """Local ids of anonymous TDs: a UUID v4 as a URN (``tdd-anonymous-td-local-uuid``)."""
@@ -171,7 +175,10 @@ class DirectoryService:
         stored_document, lifetime, lifetime_errors = split_registration(document, self.policy, now)
         if lifetime_errors:
             raise InvalidDescription(lifetime_errors)
-        projections = await self._project(thing_id, stored_document)
+        document_text = msgspec.json.encode(stored_document).decode()
+        projections = await self._project(
+            thing_id, stored_document, inline=len(document_text) <= INLINE_PROJECTION_BYTES
+        )
         notices = [notice for projection in projections for notice in projection.notices]
         return (
             Candidate(
@@ -179,15 +186,17 @@ class DirectoryService:
                 ttl=lifetime.ttl,
                 expires_at=lifetime.expiry,
                 projections=projections,
+                document_text=document_text,
             ),
             notices,
         )
 
-    async def _project(self, thing_id: str, document: dict[str, Any]) -> list[ProjectionWithNotices]:
-        if not self.projectors:
-            return []
-        # Projections are CPU-bound (JSON-LD, schema walks): keep them off the event loop.
-        return await asyncio.to_thread(lambda: [projector.project(thing_id, document) for projector in self.projectors])
+    async def _project(self, thing_id: str, document: dict[str, Any], *, inline: bool) -> list[ProjectionWithNotices]:
+        def project() -> list[ProjectionWithNotices]:
+            return [projector.project(thing_id, document) for projector in self.projectors]
+
+        # Projections are CPU-bound (JSON-LD, schema walks): those of larger descriptions run off the event loop.
+        return project() if inline or not self.projectors else await asyncio.to_thread(project)
 
 
 def _constant(candidate: Candidate) -> Callable[[StoredDescription | None], Awaitable[Candidate]]:

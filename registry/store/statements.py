@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 #: An asyncpg connection, plain or as a pool hands it out.
 DriverConnection = asyncpg.Connection | PoolConnectionProxy
@@ -35,3 +36,15 @@ class DriverStatement:
         """Positional arguments from named values (bound literals of the statement fill the rest)."""
         merged = {**self.defaults, **values}
         return [merged[name] for name in self.names]
+
+
+async def driver_connection(connection: AsyncConnection) -> asyncpg.Connection:
+    """The asyncpg connection of ``connection``: same session, same transaction once SQLAlchemy has begun it.
+
+    SQLAlchemy issues BEGIN lazily with its first statement, so run at least one statement through
+    ``connection`` before using this inside ``engine.begin()``.
+    """
+    driver = (await connection.get_raw_connection()).driver_connection
+    if driver is None:
+        raise RuntimeError("the connection is closed")
+    return driver  # type: ignore[no-any-return]

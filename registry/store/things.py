@@ -74,6 +74,8 @@ class Candidate:
     ttl: float | None
     expires_at: Callable[[dt.datetime], dt.datetime | None]
     projections: Sequence[Projection] = ()
+    #: ``document`` encoded, when the caller has it already.
+    document_text: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -256,7 +258,7 @@ class ThingRepository:
                     headers={"ETag": current.etag} if current else {},
                 )
             candidate = await produce(current)
-            document_text = msgspec.json.encode(candidate.document).decode()
+            document_text = candidate.document_text or msgspec.json.encode(candidate.document).decode()
             if current is None:
                 change_type, diff_text = THING_CREATED, document_text
             else:
