@@ -71,12 +71,18 @@ class RdfIndex:
         """Put (or put back) descriptions, each in one atomic update: queries never see half of one."""
         for thing_id, ntriples in rows:
             graph = graph_name(thing_id)
-            known = self.store.contains_named_graph(graph)
-            self.store.update(
-                (_REMOVAL.format(graph=graph) if known else "")
-                + f"INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }} ; ADD {graph} TO DEFAULT"
-            )
-            self.descriptions += 0 if known else 1
+            if self.store.contains_named_graph(graph):
+                self.store.update(
+                    _REMOVAL.format(graph=graph)
+                    + f"INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }} ; ADD {graph} TO DEFAULT"
+                )
+            elif ntriples:
+                # A new description: its triples in the default graph and in its own graph as one N-Quads load
+                # (atomic too, blank nodes renamed as by INSERT DATA), a third cheaper than the SPARQL update.
+                # Each N-Triples line ends with "."; the graph goes before it.
+                quads = "".join(f"{line.rstrip()[:-1]}{graph} .\n" for line in ntriples.splitlines() if line.strip())
+                self.store.load(ntriples + quads, ox.RdfFormat.N_QUADS, lenient=True)
+                self.descriptions += 1
 
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
         """Start-up: bulk load into named graphs (no description is there yet); then :meth:`union`."""
