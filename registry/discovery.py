@@ -34,7 +34,7 @@ from registry.store.catalog import (
     CapabilityRow,
     CatalogStore,
     Filters,
-    FirstVersion,
+    NewVersion,
     Offer,
     ProviderDetails,
     SummaryRow,
@@ -222,7 +222,7 @@ class CatalogProjection:
         stored_summary = msgspec.to_builtins(summary)
         stored_summary["lint"] = msgspec.to_builtins(self.warnings)
         version = (
-            None if summary.version is None else FirstVersion(summary.version, stored.document_text, stored.revision)
+            None if summary.version is None else NewVersion(summary.version, stored.document_text, stored.revision)
         )
         kept = await CatalogStore.write_summary(
             connection,
@@ -244,7 +244,7 @@ class CatalogProjection:
             await self._keep_version(connection, stored.id, version, kept)
 
     async def _keep_version(
-        self, connection: DriverConnection, thing_id: str, version: FirstVersion, kept: list[str]
+        self, connection: DriverConnection, thing_id: str, version: NewVersion, kept: list[str]
     ) -> None:
         previous = _previous_version(kept, version.version)
         report = None

@@ -65,7 +65,7 @@ class CapabilityRow:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class FirstVersion:
+class NewVersion:
     """A version of a description to keep: the document (JSON) as it was registered at ``revision``."""
 
     version: str
@@ -288,7 +288,7 @@ class CatalogStore:
         connection: DriverConnection,
         row: SummaryRow,
         capabilities: Sequence[CapabilityRow],
-        first_version: FirstVersion | None,
+        first_version: NewVersion | None,
     ) -> list[str]:
         """Store the summary and capabilities of a description, and ``first_version`` if it has no kept version
         yet; returns the versions kept before this write. One round trip; unchanged rows are not rewritten."""
@@ -327,7 +327,7 @@ class CatalogStore:
     async def keep_version(
         connection: DriverConnection,
         thing_id: str,
-        version: FirstVersion,
+        version: NewVersion,
         previous_version: str | None,
         compatibility_json: str | None,
     ) -> None:
@@ -488,7 +488,7 @@ __all__ = [
     "CapabilityRow",
     "CatalogStore",
     "Filters",
-    "FirstVersion",
+    "NewVersion",
     "Offer",
     "Page",
     "ProviderDetails",
