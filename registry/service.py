@@ -51,8 +51,9 @@ class WriteOutcome:
 #: Longest id accepted, in UTF-8 bytes: PostgreSQL cannot index (and so cannot store) much longer keys.
 MAX_ID_BYTES = 2048
 
-#: Descriptions up to this size (encoded JSON) are projected on the event loop: their projections take well under
-#: a millisecond, less than handing them to a thread and back costs (and the GIL serialises them either way).
+#: Descriptions up to this size (encoded JSON) are projected on the event loop: their projections take under a
+#: millisecond (0.3 ms for the 3.6 kB seed agent), and a thread hand-off costs about as much CPU as it spares the
+#: loop (the GIL serialises the work either way).
 INLINE_PROJECTION_BYTES = 8192
 
 

@@ -167,6 +167,21 @@ def _write_statement() -> Any:
 _WRITE = DriverStatement.of(_write_statement())
 
 
+def _delete_statement() -> Any:
+    """Description delete, ``thing_deleted`` change-log row (no diff) and NOTIFY in one statement."""
+    gone = delete(descriptions).where(descriptions.c.id == bindparam("id"))
+    change = (
+        insert(changes)
+        .values(thing_id=bindparam("id"), type=THING_DELETED, diff=null(), at=bindparam("now", type_=_TIMESTAMP))
+        .returning(changes.c.seq)
+        .cte("change")
+    )
+    return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(gone.cte("gone"))
+
+
+_DELETE = DriverStatement.of(_delete_statement())
+
+
 async def _keep_session(connection: DriverConnection) -> None:
     """Reads and writes change no session state, so the pool's reset round trip on release is skipped (a
     transaction left open by an interrupted write is still rolled back)."""
@@ -287,9 +302,9 @@ class ThingRepository:
         return SaveResult(created=current is None, stored=stored)
 
     async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
-        async with self.engine.begin() as connection:
-            await connection.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:id, 0))"), {"id": thing_id})
-            row = (await connection.execute(select(*_COLUMNS).where(descriptions.c.id == thing_id, _live()))).first()
+        async with (await self._pool("writes")).acquire() as driver, driver.transaction():
+            now: dt.datetime = await driver.fetchval(_LOCK_AND_NOW.sql, *_LOCK_AND_NOW.arguments(id=thing_id), column=1)
+            row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
             if row is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
             current = _stored(row)
@@ -298,10 +313,7 @@ class ThingRepository:
                     "If-Match does not match the current version of the description",
                     headers={"ETag": current.etag},
                 )
-            await connection.execute(delete(descriptions).where(descriptions.c.id == thing_id))
-            now = (await connection.execute(select(func.now()))).scalar_one()
-            seq = await _append_change(connection, thing_id, THING_DELETED, None, now)
-            await _notify(connection, seq)
+            await driver.fetchval(_DELETE.sql, *_DELETE.arguments(id=thing_id, now=now))
 
     async def renew_lease(self, thing_id: str) -> Lease:
         return await self.leases.renew(thing_id)
@@ -349,17 +361,6 @@ class ThingRepository:
             result = await connection.stream(query.execution_options(yield_per=500))
             async for row in result:
                 yield row.id, row.document_text
-
-
-async def _append_change(
-    connection: AsyncConnection, thing_id: str, change_type: str, diff: Any, now: dt.datetime
-) -> int:
-    # SQL NULL for "no diff" (as purge writes it), not the JSON value null the JSONB type would make of None.
-    diff_value = null() if diff is None else diff
-    statement = (
-        insert(changes).values(thing_id=thing_id, type=change_type, diff=diff_value, at=now).returning(changes.c.seq)
-    )
-    return int((await connection.execute(statement)).scalar_one())
 
 
 async def _notify(connection: AsyncConnection, seq: int) -> None:
