@@ -85,7 +85,8 @@ async def load(url: str, count: int) -> float:
     if present is not None and present >= count:
         await engine.dispose()
         return 0.0
-    directory = DirectoryService(ThingRepository(engine), Settings(), projectors=[CatalogProjector()])
+    repository = ThingRepository(engine)
+    directory = DirectoryService(repository, Settings(), projectors=[CatalogProjector()])
     rng = random.Random(7)
     documents = [description(index, rng) for index in range(count)]
     semaphore = asyncio.Semaphore(8)
@@ -97,6 +98,7 @@ async def load(url: str, count: int) -> float:
     started = time.perf_counter()
     await asyncio.gather(*(register(document) for document in documents))
     elapsed = time.perf_counter() - started
+    await repository.close()
     async with engine.connect() as connection:
         await connection.execute(text("ANALYZE"))
     await engine.dispose()

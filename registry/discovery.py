@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.lint import lint
@@ -58,11 +57,14 @@ from registry.store.catalog import (
     CapabilityRow,
     CatalogStore,
     Filters,
+    NewVersion,
     Offer,
     ProviderDetails,
     SummaryRow,
     VersionRow,
 )
+from registry.store.statements import DriverConnection
+from registry.store.things import StoredDescription
 
 SORTS = ("relevance", "title", "modified")
 NO_PROVIDER = "no_provider"
@@ -87,44 +89,42 @@ class CatalogProjection:
             Notice(code=f"lint:{item.code}", message=item.message, field=item.field) for item in warnings
         ]
 
-    async def store(self, connection: AsyncConnection, thing_id: str, revision: int) -> None:
+    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None:
         summary = self.summary
         stored_summary = msgspec.to_builtins(summary)
         stored_summary["lint"] = msgspec.to_builtins(self.warnings)
-        await CatalogStore.write_summary(
+        version = (
+            None if summary.version is None else NewVersion(summary.version, stored.document_text, stored.revision)
+        )
+        kept = await CatalogStore.write_summary(
             connection,
             SummaryRow(
-                thing_id=thing_id,
+                thing_id=stored.id,
                 kind=summary.kind,
                 title=summary.title,
                 vendor_name=summary.vendor.name if summary.vendor else None,
                 version=summary.version,
                 types=summary.types,
-                summary=stored_summary,
+                summary_json=msgspec.json.encode(stored_summary).decode(),
                 search_texts=summary.search_texts(),
             ),
             [CapabilityRow(item.source, item.id, item.name, item.version) for item in summary.capabilities],
+            first_version=version,
         )
-        if summary.version is not None:
-            await self._keep_version(connection, thing_id, summary.version, revision)
+        # The first version of a description was kept by write_summary; a later new one is compared first.
+        if version is not None and kept and version.version not in kept:
+            await self._keep_version(connection, stored.id, version, kept)
 
-    async def _keep_version(self, connection: AsyncConnection, thing_id: str, version: str, revision: int) -> None:
-        kept = await CatalogStore.kept_versions(connection, thing_id)
-        if version in kept:
-            return
-        previous = _previous_version(kept, version)
+    async def _keep_version(
+        self, connection: DriverConnection, thing_id: str, version: NewVersion, kept: list[str]
+    ) -> None:
+        previous = _previous_version(kept, version.version)
         report = None
         if previous is not None:
             old = msgspec.json.decode(await CatalogStore.version_text(connection, thing_id, previous))
-            report = compare_documents(old, self.document, previous, version)
+            report = compare_documents(old, self.document, previous, version.version)
         await CatalogStore.keep_version(
-            connection,
-            thing_id,
-            version,
-            msgspec.json.encode(self.document).decode(),
-            revision,
-            previous,
-            None if report is None else msgspec.to_builtins(report),
+            connection, thing_id, version, previous, None if report is None else msgspec.json.encode(report).decode()
         )
 
 

@@ -21,17 +21,20 @@ import contextlib
 import datetime as dt
 import heapq
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import asyncpg
 import pyoxigraph as ox
-from sqlalchemy import func, literal_column, or_, select
+from sqlalchemy import BigInteger, Text, any_, bindparam, func, literal_column, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from registry.semantic.projector import graph_name
+from registry.store.statements import DriverStatement, driver_connection
 from registry.store.tables import changes, description_rdf, descriptions
 from registry.store.things import CHANGES_CHANNEL
 
@@ -53,6 +56,10 @@ _REMOVAL = (
     "FILTER NOT EXISTS {{ GRAPH ?other {{ ?s ?p ?o }} FILTER(?other != {graph}) }} }} ; DROP GRAPH {graph} ; "
 )
 
+#: The "." that ends each N-Triples statement (one per line; literals cannot span lines): an N-Quads graph goes
+#: before it.
+_STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
+
 
 class RdfIndex:
     """One named graph per description, and their union materialised in the default graph.
@@ -71,12 +78,17 @@ class RdfIndex:
         """Put (or put back) descriptions, each in one atomic update: queries never see half of one."""
         for thing_id, ntriples in rows:
             graph = graph_name(thing_id)
-            known = self.store.contains_named_graph(graph)
-            self.store.update(
-                (_REMOVAL.format(graph=graph) if known else "")
-                + f"INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }} ; ADD {graph} TO DEFAULT"
-            )
-            self.descriptions += 0 if known else 1
+            if self.store.contains_named_graph(graph):
+                self.store.update(
+                    _REMOVAL.format(graph=graph)
+                    + f"INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }} ; ADD {graph} TO DEFAULT"
+                )
+            elif ntriples:
+                # A new description: its triples in the default graph and in its own graph as one N-Quads load
+                # (atomic too, blank nodes renamed as by INSERT DATA), a third cheaper than the SPARQL update.
+                quads = _STATEMENT_END.sub(f"{graph} .", ntriples)
+                self.store.load(ntriples + quads, ox.RdfFormat.N_QUADS, lenient=True)
+                self.descriptions += 1
 
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
         """Start-up: bulk load into named graphs (no description is there yet); then :meth:`union`."""
@@ -191,24 +203,24 @@ class ChangeFollower:
         return index, position, gaps, expiries
 
     async def _poll(self) -> None:
-        condition = changes.c.seq > self.position
-        if self._gaps:
-            condition = or_(condition, changes.c.seq.in_(list(self._gaps)))
+        """Apply the changes after ``position`` and those of missing seqs that have committed since."""
         async with self.engine.connect() as connection:
-            rows = (await connection.execute(select(changes.c.seq, changes.c.thing_id).where(condition))).all()
+            # Precompiled, on the driver: this runs after every burst of writes and before every query.
+            driver = await driver_connection(connection)
+            rows = await driver.fetch(_CHANGED.sql, *_CHANGED.arguments(after=self.position, gaps=list(self._gaps)))
             if not rows:
                 self._expire_gaps()
                 return
-            ids = sorted({row.thing_id for row in rows})
-            current = (await connection.execute(_current_rdf().where(description_rdf.c.thing_id.in_(ids)))).all()
-        found = {row.thing_id: row.ntriples for row in current}
+            ids = sorted({row["thing_id"] for row in rows})
+            current = await driver.fetch(_CURRENT_RDF_OF.sql, *_CURRENT_RDF_OF.arguments(ids=ids))
+        found = {row["thing_id"]: row["ntriples"] for row in current}
         for row in current:
-            self._track_expiry(row.thing_id, row.expires)
+            self._track_expiry(row["thing_id"], row["expires"])
         gone = [thing_id for thing_id in ids if thing_id not in found]
         for thing_id in gone:
             self._expiries.pop(thing_id, None)
         await asyncio.to_thread(self._apply, found, gone)
-        seqs = {row.seq for row in rows}
+        seqs = {row["seq"] for row in rows}
         now = time.monotonic()
         for seq in seqs:
             self._gaps.pop(seq, None)
@@ -281,6 +293,20 @@ def _current_rdf() -> Any:
         .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
         .where(live)
     )
+
+
+#: Changes after a position, and those of seqs that were missing (uncommitted) at an earlier poll.
+_CHANGED = DriverStatement.of(
+    select(changes.c.seq, changes.c.thing_id).where(
+        or_(
+            changes.c.seq > bindparam("after", type_=BigInteger),
+            changes.c.seq == any_(bindparam("gaps", type_=ARRAY(BigInteger))),
+        )
+    )
+)
+_CURRENT_RDF_OF = DriverStatement.of(
+    _current_rdf().where(description_rdf.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
+)
 
 
 async def _listen(engine: AsyncEngine, wake: Any) -> Any:

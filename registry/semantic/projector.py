@@ -10,19 +10,39 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import pyoxigraph as ox
-from sqlalchemy import select
+from sqlalchemy import Text, bindparam, cast
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from registry.errors import BadRequest
 from registry.schemas import Notice
 from registry.semantic.rdf import Rdf, RdfConverter
-from registry.store.tables import description_rdf, descriptions
+from registry.store.statements import DriverConnection, DriverStatement
+from registry.store.tables import description_rdf
+from registry.store.things import StoredDescription
 
 DISCOVERY = "https://www.w3.org/2022/wot/discovery-ontology#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+
+def _upsert_statement() -> Any:
+    row = pg_insert(description_rdf).values(
+        thing_id=bindparam("thing_id"),
+        revision=bindparam("revision"),
+        ntriples=bindparam("ntriples"),
+        unknown_contexts=cast(bindparam("unknown_contexts", type_=Text), JSONB),
+        error=bindparam("error", type_=Text),
+    )
+    return row.on_conflict_do_update(
+        index_elements=[description_rdf.c.thing_id],
+        set_={name: row.excluded[name] for name in ("revision", "ntriples", "unknown_contexts", "error")},
+    )
+
+
+_UPSERT = DriverStatement.of(_upsert_statement())
 
 
 @dataclasses.dataclass(slots=True)
@@ -30,26 +50,16 @@ class RdfProjection:
     rdf: Rdf
     notices: Sequence[Notice]
 
-    async def store(self, connection: AsyncConnection, thing_id: str, revision: int) -> None:
-        row = (
-            await connection.execute(
-                select(
-                    descriptions.c.created, descriptions.c.modified, descriptions.c.expires, descriptions.c.ttl
-                ).where(descriptions.c.id == thing_id)
-            )
-        ).one()
-        ntriples = self.rdf.ntriples + registration_triples(thing_id, *row)
-        values = {
-            "revision": revision,
-            "ntriples": ntriples,
-            "unknown_contexts": list(self.rdf.unknown_contexts),
-            "error": self.rdf.error,
-        }
-        await connection.execute(
-            pg_insert(description_rdf)
-            .values(thing_id=thing_id, **values)
-            .on_conflict_do_update(index_elements=[description_rdf.c.thing_id], set_=values)
+    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None:
+        registration = registration_triples(stored.id, stored.created, stored.modified, stored.expires, stored.ttl)
+        arguments = _UPSERT.arguments(
+            thing_id=stored.id,
+            revision=stored.revision,
+            ntriples=self.rdf.ntriples + registration,
+            unknown_contexts=msgspec.json.encode(list(self.rdf.unknown_contexts)).decode(),
+            error=self.rdf.error,
         )
+        await connection.execute(_UPSERT.sql, *arguments)
 
 
 class RdfProjector:

@@ -86,6 +86,9 @@ class QueryWorker:
     async def _call(self, kind: str, arguments: list[Any]) -> Any:
         if not self._ready.is_set() or self._process is None or self._process.stdin is None:
             raise _unavailable("The SPARQL index is being built")
+        if self._process.stdin.is_closing():
+            # The worker died and the supervisor has not noticed yet (writing would raise RuntimeError).
+            raise _unavailable("The SPARQL worker is restarting")
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future

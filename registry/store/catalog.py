@@ -12,25 +12,28 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Float,
     Text,
     and_,
     any_,
+    bindparam,
     cast,
     delete,
     exists,
     func,
-    insert,
     literal,
     literal_column,
     or_,
     select,
+    tuple_,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from registry.store.statements import DriverConnection, DriverStatement
 from registry.store.tables import SEARCH_CONFIG, descriptions, thing_capabilities, thing_summaries, thing_versions
 from registry.store.things import live
 
@@ -47,7 +50,8 @@ class SummaryRow:
     vendor_name: str | None
     version: str | None
     types: list[str]
-    summary: dict[str, Any]
+    #: The summary served by ``/summary``, as JSON.
+    summary_json: str
     #: Texts by full-text weight A, B, C, D.
     search_texts: tuple[str, str, str, str]
 
@@ -58,6 +62,15 @@ class CapabilityRow:
     capability_id: str | None
     name: str
     version: str | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NewVersion:
+    """A version of a description to keep: the document (JSON) as it was registered at ``revision``."""
+
+    version: str
+    document_text: str
+    revision: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -116,7 +129,7 @@ _VERSION_COLUMNS = (
 )
 
 
-def _weighted(text: str, weight: str) -> Any:
+def _weighted(text: Any, weight: str) -> Any:
     # The weight is a "char" literal; a bound parameter would be sent as varchar, which setweight refuses.
     return func.setweight(func.to_tsvector(_CONFIG, text), literal_column(f"'{weight}'"))
 
@@ -154,6 +167,114 @@ def _joined() -> Any:
     return thing_summaries.join(descriptions, descriptions.c.id == thing_summaries.c.thing_id)
 
 
+def _write_summary_statement() -> Any:
+    """Summary upsert, capability rows (the surplus deleted, the others upserted), the first version of a
+    description, and the versions kept before: one statement. Upserts skip rows that would not change."""
+    thing_id = bindparam("thing_id", type_=Text)
+    summary = pg_insert(thing_summaries).values(
+        thing_id=thing_id,
+        kind=bindparam("kind"),
+        title=bindparam("title"),
+        title_key=bindparam("title_key"),
+        vendor_name=bindparam("vendor_name"),
+        vendor_key=bindparam("vendor_key"),
+        version=bindparam("version"),
+        types=bindparam("types", type_=ARRAY(Text)),
+        summary=cast(bindparam("summary", type_=Text), JSONB),
+        search=_weighted(bindparam("title_text", type_=Text), "A")
+        .op("||")(_weighted(bindparam("body_text", type_=Text), "B"))
+        .op("||")(_weighted(bindparam("capability_text", type_=Text), "C"))
+        .op("||")(_weighted(bindparam("example_text", type_=Text), "D")),
+    )
+    summary = summary.on_conflict_do_update(
+        index_elements=[thing_summaries.c.thing_id], **_changed(thing_summaries, summary.excluded, ["thing_id"])
+    )
+    names = bindparam("names", type_=ARRAY(Text))
+    offered = func.unnest(
+        bindparam("sources", type_=ARRAY(Text)),
+        bindparam("capability_ids", type_=ARRAY(Text)),
+        names,
+        bindparam("name_keys", type_=ARRAY(Text)),
+        bindparam("versions", type_=ARRAY(Text)),
+    ).table_valued("source", "capability_id", "name", "name_key", "version", with_ordinality="ordinal")
+    offered = offered.render_derived()
+    capabilities = pg_insert(thing_capabilities).from_select(
+        ["thing_id", "position", "source", "capability_id", "name", "name_key", "version"],
+        select(
+            thing_id,
+            offered.c.ordinal - 1,
+            offered.c.source,
+            offered.c.capability_id,
+            offered.c.name,
+            offered.c.name_key,
+            offered.c.version,
+        ),
+    )
+    capabilities = capabilities.on_conflict_do_update(
+        index_elements=[thing_capabilities.c.thing_id, thing_capabilities.c.position],
+        **_changed(thing_capabilities, capabilities.excluded, ["thing_id", "position"]),
+    )
+    surplus = delete(thing_capabilities).where(
+        thing_capabilities.c.thing_id == thing_id, thing_capabilities.c.position >= func.cardinality(names)
+    )
+    first_version = bindparam("first_version", type_=Text)
+    version = pg_insert(thing_versions).from_select(
+        ["thing_id", "version", "document_text", "registered", "revision"],
+        select(
+            thing_id,
+            first_version,
+            bindparam("document_text", type_=Text),
+            func.now(),
+            bindparam("revision", type_=BigInteger),
+        ).where(first_version.is_not(None), ~exists().where(thing_versions.c.thing_id == thing_id)),
+    )
+    version = version.on_conflict_do_nothing(index_elements=[thing_versions.c.thing_id, thing_versions.c.version])
+    # Data-modifying CTEs run to completion whether or not the query reads them; the query sees the versions
+    # as they were before the statement.
+    return (
+        select(thing_versions.c.version)
+        .where(thing_versions.c.thing_id == thing_id)
+        .add_cte(
+            summary.cte("summary"),
+            surplus.cte("surplus"),
+            capabilities.cte("capabilities"),
+            version.cte("first_version"),
+        )
+    )
+
+
+def _changed(table: Any, excluded: Any, key: list[str]) -> dict[str, Any]:
+    """``set_`` and ``where`` of an ON CONFLICT DO UPDATE that leaves an unchanged row alone."""
+    columns = [column.name for column in table.c if column.name not in key]
+    return {
+        "set_": {name: excluded[name] for name in columns},
+        "where": tuple_(*(table.c[name] for name in columns)).is_distinct_from(
+            tuple_(*(excluded[name] for name in columns))
+        ),
+    }
+
+
+_WRITE_SUMMARY = DriverStatement.of(_write_summary_statement())
+_VERSION_TEXT = DriverStatement.of(
+    select(thing_versions.c.document_text).where(
+        thing_versions.c.thing_id == bindparam("thing_id"), thing_versions.c.version == bindparam("version")
+    )
+)
+_KEEP_VERSION = DriverStatement.of(
+    pg_insert(thing_versions)
+    .values(
+        thing_id=bindparam("thing_id"),
+        version=bindparam("version"),
+        document_text=bindparam("document_text"),
+        registered=func.now(),
+        revision=bindparam("revision"),
+        previous_version=bindparam("previous_version", type_=Text),
+        compatibility=cast(bindparam("compatibility", type_=Text), JSONB),
+    )
+    .on_conflict_do_nothing(index_elements=[thing_versions.c.thing_id, thing_versions.c.version])
+)
+
+
 class CatalogStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -164,82 +285,62 @@ class CatalogStore:
 
     @staticmethod
     async def write_summary(
-        connection: AsyncConnection, row: SummaryRow, capabilities: Sequence[CapabilityRow]
-    ) -> None:
+        connection: DriverConnection,
+        row: SummaryRow,
+        capabilities: Sequence[CapabilityRow],
+        first_version: NewVersion | None,
+    ) -> list[str]:
+        """Store the summary and capabilities of a description, and ``first_version`` if it has no kept version
+        yet; returns the versions kept before this write. One round trip; unchanged rows are not rewritten."""
         title_text, body_text, capability_text, example_text = row.search_texts
-        values = {
-            "kind": row.kind,
-            "title": row.title,
-            "title_key": (row.title or "").lower(),
-            "vendor_name": row.vendor_name,
-            "vendor_key": row.vendor_name.lower() if row.vendor_name else None,
-            "version": row.version,
-            "types": row.types,
-            "summary": row.summary,
-            "search": _weighted(title_text, "A")
-            .op("||")(_weighted(body_text, "B"))
-            .op("||")(_weighted(capability_text, "C"))
-            .op("||")(_weighted(example_text, "D")),
-        }
-        await connection.execute(
-            pg_insert(thing_summaries)
-            .values(thing_id=row.thing_id, **values)
-            .on_conflict_do_update(index_elements=[thing_summaries.c.thing_id], set_=values)
+        arguments = _WRITE_SUMMARY.arguments(
+            thing_id=row.thing_id,
+            kind=row.kind,
+            title=row.title,
+            title_key=(row.title or "").lower(),
+            vendor_name=row.vendor_name,
+            vendor_key=row.vendor_name.lower() if row.vendor_name else None,
+            version=row.version,
+            types=row.types,
+            summary=row.summary_json,
+            title_text=title_text,
+            body_text=body_text,
+            capability_text=capability_text,
+            example_text=example_text,
+            sources=[capability.source for capability in capabilities],
+            capability_ids=[capability.capability_id for capability in capabilities],
+            names=[capability.name for capability in capabilities],
+            name_keys=[capability.name.lower() for capability in capabilities],
+            versions=[capability.version for capability in capabilities],
+            first_version=None if first_version is None else first_version.version,
+            document_text=None if first_version is None else first_version.document_text,
+            revision=None if first_version is None else first_version.revision,
         )
-        await connection.execute(delete(thing_capabilities).where(thing_capabilities.c.thing_id == row.thing_id))
-        if capabilities:
-            await connection.execute(
-                insert(thing_capabilities),
-                [
-                    {
-                        "thing_id": row.thing_id,
-                        "position": position,
-                        "source": capability.source,
-                        "capability_id": capability.capability_id,
-                        "name": capability.name,
-                        "name_key": capability.name.lower(),
-                        "version": capability.version,
-                    }
-                    for position, capability in enumerate(capabilities)
-                ],
-            )
+        return [record[0] for record in await connection.fetch(_WRITE_SUMMARY.sql, *arguments)]
 
     @staticmethod
-    async def kept_versions(connection: AsyncConnection, thing_id: str) -> list[str]:
-        query = select(thing_versions.c.version).where(thing_versions.c.thing_id == thing_id)
-        return [row.version for row in await connection.execute(query)]
-
-    @staticmethod
-    async def version_text(connection: AsyncConnection, thing_id: str, version: str) -> str:
-        query = select(thing_versions.c.document_text).where(
-            thing_versions.c.thing_id == thing_id, thing_versions.c.version == version
-        )
-        return str((await connection.execute(query)).scalar_one())
+    async def version_text(connection: DriverConnection, thing_id: str, version: str) -> str:
+        arguments = _VERSION_TEXT.arguments(thing_id=thing_id, version=version)
+        return str(await connection.fetchval(_VERSION_TEXT.sql, *arguments))
 
     @staticmethod
     async def keep_version(
-        connection: AsyncConnection,
+        connection: DriverConnection,
         thing_id: str,
-        version: str,
-        document_text: str,
-        revision: int,
+        version: NewVersion,
         previous_version: str | None,
-        compatibility: dict[str, Any] | None,
+        compatibility_json: str | None,
     ) -> None:
         """Insert a version unless it is already kept: versions are immutable, the first registration wins."""
-        await connection.execute(
-            pg_insert(thing_versions)
-            .values(
-                thing_id=thing_id,
-                version=version,
-                document_text=document_text,
-                registered=func.now(),
-                revision=revision,
-                previous_version=previous_version,
-                compatibility=compatibility,
-            )
-            .on_conflict_do_nothing(index_elements=[thing_versions.c.thing_id, thing_versions.c.version])
+        arguments = _KEEP_VERSION.arguments(
+            thing_id=thing_id,
+            version=version.version,
+            document_text=version.document_text,
+            revision=version.revision,
+            previous_version=previous_version,
+            compatibility=compatibility_json,
         )
+        await connection.execute(_KEEP_VERSION.sql, *arguments)
 
     # -- reads
 
@@ -387,6 +488,7 @@ __all__ = [
     "CapabilityRow",
     "CatalogStore",
     "Filters",
+    "NewVersion",
     "Offer",
     "Page",
     "ProviderDetails",

@@ -7,9 +7,11 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sqlalchemy import func, select
+import msgspec
+from sqlalchemy import BigInteger, Text, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from registry.store.statements import DriverStatement, driver_connection
 from registry.store.tables import changes, descriptions
 from registry.store.things import THING_CREATED
 
@@ -21,25 +23,40 @@ class Change:
     seq: int
     thing_id: str
     type: str
-    diff: dict[str, Any] | None
+    #: ``diff`` as JSON: most changes are read by consumers that never look at it (e.g. no event subscriber).
+    diff_text: str | None
     at: dt.datetime
     #: Lifetime of the description if it still is at this revision (for the enriched TD of a create event).
     ttl: float | None = None
     expires: dt.datetime | None = None
 
+    @property
+    def diff(self) -> dict[str, Any] | None:
+        """Decoded on each access: callers that need it read it once."""
+        return None if self.diff_text is None else msgspec.json.decode(self.diff_text)
 
-_SELECT = select(
-    changes.c.seq,
-    changes.c.thing_id,
-    changes.c.type,
-    changes.c.diff,
-    changes.c.at,
-    descriptions.c.ttl,
-    descriptions.c.expires,
-).select_from(
-    changes.outerjoin(
-        descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
+
+#: Sequence numbers are bigint: the bound of an unbounded page.
+_LAST_SEQ = 2**63 - 1
+
+_PAGE = DriverStatement.of(
+    select(
+        changes.c.seq,
+        changes.c.thing_id,
+        changes.c.type,
+        cast(changes.c.diff, Text),
+        changes.c.at,
+        descriptions.c.ttl,
+        descriptions.c.expires,
     )
+    .select_from(
+        changes.outerjoin(
+            descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
+        )
+    )
+    .where(changes.c.seq > bindparam("after", type_=BigInteger), changes.c.seq <= bindparam("until", type_=BigInteger))
+    .order_by(changes.c.seq)
+    .limit(bindparam("limit", type_=BigInteger))
 )
 
 
@@ -50,11 +67,12 @@ async def latest_seq(connection: AsyncConnection) -> int:
 async def read_changes(
     connection: AsyncConnection, after: int, *, until: int | None = None, limit: int = 500
 ) -> list[Change]:
-    """Committed changes with ``after < seq <= until`` in sequence order, at most ``limit``."""
-    query = _SELECT.where(changes.c.seq > after)
-    if until is not None:
-        query = query.where(changes.c.seq <= until)
-    rows = (await connection.execute(query.order_by(changes.c.seq).limit(limit))).all()
+    """Committed changes with ``after < seq <= until`` in sequence order, at most ``limit``.
+
+    One statement outside a transaction, precompiled and run on the driver: the change feed reads after every
+    burst of writes."""
+    arguments = _PAGE.arguments(after=after, until=_LAST_SEQ if until is None else until, limit=limit)
+    rows = await (await driver_connection(connection)).fetch(_PAGE.sql, *arguments)
     return [Change(*row) for row in rows]
 
 

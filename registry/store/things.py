@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from registry.errors import NotFound, PreconditionFailed
 from registry.store.leases import Lease, LeaseRenewer
-from registry.store.statements import DriverStatement, driver_connection
+from registry.store.statements import DriverConnection, DriverStatement
 from registry.store.tables import changes, descriptions
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
@@ -56,9 +56,14 @@ class StoredDescription:
 
 
 class Projection(Protocol):
-    """Data derived from a description and stored with it, in the same transaction."""
+    """Data derived from a description and stored with it, in the same transaction.
 
-    async def store(self, connection: AsyncConnection, thing_id: str, revision: int) -> None: ...
+    ``connection`` is the write's asyncpg connection, inside its transaction (run precompiled statements on it:
+    ``registry.store.statements``); ``stored`` is the description as this write stores it (its revision,
+    registration times and encoded JSON).
+    """
+
+    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,6 +74,8 @@ class Candidate:
     ttl: float | None
     expires_at: Callable[[dt.datetime], dt.datetime | None]
     projections: Sequence[Projection] = ()
+    #: ``document`` encoded, when the caller has it already.
+    document_text: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -111,7 +118,9 @@ _TIMESTAMP = DateTime(timezone=True)
 # database work). A write is three round trips between BEGIN and COMMIT: lock, read, write.
 
 #: Serialises writes to one id (also ids that do not exist yet) and reads the transaction time.
-_LOCK_AND_NOW = text("SELECT pg_advisory_xact_lock(hashtextextended(:id, 0)), now()")
+_LOCK_AND_NOW = DriverStatement.of(
+    select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("id", type_=Text), 0)), func.now())
+)
 
 _CURRENT = DriverStatement.of(
     select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live(bindparam("now", type_=_TIMESTAMP)))
@@ -158,8 +167,26 @@ def _write_statement() -> Any:
 _WRITE = DriverStatement.of(_write_statement())
 
 
-async def _keep_session(connection: asyncpg.Connection) -> None:
-    """Read connections change no session state, so the pool's reset round trip on release is skipped."""
+def _delete_statement() -> Any:
+    """Description delete, ``thing_deleted`` change-log row (no diff) and NOTIFY in one statement."""
+    gone = delete(descriptions).where(descriptions.c.id == bindparam("id"))
+    change = (
+        insert(changes)
+        .values(thing_id=bindparam("id"), type=THING_DELETED, diff=null(), at=bindparam("now", type_=_TIMESTAMP))
+        .returning(changes.c.seq)
+        .cte("change")
+    )
+    return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(gone.cte("gone"))
+
+
+_DELETE = DriverStatement.of(_delete_statement())
+
+
+async def _keep_session(connection: DriverConnection) -> None:
+    """Reads and writes change no session state, so the pool's reset round trip on release is skipped (a
+    transaction left open by an interrupted write is still rolled back)."""
+    if connection.is_in_transaction():
+        await connection.execute("ROLLBACK")
 
 
 def _stored(row: Any) -> StoredDescription:
@@ -175,8 +202,8 @@ def etag_matches(if_match: str, etag: str) -> bool:
 class ThingRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
-        self._read_pool: asyncpg.Pool | None = None
-        self._read_pool_lock = asyncio.Lock()
+        self._pools: dict[str, asyncpg.Pool] = {}
+        self._pools_lock = asyncio.Lock()
         self.leases = LeaseRenewer(engine)
 
     async def get(self, thing_id: str) -> StoredDescription | None:
@@ -186,18 +213,22 @@ class ThingRepository:
         BEGIN/ROLLBACK) and most of the CPU time of a GET.
         """
         try:
-            row = await (await self._reads()).fetchrow(_GET.sql, thing_id)
+            row = await (await self._pool("reads")).fetchrow(_GET.sql, thing_id)
         except _CONNECTION_LOST:
             # The pool has dropped the broken connection; an idempotent read may simply try once more.
-            row = await (await self._reads()).fetchrow(_GET.sql, thing_id)
+            row = await (await self._pool("reads")).fetchrow(_GET.sql, thing_id)
         return None if row is None else _stored(row)
 
-    async def _reads(self) -> asyncpg.Pool:
-        if self._read_pool is None:
-            async with self._read_pool_lock:
-                if self._read_pool is None:
+    async def _pool(self, name: str) -> asyncpg.Pool:
+        """Plain asyncpg pools for the hot paths, one for reads and one for writes (so that a burst of writes
+        does not hold up reads), each as large as the engine's pool."""
+        pool = self._pools.get(name)
+        if pool is None:
+            async with self._pools_lock:
+                pool = self._pools.get(name)
+                if pool is None:
                     url = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-                    self._read_pool = await asyncpg.create_pool(
+                    pool = self._pools[name] = await asyncpg.create_pool(
                         url,
                         min_size=1,
                         max_size=max(1, self.engine.pool.size()),  # type: ignore[attr-defined]
@@ -205,13 +236,13 @@ class ThingRepository:
                         command_timeout=30,
                         server_settings={"application_name": "lmos-registry"},
                     )
-        return self._read_pool
+        return pool
 
     async def close(self) -> None:
-        """Close the read pool (the engine is disposed by its owner)."""
-        if self._read_pool is not None:
-            await self._read_pool.close()
-            self._read_pool = None
+        """Close the asyncpg pools (the engine is disposed by its owner)."""
+        pools, self._pools = self._pools, {}
+        for pool in pools.values():
+            await pool.close()
 
     async def save(
         self,
@@ -226,10 +257,10 @@ class ThingRepository:
 
         ``anonymous`` marks a new description whose id the directory assigned; a replacement keeps the mark.
         """
-        async with self.engine.begin() as connection:
-            # Through SQLAlchemy, which begins the transaction; the rest runs on the same driver connection.
-            now: dt.datetime = (await connection.execute(_LOCK_AND_NOW, {"id": thing_id})).one()[1]
-            driver = await driver_connection(connection)
+        # On asyncpg directly: through SQLAlchemy, its statements and transaction handling cost more CPU than
+        # the database work of a write.
+        async with (await self._pool("writes")).acquire() as driver, driver.transaction():
+            now: dt.datetime = await driver.fetchval(_LOCK_AND_NOW.sql, *_LOCK_AND_NOW.arguments(id=thing_id), column=1)
             row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
             current = None if row is None else _stored(row)
             if current is None and must_exist:
@@ -242,7 +273,7 @@ class ThingRepository:
                     headers={"ETag": current.etag} if current else {},
                 )
             candidate = await produce(current)
-            document_text = msgspec.json.encode(candidate.document).decode()
+            document_text = candidate.document_text or msgspec.json.encode(candidate.document).decode()
             if current is None:
                 change_type, diff_text = THING_CREATED, document_text
             else:
@@ -265,15 +296,15 @@ class ThingRepository:
                 "ttl": candidate.ttl,
             }
             seq = int(await driver.fetchval(_WRITE.sql, *_WRITE.arguments(**parameters)))
+            stored = StoredDescription(thing_id, document_text, anonymous, created_at, now, expires, candidate.ttl, seq)
             for projection in candidate.projections:
-                await projection.store(connection, thing_id, seq)
-        stored = StoredDescription(thing_id, document_text, anonymous, created_at, now, expires, candidate.ttl, seq)
+                await projection.store(driver, stored)
         return SaveResult(created=current is None, stored=stored)
 
     async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
-        async with self.engine.begin() as connection:
-            await connection.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:id, 0))"), {"id": thing_id})
-            row = (await connection.execute(select(*_COLUMNS).where(descriptions.c.id == thing_id, _live()))).first()
+        async with (await self._pool("writes")).acquire() as driver, driver.transaction():
+            now: dt.datetime = await driver.fetchval(_LOCK_AND_NOW.sql, *_LOCK_AND_NOW.arguments(id=thing_id), column=1)
+            row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
             if row is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
             current = _stored(row)
@@ -282,10 +313,7 @@ class ThingRepository:
                     "If-Match does not match the current version of the description",
                     headers={"ETag": current.etag},
                 )
-            await connection.execute(delete(descriptions).where(descriptions.c.id == thing_id))
-            now = (await connection.execute(select(func.now()))).scalar_one()
-            seq = await _append_change(connection, thing_id, THING_DELETED, None, now)
-            await _notify(connection, seq)
+            await driver.fetchval(_DELETE.sql, *_DELETE.arguments(id=thing_id, now=now))
 
     async def renew_lease(self, thing_id: str) -> Lease:
         return await self.leases.renew(thing_id)
@@ -333,17 +361,6 @@ class ThingRepository:
             result = await connection.stream(query.execution_options(yield_per=500))
             async for row in result:
                 yield row.id, row.document_text
-
-
-async def _append_change(
-    connection: AsyncConnection, thing_id: str, change_type: str, diff: Any, now: dt.datetime
-) -> int:
-    # SQL NULL for "no diff" (as purge writes it), not the JSON value null the JSONB type would make of None.
-    diff_value = null() if diff is None else diff
-    statement = (
-        insert(changes).values(thing_id=thing_id, type=change_type, diff=diff_value, at=now).returning(changes.c.seq)
-    )
-    return int((await connection.execute(statement)).scalar_one())
 
 
 async def _notify(connection: AsyncConnection, seq: int) -> None:

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from registry.semantic.index import ChangeFollower, RdfIndex
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.projector import RdfProjector, graph_name
 from registry.semantic.rdf import RdfConverter
 from registry.store.database import create_engine
+from registry.store.statements import DriverConnection
 from registry.store.things import Candidate, StoredDescription, ThingRepository
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -27,6 +28,13 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = create_engine(database_url, pool_size=4)
     yield engine
     await engine.dispose()
+
+
+@pytest.fixture
+async def repository(engine: AsyncEngine) -> AsyncIterator[ThingRepository]:
+    repository = ThingRepository(engine)
+    yield repository
+    await repository.close()
 
 
 def candidate(thing_id: str, *extra: Any) -> Candidate:
@@ -41,13 +49,12 @@ class Held:
         self.reached = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def store(self, connection: AsyncConnection, thing_id: str, revision: int) -> None:
+    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None:
         self.reached.set()
         await self.release.wait()
 
 
-async def test_out_of_order_commits_are_not_lost(engine: AsyncEngine) -> None:
-    repository = ThingRepository(engine)
+async def test_out_of_order_commits_are_not_lost(engine: AsyncEngine, repository: ThingRepository) -> None:
     index = RdfIndex()
     follower = ChangeFollower(engine, index)
     await follower.start()
@@ -77,8 +84,7 @@ async def test_out_of_order_commits_are_not_lost(engine: AsyncEngine) -> None:
         await follower.stop()
 
 
-async def test_notify_wakes_the_follower_without_queries(engine: AsyncEngine) -> None:
-    repository = ThingRepository(engine)
+async def test_notify_wakes_the_follower_without_queries(engine: AsyncEngine, repository: ThingRepository) -> None:
     index = RdfIndex()
     follower = ChangeFollower(engine, index, poll_interval=30)
     await follower.start()
@@ -98,8 +104,9 @@ async def test_notify_wakes_the_follower_without_queries(engine: AsyncEngine) ->
         await follower.stop()
 
 
-async def test_compaction_swaps_in_a_fresh_index_that_misses_nothing(engine: AsyncEngine) -> None:
-    repository = ThingRepository(engine)
+async def test_compaction_swaps_in_a_fresh_index_that_misses_nothing(
+    engine: AsyncEngine, repository: ThingRepository
+) -> None:
     follower = ChangeFollower(engine, RdfIndex())
     await follower.start()
     swapped: list[RdfIndex] = []

@@ -139,6 +139,19 @@ def test_default_graph_is_the_union_and_shared_triples_stay() -> None:
     assert index.descriptions == 1
 
 
+def test_new_descriptions_are_in_their_graph_and_the_default_graph() -> None:
+    index = RdfIndex()
+    index.replace([("urn:c", '<urn:c> <urn:p> _:x .\n_:x <urn:q> "1" .\n'), ("urn:empty", "")])
+    index.replace([("urn:empty", "")])
+    named = list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:c")))
+    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+    assert {quad.triple for quad in named} == {quad.triple for quad in default}
+    (link,) = [quad.object for quad in named if quad.predicate == ox.NamedNode("urn:p")]
+    assert len(default) == 2
+    assert link in {quad.subject for quad in named}  # one blank node in both triples
+    assert index.descriptions == 1  # a description without RDF has no graph and is not counted
+
+
 async def test_result_cap(corpus: tuple[RdfIndex, rdflib.Graph]) -> None:
     index, _ = corpus
     engine = SparqlEngine(index.store, timeout=10, max_results=3, service_allowlist=())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import msgspec
+
 from registry.events.feed import ChangeFeed
 from registry.events.history import apply_change
 from registry.events.hub import encode_event
@@ -14,7 +16,7 @@ NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def change(seq: int, change_type: str = "thing_updated", diff: Any = None) -> Change:
-    return Change(seq, "urn:x", change_type, diff, NOW)
+    return Change(seq, "urn:x", change_type, None if diff is None else msgspec.json.encode(diff).decode(), NOW)
 
 
 def feed(position: int, gap_timeout: float) -> ChangeFeed:
