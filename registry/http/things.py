@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlencode
+from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, patch, post, put
@@ -23,25 +23,11 @@ from registry.http.bodies import (
     read_json,
     reject_unknown_parameters,
 )
+from registry.http.ids import thing_id_from
 from registry.schemas import Notice
 from registry.service import DirectoryService, WriteOutcome
 
 LIST_PARAMETERS = frozenset({"offset", "limit", "format"})
-
-
-def thing_id_of(request: Request[Any, Any, Any]) -> str:
-    """The id from the raw request path: routing collapses ``//``, which would break ``https://`` ids."""
-    raw_path: bytes = request.scope.get("raw_path") or request.scope["path"].encode()
-    _, _, raw_id = raw_path.partition(b"/things/")
-    try:
-        thing_id = unquote_to_bytes(raw_id).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise BadRequest("The id in the path is not valid percent-encoded UTF-8") from error
-    if not thing_id:
-        raise BadRequest("The path names no Thing Description id")
-    if "\x00" in thing_id:
-        raise BadRequest("The id in the path contains a U+0000 (NUL) character")
-    return thing_id
 
 
 def notice_headers(notices: list[Notice]) -> dict[str, str]:
@@ -145,10 +131,10 @@ class ThingsController(Controller):
         outcome = await state.directory.create_anonymous(document)
         return _write_response(outcome, location=True)
 
-    @get("/{thing_id:path}", operation_id="retrieveThing", summary="Retrieve a Thing Description")
+    @get("/{thing_id:str}", operation_id="retrieveThing", summary="Retrieve a Thing Description")
     async def retrieve(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
         directory: DirectoryService = state.directory
-        stored = await directory.get(thing_id_of(request))
+        stored = await directory.get(thing_id_from(thing_id))
         return Response(
             content=directory.enriched_json(stored),
             media_type=TD_JSON,
@@ -156,23 +142,23 @@ class ThingsController(Controller):
         )
 
     @put(
-        "/{thing_id:path}",
+        "/{thing_id:str}",
         operation_id="createOrUpdateThing",
         summary="Create or replace a Thing Description",
     )
     async def create_or_replace(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
         document = await read_json(request, TD_MEDIA_TYPES)
-        outcome = await state.directory.put(thing_id_of(request), document, if_match=request.headers.get("if-match"))
+        outcome = await state.directory.put(thing_id_from(thing_id), document, if_match=request.headers.get("if-match"))
         return _write_response(outcome)
 
-    @patch("/{thing_id:path}", operation_id="partiallyUpdateThing", summary="Merge-patch a Thing Description")
+    @patch("/{thing_id:str}", operation_id="partiallyUpdateThing", summary="Merge-patch a Thing Description")
     async def partially_update(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
         merge_patch = await read_json(request, (MERGE_PATCH_JSON,))
         outcome = await state.directory.patch(
-            thing_id_of(request), merge_patch, if_match=request.headers.get("if-match")
+            thing_id_from(thing_id), merge_patch, if_match=request.headers.get("if-match")
         )
         return _write_response(outcome)
 
-    @delete("/{thing_id:path}", operation_id="deleteThing", summary="Delete a Thing Description", status_code=204)
+    @delete("/{thing_id:str}", operation_id="deleteThing", summary="Delete a Thing Description", status_code=204)
     async def remove(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> None:
-        await state.directory.delete(thing_id_of(request), if_match=request.headers.get("if-match"))
+        await state.directory.delete(thing_id_from(thing_id), if_match=request.headers.get("if-match"))
