@@ -10,7 +10,9 @@ import pytest
 
 from tests.support.servers import ServerProcess, fresh_database, postgres_server
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+#: Files the tests read (real-world TDs with their MANIFEST, sources and licenses): all inside the repository.
+DATA = Path(__file__).resolve().parent / "data"
+REAL_TDS = DATA / "real-tds"
 
 
 @pytest.fixture(scope="session")

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from urllib.parse import urljoin
 
 import httpx
 import jsonschema_rs
 
 from tests.conformance.conftest import media_type
+from tests.conftest import DATA
 from tests.support.servers import ServerProcess
 
-SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "wot" / "schemas" / "td-json-schema-validation.json"
+SCHEMA = DATA / "schemas" / "td-json-schema-validation.json"
 
 
 def hrefs(td: dict[str, object]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Every real-world TD in ../shared/wot/real-tds registers and reads back unchanged, or is refused precisely.
+"""Every real-world TD in tests/data/real-tds registers and reads back unchanged, or is refused precisely.
 
 The expected outcome comes from MANIFEST.txt (its JSON-Schema error count against the TD 1.1 schema), not from
 the code under test: 0 errors → registered (PUT with its id, POST without), N errors → 400 naming N problems.
@@ -13,9 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import REAL_TDS
 
-REAL_TDS = SHARED / "wot" / "real-tds"
 DISCOVERY_CONTEXT = "https://www.w3.org/2022/wot/discovery"
 
 

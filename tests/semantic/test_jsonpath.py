@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import jsonpath_rfc9535
 import msgspec
@@ -12,9 +11,9 @@ import pytest
 
 from registry.errors import BadRequest
 from registry.semantic.jsonpath import compile_query, per_description, search
+from tests.conftest import REAL_TDS
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-TEXTS = [path.read_text() for path in sorted((SHARED / "wot" / "real-tds").glob("*.json"))]
+TEXTS = [path.read_text() for path in sorted(REAL_TDS.glob("*.json"))]
 
 
 async def stream() -> AsyncIterator[str]:

@@ -14,10 +14,10 @@ from rdflib.compare import isomorphic
 
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import LMOS_IRI, RdfConverter
+from tests.conftest import REAL_TDS
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REAL_TDS = sorted((SHARED / "wot" / "real-tds").glob("*.json"))
+REAL_TD_FILES = sorted(REAL_TDS.glob("*.json"))
 TD = "https://www.w3.org/2019/wot/td#"
 JSONSCHEMA = "https://www.w3.org/2019/wot/json-schema#"
 #: Triples written from property-based @index (names of affordances, schema properties, security schemes).
@@ -56,7 +56,7 @@ def schema_properties(schema: Any) -> list[tuple[dict[str, Any], str]]:
     return found
 
 
-@pytest.mark.parametrize("path", REAL_TDS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", REAL_TD_FILES, ids=lambda path: path.stem)
 def test_every_affordance_and_schema_property_is_named(path: Path) -> None:
     document = json.loads(path.read_text())
     graph = graph_of(document)
@@ -73,7 +73,7 @@ def test_every_affordance_and_schema_property_is_named(path: Path) -> None:
                     assert child in property_names, f"{kind}/{name}: schema property {child} has no name"
 
 
-@pytest.mark.parametrize("path", [path for path in REAL_TDS if known(path)], ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", [path for path in REAL_TD_FILES if known(path)], ids=lambda path: path.stem)
 def test_pyld_expansion_is_contained(path: Path) -> None:
     """pyld (same offline contexts) gives the same graph once the @index name triples it drops are set aside."""
     document = json.loads(path.read_text())
@@ -141,7 +141,7 @@ def test_old_td_context_url_is_served_offline() -> None:
 def test_operator_context_directory(tmp_path: Path) -> None:
     (tmp_path / "webthings.jsonld").write_text(json.dumps({"@context": {"Lock": "https://webthings.io/schemas#Lock"}}))
     (tmp_path / "index.json").write_text(json.dumps({"https://webthings.io/schemas": "webthings.jsonld"}))
-    document = json.loads((SHARED / "wot" / "real-tds" / "wot-testing_2022_webthings_lock.td.json").read_text())
+    document = json.loads((REAL_TDS / "wot-testing_2022_webthings_lock.td.json").read_text())
     rdf = RdfConverter(ContextLibrary.load(tmp_path)).convert(document)
     assert rdf.unknown_contexts == ()
     assert "<https://webthings.io/schemas#Lock>" in rdf.ntriples
@@ -193,7 +193,7 @@ SYNTHETIC = [
     "document",
     [
         json.loads(path.read_text())
-        for path in [*REAL_TDS, FIXTURES / "weather-agent.td.json", FIXTURES / "seed-tool.td.json"]
+        for path in [*REAL_TD_FILES, FIXTURES / "weather-agent.td.json", FIXTURES / "seed-tool.td.json"]
     ]
     + SYNTHETIC,
     ids=lambda document: str(document.get("id") or document.get("title")),

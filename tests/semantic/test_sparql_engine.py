@@ -16,8 +16,8 @@ from registry.semantic.loader import ContextLibrary
 from registry.semantic.projector import registration_triples
 from registry.semantic.rdf import RdfConverter
 from registry.semantic.sparql import PREFIXES, SparqlEngine, screen
+from tests.conftest import REAL_TDS
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROLOGUE = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
 
@@ -42,7 +42,7 @@ def corpus() -> tuple[RdfIndex, rdflib.Graph]:
     import datetime as dt
 
     converter = RdfConverter(ContextLibrary.load())
-    documents = [json.loads(path.read_text()) for path in sorted((SHARED / "wot" / "real-tds").glob("*.json"))]
+    documents = [json.loads(path.read_text()) for path in sorted(REAL_TDS.glob("*.json"))]
     documents += [json.loads((FIXTURES / name).read_text()) for name in ("weather-agent.td.json", "seed-tool.td.json")]
     index, reference = RdfIndex(), rdflib.Graph()
     now = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)

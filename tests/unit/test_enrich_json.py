@@ -11,11 +11,9 @@ import msgspec
 import pytest
 
 from registry.descriptions.registration import enrich, enrich_json
-from tests.conftest import SHARED
+from tests.conftest import REAL_TDS
 
-DOCUMENTS = sorted((SHARED / "wot" / "real-tds").glob("*.json")) + sorted(
-    (Path(__file__).resolve().parents[1] / "fixtures").glob("*.json")
-)
+DOCUMENTS = sorted(REAL_TDS.glob("*.json")) + sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("*.json"))
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, 123456, tzinfo=dt.UTC)
 LIFETIMES: list[dict[str, Any]] = [
     {"expires": None, "ttl": None},
