@@ -29,10 +29,11 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from registry.config import Settings
-from registry.discovery import CatalogProjector
-from registry.service import DirectoryService
-from registry.store.database import create_engine
-from registry.store.things import ThingRepository
+from registry.directory.service import DirectoryService
+from registry.projections import Projections
+from registry.projections.catalog import CatalogProjector
+from registry.store.database import Database
+from registry.store.things import ThingStore
 from tests.support.servers import ServerProcess, fresh_database
 
 VENDORS = 50
@@ -77,16 +78,13 @@ def description(index: int, rng: random.Random) -> dict[str, Any]:
 
 
 async def load(url: str, count: int) -> float:
-    engine = create_engine(url, pool_size=8)
-    async with engine.connect() as connection:
-        present = (
-            await connection.execute(text("SELECT count(*) FROM descriptions WHERE id LIKE 'urn:bench:%'"))
-        ).scalar()
+    database = Database(url, connections=9)
+    await database.open()
+    present = await database.fetchval(text("SELECT count(*) FROM descriptions WHERE id LIKE 'urn:bench:%'"))
     if present is not None and present >= count:
-        await engine.dispose()
+        await database.close()
         return 0.0
-    repository = ThingRepository(engine)
-    directory = DirectoryService(repository, Settings(), projectors=[CatalogProjector()])
+    directory = DirectoryService(database, ThingStore(database), Projections([CatalogProjector()]), Settings())
     rng = random.Random(7)
     documents = [description(index, rng) for index in range(count)]
     semaphore = asyncio.Semaphore(8)
@@ -98,12 +96,9 @@ async def load(url: str, count: int) -> float:
     started = time.perf_counter()
     await asyncio.gather(*(register(document) for document in documents))
     elapsed = time.perf_counter() - started
-    await repository.close()
-    # Committed (engine.begin): an ANALYZE in a transaction that is rolled back leaves no statistics, and a bulk
-    # load finishes before autovacuum would analyze; stale statistics make the capability search 10x slower.
-    async with engine.begin() as connection:
-        await connection.execute(text("ANALYZE"))
-    await engine.dispose()
+    # A bulk load finishes before autovacuum would analyze; stale statistics make the capability search 10x slower.
+    await database.execute(text("ANALYZE"))
+    await database.close()
     return elapsed
 
 

@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from registry.semantic.index import RdfIndex
+from registry.semantic.graphs import registration_triples
 from registry.semantic.loader import ContextLibrary
-from registry.semantic.projector import registration_triples
 from registry.semantic.rdf import RdfConverter
 from registry.semantic.sparql import PREFIXES, SparqlEngine
+from registry.sparql_worker.index import RdfIndex
 
 SEED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "weather-agent.td.json"
 CAPABILITY = (

@@ -1,4 +1,8 @@
-"""``create_app(settings)``: wiring only. Builds the Litestar application and its background tasks."""
+"""``create_app(settings)``: wiring only. Builds the Litestar application, its services and background tasks.
+
+The application returned is the one ``registry serve`` runs, so tests can run it in-process too (with Litestar's
+test client) besides the end-to-end tests against real server processes.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +11,21 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
+import msgspec
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
-from litestar.types import ASGIApp
 
 from registry.config import Settings
-from registry.discovery import CatalogProjector, DiscoveryService
+from registry.directory.search import SearchService
+from registry.directory.service import DirectoryService
+from registry.discovery.service import DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
 from registry.http.api_v1 import DiscoveryController
 from registry.http.dashboard import dashboard
+from registry.http.dependencies import DEPENDENCIES, Services
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
@@ -27,11 +34,15 @@ from registry.http.leases import renew_lease
 from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
 from registry.http.things import ThingsController
-from registry.semantic.layer import SemanticLayer
-from registry.service import DirectoryService
+from registry.projections import Projections
+from registry.projections.catalog import CatalogProjector
+from registry.projections.rdf import RdfProjector
+from registry.semantic.loader import ContextLibrary
+from registry.semantic.rdf import RdfConverter
+from registry.sparql_worker.client import QueryWorker
 from registry.store.catalog import CatalogStore
-from registry.store.database import create_engine
-from registry.store.things import ThingRepository
+from registry.store.database import Database
+from registry.store.things import ThingStore
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +52,12 @@ async def _purge_periodically(directory: DirectoryService, interval: float) -> N
     while True:
         await asyncio.sleep(interval)
         try:
-            purged = await directory.repository.purge_expired()
+            purged = await directory.purge_expired()
         except Exception:
             log.exception("purging expired descriptions failed; retrying in %s s", interval)
             continue
         if purged:
             log.info("purged %d expired description(s)", len(purged))
-
-
-def create_asgi_app(settings: Settings) -> ASGIApp:
-    """What ``registry serve`` runs: the application, answering HEAD on every GET endpoint."""
-    return head_as_get(ids_as_segments(create_app(settings)))
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -61,39 +67,49 @@ def create_app(settings: Settings) -> Litestar:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url, pool_size=settings.db_pool_size)
-        repository = ThingRepository(engine)
-        semantic = SemanticLayer(settings, engine)
-        directory = DirectoryService(repository, settings, projectors=[semantic.projector, CatalogProjector()])
-        app.state.directory = directory
-        app.state.semantic = semantic
-        app.state.discovery = DiscoveryService(CatalogStore(engine), directory)
-        app.state.settings = settings
-        app.state.directory_td = directory_description(
+        database = Database(settings.database_url, connections=settings.db_pool_size)
+        await database.open()
+        things = ThingStore(database)
+        library = ContextLibrary.load(settings.context_dir)
+        # Every projection of a description, each one line: see registry/projections/__init__.py.
+        projections = Projections(
+            [
+                RdfProjector(RdfConverter(library), strict_contexts=settings.strict_contexts),
+                CatalogProjector(),
+            ]
+        )
+        directory = DirectoryService(database, things, projections, settings)
+        feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
+        events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
+        worker = QueryWorker(settings)
+        directory_td = directory_description(
             settings.base_url,
             CORE_AFFORDANCES | SEARCH_AFFORDANCES | EVENT_AFFORDANCES,
             directory_id=f"urn:lmos-registry:{settings.base_url}",
         )
-        feed = ChangeFeed(engine, settings.database_url, poll_interval=settings.feed_poll_interval)
-        app.state.feed = feed
-        app.state.events = EventHub(feed, engine, settings.sse_queue_size, settings.sse_keepalive)
-        await feed.start()
-        app.state.events.start()
-        await semantic.start()
-        purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
-        try:
+        app.state.services = Services(
+            settings=settings,
+            database=database,
+            feed=feed,
+            events=events,
+            directory=directory,
+            discovery=DiscoveryService(CatalogStore(database), directory),
+            search=SearchService(database, things, worker, library),
+            directory_td_json=msgspec.json.encode(directory_td),
+        )
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(database.close)
+            await feed.start()
+            stack.push_async_callback(feed.stop)
+            events.start()
+            stack.push_async_callback(events.stop)
+            await worker.start()
+            stack.push_async_callback(worker.stop)
+            purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
+            stack.callback(purger.cancel)
             yield
-        finally:
-            purger.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await purger
-            await semantic.stop()
-            await app.state.events.stop()
-            await feed.stop()
-            await repository.close()
-            await engine.dispose()
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             ThingsController,
             SearchController,
@@ -104,6 +120,7 @@ def create_app(settings: Settings) -> Litestar:
             renew_lease,
             dashboard,
         ],
+        dependencies=DEPENDENCIES,
         lifespan=[lifespan],
         state=State({"settings": settings}),
         exception_handlers=exception_handlers,
@@ -115,3 +132,6 @@ def create_app(settings: Settings) -> Litestar:
             render_plugins=[SwaggerRenderPlugin()],
         ),
     )
+    # Before routing: ids with "/" become one path segment, and HEAD is answered as GET without a body.
+    app.asgi_handler = ids_as_segments(head_as_get(app.asgi_handler))
+    return app

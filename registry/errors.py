@@ -56,3 +56,10 @@ class UnsupportedMediaType(RegistryError):
 
 class ServiceUnavailable(RegistryError):
     status = HTTPStatus.SERVICE_UNAVAILABLE
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """PostgreSQL cannot be reached (or did not answer in time): the request may succeed when retried."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, headers={"Retry-After": "5"})

@@ -1,4 +1,4 @@
-"""Typed results of the SDK: the server's wire types (registry/schemas.py) plus what only the client needs."""
+"""Typed results of the SDK: the server's wire types (registry/wire.py) plus what only the client needs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from registry.schemas import (
+from registry.wire import (
     Capability,
     CapabilityBrief,
     Change,

@@ -16,7 +16,7 @@ from typing import Any
 
 from registry.descriptions.summary import SOURCE_LMOS, summarise
 from registry.descriptions.versions import bump, sort_key
-from registry.schemas import Change, Report
+from registry.wire import Change, Report
 
 BREAKING = "breaking"
 COMPATIBLE = "compatible"

@@ -11,7 +11,7 @@ from typing import Any
 
 from registry.descriptions.compatibility import pointer
 from registry.descriptions.summary import KIND_THING, Summary
-from registry.schemas import LintWarning
+from registry.wire import LintWarning
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_DESCRIPTION = 200

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from registry.descriptions.model import LmosKind, lmos_kind, lmos_member, strings_of, types_of
-from registry.schemas import Capability, Vendor
+from registry.wire import Capability, Vendor
 
 KIND_AGENT = "agent"
 KIND_TOOL = "tool"

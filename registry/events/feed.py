@@ -1,13 +1,15 @@
 """The change feed: every committed change of the shared database, in sequence order, once per process.
 
-One PostgreSQL ``LISTEN registry_changes`` connection per process wakes a reader that fetches the rows of the
-``changes`` log after the last delivered sequence and hands them to the consumers (the SSE hub, later the RDF
-index). The log is the source of truth, the notification only a wake-up call: after a lost connection the reader
-catches up from the log, and a periodic poll covers notifications lost in between.
+Every consumer of changes in a process (the SSE hub, the SPARQL index follower, metrics, an external store)
+subscribes to this one feed: one LISTEN connection (``registry_changes``) wakes one reader, which fetches the
+rows of the ``changes`` log after the last delivered sequence and hands each batch to every consumer. The log is
+the source of truth, the notification only a wake-up call: after a lost connection the reader catches up from the
+log, and a periodic poll covers notifications lost in between.
 
-Sequences are taken before commit, so a transaction may commit after a later one. The reader delivers strictly in
-order: a missing sequence holds back the ones after it until it commits, or until ``gap_timeout`` says it never
-will (its transaction rolled back).
+One gap policy. Sequences are taken before commit, so a transaction may commit after a later one. The reader
+delivers in order: a missing sequence holds back the ones after it for ``gap_timeout``; after that the reader
+moves on and keeps asking for the missing sequence for ``late_patience`` (a slow transaction), delivering it late
+if it commits, and forgetting it afterwards (it rolled back).
 """
 
 from __future__ import annotations
@@ -17,13 +19,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
-import asyncpg
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from registry.store.changes import Change, latest_seq, read_changes
+from registry.errors import RegistryError
+from registry.store.changes import Change, latest_seq, read_changes, sequences_after
+from registry.store.database import Database, Listening
 from registry.store.things import CHANGES_CHANNEL
 
 log = logging.getLogger(__name__)
@@ -34,43 +33,68 @@ Consumer = Callable[[Sequence[Change]], None]
 #: Re-read this soon while a sequence is missing.
 _GAP_RETRY = 0.02
 _BATCH = 500
-
-
-def listen_url(database_url: str) -> str:
-    """The database URL as plain ``postgresql://`` for a raw asyncpg connection."""
-    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+#: How far below its start position the feed looks for sequences not yet committed.
+START_WINDOW = 1000
 
 
 class ChangeFeed:
     def __init__(
         self,
-        engine: AsyncEngine,
-        database_url: str,
+        database: Database,
         *,
         poll_interval: float = 5.0,
         gap_timeout: float = 2.0,
+        late_patience: float = 120.0,
         reconnect_delay: float = 1.0,
     ) -> None:
-        self.engine = engine
-        self.database_url = listen_url(database_url)
+        self.database = database
         self.poll_interval = poll_interval
         self.gap_timeout = gap_timeout
+        self.late_patience = late_patience
         self.reconnect_delay = reconnect_delay
-        #: Sequence of the last change delivered; consumers see every change after it.
+        #: Sequence of the last change delivered in order; consumers see every committed change after it.
         self.position = 0
+        #: Highest sequence announced by a notification.
+        self.notified = 0
+        #: Changes delivered late (committed after a later sequence had been delivered).
+        self.late_deliveries = 0
         self._consumers: list[Consumer] = []
         self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
         self._gap_since: float | None = None
+        #: Skipped sequences that may still commit: sequence → when it was skipped.
+        self._missing: dict[int, float] = {}
+        #: Since when the feed has known of committed changes it has not delivered (or failed to read the log).
+        self._behind_since: float | None = None
+        self._listening = False
         self._tasks: list[asyncio.Task[None]] = []
+
+    # -- consumers
 
     def subscribe(self, consumer: Consumer) -> Callable[[], None]:
         """Feed ``consumer`` every change after ``position``; returns the function that stops it."""
         self._consumers.append(consumer)
         return lambda: self._consumers.remove(consumer)
 
-    async def start(self) -> None:
-        async with self.engine.connect() as connection:
-            self.position = await latest_seq(connection)
+    @property
+    def lag(self) -> float:
+        """Seconds the feed has been behind the log (0 when it has delivered everything it knows of)."""
+        return 0.0 if self._behind_since is None else time.monotonic() - self._behind_since
+
+    @property
+    def listening(self) -> bool:
+        return self._listening
+
+    # -- life cycle
+
+    async def start(self, position: int | None = None) -> None:
+        """Deliver the changes after ``position`` (default: the latest, i.e. only changes from now on)."""
+        self.position = await latest_seq(self.database) if position is None else position
+        # Sequences taken below the start by transactions still open are delivered late when they commit.
+        window_start = max(0, self.position - START_WINDOW)
+        committed = set(await sequences_after(self.database, window_start, self.position))
+        now = time.monotonic()
+        self._missing = {seq: now for seq in range(window_start + 1, self.position + 1) if seq not in committed}
         self._tasks = [
             asyncio.create_task(self._listen(), name="change-feed-listen"),
             asyncio.create_task(self._read(), name="change-feed-read"),
@@ -84,35 +108,45 @@ class ChangeFeed:
                 await task
         self._tasks = []
 
+    async def sync(self) -> None:
+        """Deliver everything committed so far, for a read that must see every write acknowledged before it.
+
+        A change held back by an earlier sequence not yet committed is waited for: such a transaction is
+        committing (sequences are taken at the end of a write), so the wait is short, and bounded by
+        ``gap_timeout``.
+        """
+        # Polling: what is awaited is another transaction's commit, which only a new read of the log shows.
+        while await self._catch_up():  # noqa: ASYNC110
+            await asyncio.sleep(_GAP_RETRY)
+
     # -- the LISTEN connection
 
-    def _on_notification(self, connection: Any, pid: int, channel: str, payload: object) -> None:
+    def _on_payload(self, payload: str) -> None:
         with contextlib.suppress(ValueError):
-            if int(str(payload)) <= self.position:
+            seq = int(payload)
+            self.notified = max(self.notified, seq)
+            if seq <= self.position:
                 return
+            if self._behind_since is None:
+                self._behind_since = time.monotonic()
         self._wake.set()
 
     async def _listen(self) -> None:
         while True:
+            listening: Listening | None = None
             try:
-                await self._listen_once()
+                listening = await self.database.listen(CHANGES_CHANNEL, self._on_payload)
+                self._listening = True
+                self._wake.set()  # catch up on whatever was written while not listening
+                await listening.lost.wait()
                 log.warning("change feed lost its LISTEN connection; reconnecting")
-            except Exception as error:  # whatever broke, keep trying: the poll covers the meantime
-                log.warning("change feed cannot LISTEN (%r); retrying in %s s", error, self.reconnect_delay)
+            except RegistryError as error:  # the poll covers the meantime
+                log.warning("change feed cannot LISTEN (%s); retrying in %s s", error.detail, self.reconnect_delay)
+            finally:
+                self._listening = False
+                if listening is not None:
+                    await listening.close()
             await asyncio.sleep(self.reconnect_delay)
-
-    async def _listen_once(self) -> None:
-        """Listen until the connection is lost."""
-        lost = asyncio.Event()
-        connection = await asyncpg.connect(self.database_url, server_settings={"application_name": "registry-feed"})
-        try:
-            connection.add_termination_listener(lambda _connection: lost.set())
-            await connection.add_listener(CHANGES_CHANNEL, self._on_notification)
-            self._wake.set()  # catch up on whatever was written while not listening
-            await lost.wait()
-        finally:
-            if not connection.is_closed():
-                connection.terminate()
 
     # -- the reader
 
@@ -125,25 +159,39 @@ class ChangeFeed:
             self._wake.clear()
             try:
                 waiting = await self._catch_up()
+            except RegistryError as error:
+                log.warning("change feed cannot read the change log (%s); retrying", error.detail)
+                if self._behind_since is None:
+                    self._behind_since = time.monotonic()
+                waiting = False
+                await asyncio.sleep(self.reconnect_delay)
             except Exception:
-                log.exception("change feed failed to read the change log; retrying")
+                log.exception("change feed failed; retrying")
                 waiting = False
                 await asyncio.sleep(self.reconnect_delay)
             timeout = _GAP_RETRY if waiting else self.poll_interval
 
     async def _catch_up(self) -> bool:
         """Deliver everything committed after ``position``; True while held back by a missing sequence."""
-        while True:
-            async with self.engine.connect() as connection:
-                page = await read_changes(connection, self.position, limit=_BATCH)
-            ready = self._in_order(page)
-            if ready:
-                self.position = ready[-1].seq
-                self._deliver(ready)
-            if len(ready) < len(page):
-                return True
-            if len(page) < _BATCH:
-                return False
+        async with self._lock:
+            while True:
+                self._forget_missing()
+                page = await read_changes(self.database, self.position, limit=_BATCH, missing=list(self._missing))
+                late = [change for change in page if change.seq in self._missing]
+                ready = self._in_order([change for change in page if change.seq not in self._missing])
+                for change in late:
+                    del self._missing[change.seq]
+                self.late_deliveries += len(late)
+                if ready:
+                    self.position = ready[-1].seq
+                if late or ready:
+                    self._deliver(sorted([*late, *ready], key=lambda change: change.seq))
+                if len(ready) + len(late) < len(page):
+                    return True
+                if len(page) < _BATCH:
+                    if self.position >= self.notified:
+                        self._behind_since = None
+                    return False
 
     def _in_order(self, page: list[Change]) -> list[Change]:
         ready: list[Change] = []
@@ -155,11 +203,17 @@ class ChangeFeed:
                     self._gap_since = now
                 if now - self._gap_since < self.gap_timeout:
                     break
-                log.debug("change sequences %d..%d never committed; skipping them", expected, change.seq - 1)
+                # Not committed after gap_timeout: move on, and deliver it late should it commit after all.
+                self._missing.update(dict.fromkeys(range(expected, change.seq), now))
             self._gap_since = None
             ready.append(change)
             expected = change.seq + 1
         return ready
+
+    def _forget_missing(self) -> None:
+        deadline = time.monotonic() - self.late_patience
+        for seq in [seq for seq, since in self._missing.items() if since < deadline]:
+            del self._missing[seq]
 
     def _deliver(self, batch: Sequence[Change]) -> None:
         for consumer in list(self._consumers):
@@ -169,4 +223,4 @@ class ChangeFeed:
                 log.exception("change feed consumer %r failed", consumer)
 
 
-__all__ = ["ChangeFeed", "Consumer", "listen_url"]
+__all__ = ["ChangeFeed", "Consumer"]

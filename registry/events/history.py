@@ -11,9 +11,9 @@ import copy
 from typing import Any
 
 import json_merge_patch
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from registry.store.changes import Change, document_history
+from registry.store.database import Executor
 from registry.store.things import THING_CREATED, THING_DELETED
 
 Document = dict[str, Any]
@@ -33,8 +33,8 @@ def apply_change(document: Document | None, change_type: str, diff: Any) -> Docu
 class DocumentStates:
     """Rebuilds states for changes seen in sequence order; remembers the latest state of recent ids."""
 
-    def __init__(self, engine: AsyncEngine, cache_size: int = 10_000) -> None:
-        self.engine = engine
+    def __init__(self, executor: Executor, cache_size: int = 10_000) -> None:
+        self.executor = executor
         self.cache_size = cache_size
         self._latest: collections.OrderedDict[str, tuple[int, Document | None]] = collections.OrderedDict()
 
@@ -58,8 +58,7 @@ class DocumentStates:
         return before, after
 
     async def _rebuild(self, thing_id: str, seq: int) -> Document | None:
-        async with self.engine.connect() as connection:
-            history = await document_history(connection, thing_id, seq)
+        history = await document_history(self.executor, thing_id, seq)
         document: Document | None = None
         for _, change_type, diff in history:
             document = apply_change(document, change_type, diff)

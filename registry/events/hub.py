@@ -14,13 +14,13 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 
 import msgspec
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from registry.descriptions.registration import enrich
 from registry.events.feed import ChangeFeed
 from registry.events.filters import DescriptionFilter
 from registry.events.history import DocumentStates
 from registry.store.changes import Change, iterate_changes
+from registry.store.database import Database
 from registry.store.things import THING_CREATED, THING_DELETED, THING_UPDATED
 
 log = logging.getLogger(__name__)
@@ -117,15 +117,15 @@ class Subscriber:
 
 
 class EventHub:
-    def __init__(self, feed: ChangeFeed, engine: AsyncEngine, queue_size: int, keepalive: float) -> None:
+    def __init__(self, feed: ChangeFeed, database: Database, queue_size: int, keepalive: float) -> None:
         self.feed = feed
-        self.engine = engine
+        self.database = database
         self.queue_size = queue_size
         self.keepalive = keepalive
         self._plain: set[Subscriber] = set()
         self._filtered: set[Subscriber] = set()
         self._backlog: asyncio.Queue[Sequence[Change]] = asyncio.Queue()
-        self._states = DocumentStates(engine)
+        self._states = DocumentStates(database)
         self._tasks: list[asyncio.Task[None]] = []
         self._unsubscribe = feed.subscribe(self._on_changes)
 
@@ -162,8 +162,8 @@ class EventHub:
 
     async def replay(self, subscriber: Subscriber, after: int) -> AsyncIterator[tuple[int, bytes]]:
         """Changes in ``(after, subscriber.start]`` the subscriber would have received: for ``Last-Event-ID``."""
-        states = DocumentStates(self.engine) if subscriber.query.active else None
-        async for change in iterate_changes(self.engine, after, subscriber.start):
+        states = DocumentStates(self.database) if subscriber.query.active else None
+        async for change in iterate_changes(self.database, after, subscriber.start):
             if states is not None:
                 before, now = await states.states(change)
                 if not (subscriber.query.matches(before) or subscriber.query.matches(now)):

@@ -12,15 +12,15 @@ from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
 from litestar import Controller, Request, Response, get, post
-from litestar.datastructures import State
 from litestar.params import Parameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from registry.discovery import DiscoveryService, SearchParams
+from registry.config import Settings
+from registry.discovery.service import DiscoveryService, SearchParams
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.ids import thing_id_from
 from registry.http.things import notice_headers
-from registry.schemas import (
+from registry.wire import (
     CompatibilityRequest,
     CompatibilityResult,
     Facets,
@@ -44,11 +44,6 @@ ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
 IMPORT_PARAMETERS = frozenset({"format", "id", "vendor", "version", "href"})
 
 
-def _discovery(state: State) -> DiscoveryService:
-    service: DiscoveryService = state.discovery
-    return service
-
-
 Kind = Annotated[str | None, Parameter(description="agent, tool or thing")]
 Vendor = Annotated[str | None, Parameter(description="Vendor name (lmos:metadata/lmos:vendor/lmos:name), any case")]
 CapabilityParam = Annotated[str | None, Parameter(description="Capability id or name (lmos:capabilities, actions)")]
@@ -68,7 +63,8 @@ class DiscoveryController(Controller):
     async def search(
         self,
         request: Request[Any, Any, Any],
-        state: State,
+        discovery: DiscoveryService,
+        settings: Settings,
         kind: Kind = None,
         vendor: Vendor = None,
         capability: CapabilityParam = None,
@@ -84,13 +80,13 @@ class DiscoveryController(Controller):
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(kind, vendor, capability, capability_version, type_, q, sort, limit, cursor, facets)
-        return await _discovery(state).search(params, state.settings.max_page_size)
+        return await discovery.search(params, settings.max_page_size)
 
     @get("/facets", operation_id="facets", summary="Counts by kind, vendor and capability")
     async def facets(
         self,
         request: Request[Any, Any, Any],
-        state: State,
+        discovery: DiscoveryService,
         kind: Kind = None,
         vendor: Vendor = None,
         capability: CapabilityParam = None,
@@ -100,28 +96,28 @@ class DiscoveryController(Controller):
     ) -> Facets:
         reject_unknown_parameters(request, FACET_PARAMETERS)
         params = SearchParams(kind, vendor, capability, capability_version, type_, q)
-        return await _discovery(state).facets(params)
+        return await discovery.facets(params)
 
     @get("/things/{thing_id:str}/summary", operation_id="thingSummary", summary="The summary of a description")
-    async def summary(self, thing_id: str, state: State) -> ThingSummary:
-        return await _discovery(state).summary(thing_id_from(thing_id))
+    async def summary(self, thing_id: str, discovery: DiscoveryService) -> ThingSummary:
+        return await discovery.summary(thing_id_from(thing_id))
 
     @get("/things/{thing_id:str}/versions", operation_id="thingVersions", summary="Kept versions, newest first")
     async def versions(
         self,
         request: Request[Any, Any, Any],
         thing_id: str,
-        state: State,
+        discovery: DiscoveryService,
         satisfies: Annotated[
             str | None, Parameter(description="Only versions in this range; the first item is the newest match")
         ] = None,
     ) -> VersionList:
         reject_unknown_parameters(request, frozenset({"satisfies"}))
-        return await _discovery(state).versions(thing_id_from(thing_id), satisfies)
+        return await discovery.versions(thing_id_from(thing_id), satisfies)
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
-    async def version(self, thing_id: str, version: str, state: State) -> VersionDetail:
-        return await _discovery(state).version(thing_id_from(thing_id), unquote(version))
+    async def version(self, thing_id: str, version: str, discovery: DiscoveryService) -> VersionDetail:
+        return await discovery.version(thing_id_from(thing_id), unquote(version))
 
     @get(
         "/things/{thing_id:str}/export",
@@ -132,27 +128,29 @@ class DiscoveryController(Controller):
         self,
         thing_id: str,
         request: Request[Any, Any, Any],
-        state: State,
+        discovery: DiscoveryService,
         tool_format: Annotated[ToolFormat, Parameter(query="format")],
     ) -> Response[Any]:
         reject_unknown_parameters(request, frozenset({"format"}))
-        exported = await _discovery(state).export(thing_id_from(thing_id), tool_format)
+        exported = await discovery.export(thing_id_from(thing_id), tool_format)
         return Response(content=exported, status_code=HTTP_200_OK)
 
     @post("/resolve", operation_id="resolveCapabilities", summary="Choose providers for capability requirements")
-    async def resolve(self, data: ResolveRequest, state: State) -> Response[ResolveResult]:
-        return Response(await _discovery(state).resolve(data), status_code=HTTP_200_OK)
+    async def resolve(self, data: ResolveRequest, discovery: DiscoveryService) -> Response[ResolveResult]:
+        return Response(await discovery.resolve(data), status_code=HTTP_200_OK)
 
     @post("/compatibility", operation_id="checkCompatibility", summary="Diff two versions or two documents")
-    async def compatibility(self, data: CompatibilityRequest, state: State) -> Response[CompatibilityResult]:
-        return Response(await _discovery(state).compatibility(data), status_code=HTTP_200_OK)
+    async def compatibility(
+        self, data: CompatibilityRequest, discovery: DiscoveryService
+    ) -> Response[CompatibilityResult]:
+        return Response(await discovery.compatibility(data), status_code=HTTP_200_OK)
 
     @post("/tools/import", operation_id="importTool", summary="Store an LLM tool definition as an lmos:Tool")
     async def import_tool(
         self,
         request: Request[Any, Any, Any],
         data: dict[str, Any],
-        state: State,
+        discovery: DiscoveryService,
         tool_format: Annotated[ToolFormat, Parameter(query="format")],
         thing_id: Annotated[str | None, Parameter(query="id", description="Id of the description")] = None,
         vendor: Annotated[str | None, Parameter(description="Vendor name")] = None,
@@ -160,7 +158,7 @@ class DiscoveryController(Controller):
         href: Annotated[str | None, Parameter(description="Where the tool is invoked (the action's form)")] = None,
     ) -> Response[ImportedTool]:
         reject_unknown_parameters(request, IMPORT_PARAMETERS)
-        imported = await _discovery(state).import_tool(
+        imported = await discovery.import_tool(
             tool_format, data, thing_id=thing_id, vendor=vendor, version=version, href=href
         )
         headers = {"Location": imported.location, **notice_headers(imported.notices)}

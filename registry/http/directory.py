@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
-import msgspec
 from litestar import Response, get
 from litestar.datastructures import State
 
 from registry.http.bodies import TD_JSON
+from registry.http.dependencies import services
 
 #: Affordances of the Directory Thing Model that the core implements; other modules add theirs.
 CORE_AFFORDANCES = frozenset(
@@ -96,4 +96,4 @@ def _package_version() -> str:
     tags=["Things (WoT Discovery)"],
 )
 async def well_known_wot(state: State) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(state.directory_td), media_type=TD_JSON)
+    return Response(content=services(state).directory_td_json, media_type=TD_JSON)

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from litestar import Request, get
-from litestar.datastructures import State
 from litestar.response import Stream
 
 from registry.errors import BadRequest, NotFound
@@ -64,13 +63,12 @@ async def _stream(hub: EventHub, subscriber: Subscriber, last_event_id: int | No
         hub.unsubscribe(subscriber)
 
 
-def _subscribe(request: Request[Any, Any, Any], state: State, types: tuple[str, ...]) -> Stream:
+def _subscribe(request: Request[Any, Any, Any], hub: EventHub, types: tuple[str, ...]) -> Stream:
     reject_unknown_parameters(request, EVENT_PARAMETERS)
     params = request.query_params
     diff = _diff_flag(params.get("diff"))
     query = DescriptionFilter.from_query(params)
     last_event_id = _last_event_id(request)
-    hub: EventHub = state.events
     subscriber = hub.subscribe(frozenset(types), diff, query)
     return Stream(
         _stream(hub, subscriber, last_event_id),
@@ -80,8 +78,8 @@ def _subscribe(request: Request[Any, Any, Any], state: State, types: tuple[str, 
 
 
 @get("/events", operation_id="subscribeEvents", summary="All change events (SSE)", tags=["Events (WoT Discovery)"])
-async def all_events(request: Request[Any, Any, Any], state: State) -> Stream:
-    return _subscribe(request, state, EVENT_TYPES)
+async def all_events(request: Request[Any, Any, Any], events: EventHub) -> Stream:
+    return _subscribe(request, events, EVENT_TYPES)
 
 
 @get(
@@ -90,10 +88,10 @@ async def all_events(request: Request[Any, Any, Any], state: State) -> Stream:
     summary="Change events of one type: thing_created, thing_updated or thing_deleted (SSE)",
     tags=["Events (WoT Discovery)"],
 )
-async def events_of_type(event_type: str, request: Request[Any, Any, Any], state: State) -> Stream:
+async def events_of_type(event_type: str, request: Request[Any, Any, Any], events: EventHub) -> Stream:
     if event_type not in EVENT_TYPES:
         raise NotFound(f"No event type {event_type!r}; the types are {', '.join(EVENT_TYPES)}")
-    return _subscribe(request, state, (event_type,))
+    return _subscribe(request, events, (event_type,))
 
 
 __all__ = ["EVENT_AFFORDANCES", "all_events", "events_of_type"]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Response, post
-from litestar.datastructures import State
 
 from registry.descriptions.registration import format_time
+from registry.directory.service import DirectoryService
 from registry.http.ids import thing_id_from
-from registry.service import DirectoryService
 
 
 @post(
@@ -18,8 +17,7 @@ from registry.service import DirectoryService
     tags=["Leases"],
     status_code=200,
 )
-async def renew_lease(thing_id: str, state: State) -> Response[bytes]:
-    directory: DirectoryService = state.directory
+async def renew_lease(thing_id: str, directory: DirectoryService) -> Response[bytes]:
     lease = await directory.renew_lease(thing_id_from(thing_id))
     body = {
         "id": lease.id,

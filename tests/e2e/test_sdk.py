@@ -15,7 +15,7 @@ from registry.client import (
     RegistryClient,
     SyncAgentRegistration,
 )
-from registry.events.feed import listen_url
+from registry.store.database import driver_url
 from tests.support.servers import ServerProcess, free_port
 from tests.support.things import collecting, thing
 
@@ -65,11 +65,11 @@ async def test_feed_catches_up_after_losing_its_listen_connection(start_server: 
         collecting(server.base_url, about=[document["id"]]) as stream,
         AsyncRegistryClient(server.base_url) as sdk,
     ):
-        admin = await asyncpg.connect(listen_url(server.database_url))
+        admin = await asyncpg.connect(driver_url(server.database_url))
         try:
             killed = await admin.fetchval(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE application_name = 'registry-feed' AND datname = current_database()"
+                "WHERE application_name = 'lmos-registry-listen' AND datname = current_database()"
             )
         finally:
             await admin.close()

@@ -11,11 +11,11 @@ import pytest
 import rdflib
 
 from registry.errors import BadRequest
-from registry.semantic.index import RdfIndex
+from registry.semantic.graphs import registration_triples
 from registry.semantic.loader import ContextLibrary
-from registry.semantic.projector import registration_triples
 from registry.semantic.rdf import RdfConverter
 from registry.semantic.sparql import PREFIXES, SparqlEngine, screen
+from registry.sparql_worker.index import RdfIndex
 from tests.conftest import REAL_TDS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

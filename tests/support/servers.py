@@ -69,7 +69,7 @@ def fresh_database(admin_url: str, *, migrate: bool = True) -> Iterator[str]:
     """A new, uniquely named, migrated database; dropped afterwards. Isolates concurrent test runs."""
     from sqlalchemy.engine import make_url
 
-    from registry.store.database import migrate as apply_migrations
+    from registry.store.migrations import migrate as apply_migrations
 
     name = f"registry_test_{uuid.uuid4().hex[:12]}"
     _admin_execute(admin_url, f'CREATE DATABASE "{name}"')
@@ -96,6 +96,9 @@ class ServerProcess:
             "REGISTRY_HOST": "127.0.0.1",
             "REGISTRY_MIGRATE_ON_START": "false",
             "REGISTRY_LOG_LEVEL": "warning",
+            # A small budget (4 + the SPARQL worker's 2), so that the many servers of a test run fit in a stock
+            # PostgreSQL's 100 connections.
+            "REGISTRY_DB_POOL_SIZE": "4",
             **(env or {}),
         }
         descriptor, log_name = tempfile.mkstemp(prefix="registry-serve-", suffix=".log")

@@ -1,11 +1,11 @@
-"""The SDK shares the server's wire types (registry/schemas.py) and must import without the server stack."""
+"""The SDK shares the server's wire types (registry/wire.py) and must import without the server stack."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from registry import discovery
+from registry.discovery import service as discovery
 from registry.client.calls import SEARCH_SORTS, TOOL_FORMATS
 from registry.descriptions import tool_formats
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from registry.descriptions.summary import SOURCE_ACTION, SOURCE_LMOS, summarise
-from registry.schemas import Capability, Vendor
+from registry.wire import Capability, Vendor
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

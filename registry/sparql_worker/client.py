@@ -1,11 +1,5 @@
-"""SPARQL in a child process of each ``registry serve``, so that a query can be stopped and a crash is contained.
-
-oxigraph cannot interrupt a query inside one evaluation step (an aggregate over a huge join runs to its end), and
-a bug in native code would take the whole server down. So the index and the query threads live in a worker
-process (``python -m registry.semantic.worker``) that talks msgpack frames over its stdin/stdout. When a query
-outlives its timeout the worker is killed and started again (it rebuilds its index from the stored RDF, during
-which queries are answered 503 with Retry-After); the server process itself never blocks on a query.
-"""
+"""The server side of the SPARQL worker: starts it, forwards queries, answers 503 while it (re)starts, kills it when
+a query outlives its timeout (see :mod:`registry.sparql_worker` for why queries run in another process)."""
 
 from __future__ import annotations
 
@@ -32,7 +26,7 @@ _HEADER = struct.Struct(">I")
 GRACE = 1.0
 
 
-async def _read_frame(reader: asyncio.StreamReader) -> Any:
+async def read_frame(reader: asyncio.StreamReader) -> Any:
     header = await reader.readexactly(_HEADER.size)
     return msgspec.msgpack.decode(await reader.readexactly(_HEADER.unpack(header)[0]))
 
@@ -41,7 +35,7 @@ def _unavailable(reason: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"{reason}; retry shortly", headers={"Retry-After": "2"})
 
 
-def _frame(message: Any) -> bytes:
+def frame(message: Any) -> bytes:
     payload = msgspec.msgpack.encode(message)
     return _HEADER.pack(len(payload)) + payload
 
@@ -93,7 +87,7 @@ class QueryWorker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            self._process.stdin.write(_frame([request_id, kind, arguments]))
+            self._process.stdin.write(frame([request_id, kind, arguments]))
             await self._process.stdin.drain()
             return await asyncio.wait_for(asyncio.shield(future), self.settings.sparql_timeout + GRACE)
         except TimeoutError:
@@ -130,7 +124,7 @@ class QueryWorker:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "registry.semantic.worker",
+            "registry.sparql_worker",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={
@@ -146,7 +140,7 @@ class QueryWorker:
         assert process.stdout is not None
         try:
             while True:
-                request_id, status, payload = await _read_frame(process.stdout)
+                request_id, status, payload = await read_frame(process.stdout)
                 if request_id == 0:
                     self._ready.set()
                     self._ever_ready = True
@@ -175,80 +169,4 @@ class QueryWorker:
         return process.returncode
 
 
-async def _serve() -> None:
-    """The worker: build the index, follow the change log, answer queries until stdin closes."""
-    from registry.semantic.index import ChangeFollower, RdfIndex
-    from registry.semantic.sparql import SparqlEngine
-    from registry.store.database import create_engine
-
-    settings = Settings.from_env()
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb"))
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(1, "wb"))
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-
-    engine = create_engine(settings.database_url, pool_size=2)
-    index = RdfIndex()
-    follower = ChangeFollower(engine, index)
-    await follower.start()
-    sparql = SparqlEngine(
-        index.store,
-        timeout=settings.sparql_timeout,
-        max_results=settings.sparql_max_results,
-        service_allowlist=settings.sparql_service_allowlist,
-        abandon_on_timeout=False,
-    )
-    follower.on_swap.append(lambda fresh: setattr(sparql, "store", fresh.store))
-    writer.write(_frame([0, "ready", None]))
-
-    async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
-        try:
-            if kind == "stats":
-                payload: Any = {
-                    "indexedDescriptions": follower.index.descriptions,
-                    "quads": len(follower.index),
-                    "indexPosition": follower.position,
-                }
-            else:
-                await follower.catch_up()
-                result = await sparql.run(*arguments)
-                payload = [result.content, result.media_type]
-            message = [request_id, "ok", payload]
-        except RegistryError as error:
-            message = [request_id, "error", [int(error.status), error.detail, error.headers, error.extra]]
-        except Exception:
-            log.exception("SPARQL request failed")
-            message = [request_id, "error", [500, "The SPARQL query failed; the error has been logged", {}, {}]]
-        writer.write(_frame(message))
-
-    tasks: set[asyncio.Task[None]] = set()
-    try:
-        while True:
-            try:
-                request_id, kind, arguments = await _read_frame(reader)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return  # the server went away
-            task = asyncio.create_task(answer(request_id, kind, arguments))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-    finally:
-        await follower.stop()
-        sparql.close()
-        await engine.dispose()
-
-
-def main() -> None:
-    settings = Settings.from_env()
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s[sparql-worker]: %(message)s",
-    )
-    sys.stdout = sys.stderr  # fd 1 carries the protocol: nothing else may write to it
-    asyncio.run(_serve())
-    os._exit(0)  # query threads stuck in native code must not keep the process alive
-
-
-if __name__ == "__main__":
-    main()
+__all__ = ["QueryWorker", "frame", "read_frame"]

@@ -1,8 +1,6 @@
 """Discovery use cases: search, facets, summaries, versions, capability resolution, compatibility, tool formats.
 
-``CatalogProjector`` keeps the catalog in step with writes: it summarises and lints each accepted description
-off the event loop, and stores the summary, capability rows and (for a new version) the immutable version with
-its compatibility report inside the write transaction.
+The catalog they read is kept in step with writes by :mod:`registry.projections.catalog`.
 """
 
 from __future__ import annotations
@@ -12,14 +10,12 @@ import binascii
 import datetime as dt
 import functools
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from registry.descriptions.compatibility import compare_documents
-from registry.descriptions.lint import lint
-from registry.descriptions.summary import KINDS, Summary, summarise
+from registry.descriptions.summary import KINDS, summarise
 from registry.descriptions.tool_formats import (
     ToolFormatError,
     export_tool,
@@ -28,16 +24,22 @@ from registry.descriptions.tool_formats import (
     tool_functions,
 )
 from registry.descriptions.versions import RangeError, distance, parse_range, precedence, satisfies, sort_key
+from registry.directory.service import DirectoryService
 from registry.errors import BadRequest, NotFound
-from registry.schemas import (
+from registry.store.catalog import (
+    CatalogStore,
+    Filters,
+    Offer,
+    ProviderDetails,
+    VersionRow,
+)
+from registry.wire import (
     CapabilityBrief,
     CompatibilityRequest,
     CompatibilityResult,
     Facets,
     FacetValue,
     ImportedTool,
-    LintWarning,
-    Notice,
     Provider,
     Report,
     Requirement,
@@ -52,19 +54,6 @@ from registry.schemas import (
     VersionInfo,
     VersionList,
 )
-from registry.service import DirectoryService
-from registry.store.catalog import (
-    CapabilityRow,
-    CatalogStore,
-    Filters,
-    NewVersion,
-    Offer,
-    ProviderDetails,
-    SummaryRow,
-    VersionRow,
-)
-from registry.store.statements import DriverConnection
-from registry.store.things import StoredDescription
 
 SORTS = ("relevance", "title", "modified")
 NO_PROVIDER = "no_provider"
@@ -72,74 +61,6 @@ NO_VERSION_IN_RANGE = "no_version_in_range"
 PROVIDER_EXPIRED = "provider_expired"
 #: Alternatives listed per resolved requirement.
 MAX_ALTERNATIVES = 10
-
-
-# -- wire types (msgspec Structs: they are also the OpenAPI schemas)
-
-
-# -- the projector
-
-
-class CatalogProjection:
-    def __init__(self, document: dict[str, Any], summary: Summary, warnings: list[LintWarning]) -> None:
-        self.document = document
-        self.summary = summary
-        self.warnings = warnings
-        self.notices: Sequence[Notice] = [
-            Notice(code=f"lint:{item.code}", message=item.message, field=item.field) for item in warnings
-        ]
-
-    async def store(self, connection: DriverConnection, stored: StoredDescription) -> None:
-        summary = self.summary
-        stored_summary = msgspec.to_builtins(summary)
-        stored_summary["lint"] = msgspec.to_builtins(self.warnings)
-        version = (
-            None if summary.version is None else NewVersion(summary.version, stored.document_text, stored.revision)
-        )
-        kept = await CatalogStore.write_summary(
-            connection,
-            SummaryRow(
-                thing_id=stored.id,
-                kind=summary.kind,
-                title=summary.title,
-                vendor_name=summary.vendor.name if summary.vendor else None,
-                version=summary.version,
-                types=summary.types,
-                summary_json=msgspec.json.encode(stored_summary).decode(),
-                search_texts=summary.search_texts(),
-            ),
-            [CapabilityRow(item.source, item.id, item.name, item.version) for item in summary.capabilities],
-            first_version=version,
-        )
-        # The first version of a description was kept by write_summary; a later new one is compared first.
-        if version is not None and kept and version.version not in kept:
-            await self._keep_version(connection, stored.id, version, kept)
-
-    async def _keep_version(
-        self, connection: DriverConnection, thing_id: str, version: NewVersion, kept: list[str]
-    ) -> None:
-        previous = _previous_version(kept, version.version)
-        report = None
-        if previous is not None:
-            old = msgspec.json.decode(await CatalogStore.version_text(connection, thing_id, previous))
-            report = compare_documents(old, self.document, previous, version.version)
-        await CatalogStore.keep_version(
-            connection, thing_id, version, previous, None if report is None else msgspec.json.encode(report).decode()
-        )
-
-
-def _previous_version(kept: list[str], version: str) -> str | None:
-    """The highest kept version below ``version`` (compatibility is judged against it)."""
-    if sort_key(version) is None:
-        return None
-    below = [candidate for candidate in kept if sort_key(candidate) and precedence(candidate) < precedence(version)]
-    return max(below, key=precedence, default=None)
-
-
-class CatalogProjector:
-    def project(self, thing_id: str, document: dict[str, Any]) -> CatalogProjection:
-        summary = summarise(document)
-        return CatalogProjection(document, summary, lint(document, summary))
 
 
 # -- queries
@@ -183,6 +104,24 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, str]:
     elif not isinstance(key, float | int if sort == "relevance" else str):
         raise invalid
     return key, thing_id
+
+
+def _search_item(
+    thing_id: str, summary: dict[str, Any], modified: dt.datetime, expires: dt.datetime | None, key: Any, sort: str
+) -> SearchItem:
+    return SearchItem(
+        id=thing_id,
+        kind=summary["kind"],
+        modified=modified,
+        title=summary.get("title"),
+        description=summary.get("description"),
+        vendor=msgspec.convert(summary["vendor"], Vendor) if summary.get("vendor") else None,
+        version=summary.get("version"),
+        types=summary.get("types", []),
+        capabilities=_brief(summary),
+        expires=expires,
+        score=key if sort == "relevance" else None,
+    )
 
 
 def _brief(summary: dict[str, Any]) -> list[CapabilityBrief]:
@@ -236,19 +175,7 @@ class DiscoveryService:
         after = None if params.cursor is None else _decode_cursor(params.cursor, sort)
         page = await self.catalog.search(filters, sort, min(params.limit, max_page_size), after)
         items = [
-            SearchItem(
-                id=row.thing_id,
-                kind=row.summary["kind"],
-                modified=row.modified,
-                title=row.summary.get("title"),
-                description=row.summary.get("description"),
-                vendor=msgspec.convert(row.summary["vendor"], Vendor) if row.summary.get("vendor") else None,
-                version=row.summary.get("version"),
-                types=row.summary.get("types", []),
-                capabilities=_brief(row.summary),
-                expires=row.expires,
-                score=row.sort_key if sort == "relevance" else None,
-            )
+            _search_item(row["thing_id"], row["summary"], row["modified"], row["expires"], row["sort_key"], sort)
             for row in page.rows
         ]
         next_cursor = None if page.last is None else _encode_cursor(sort, *page.last)

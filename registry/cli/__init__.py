@@ -1,0 +1,32 @@
+"""The ``registry`` command: run the directory (``serve``, ``migrate``) and talk to one."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from registry.cli import discovery, events, query, serve, things
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lmos-registry")
+def main() -> None:
+    """LMOS agent and tool registry: a W3C WoT Thing Description Directory on PostgreSQL.
+
+    `serve` and `migrate` run a directory; every other command talks to a running one (--url or REGISTRY_URL,
+    default http://127.0.0.1:8080), prints tables for people or JSON with --json, and exits 1 with the
+    directory's problem detail when a request fails. `registry COMMAND --help` explains each.
+
+    Without REGISTRY_DATABASE_URL, `registry serve` runs an embedded PostgreSQL whose data lives in the user
+    data directory (see --data-dir). Every option can also be set by a REGISTRY_* environment variable.
+    """
+
+
+for module in (serve, things, discovery, query, events):
+    for command in module.COMMANDS:
+        main.add_command(command)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""Discovery verbs: search, summary, versions, compat, resolve, export."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from registry.cli.common import (
+    ClientFailure,
+    client_options,
+    connect,
+    out,
+    print_json,
+)
+from registry.client import (
+    TOOL_FORMATS,
+    Facets,
+    SearchItem,
+)
+from registry.client.calls import SEARCH_SORTS
+from registry.descriptions.summary import KINDS
+
+
+def _search_table(items: list[SearchItem]) -> Table:
+    table = Table("id", "title", "kind", "vendor", "version", "capabilities", box=None, header_style="bold")
+    for item in items:
+        capabilities = ", ".join(  # an lmos capability and the action offering it often share name and version
+            dict.fromkeys(
+                capability.name + (f"@{capability.version}" if capability.version else "")
+                for capability in item.capabilities
+            )
+        )
+        vendor = item.vendor.name if item.vendor and item.vendor.name else ""
+        table.add_row(item.id, item.title or "", item.kind, vendor, item.version or "", capabilities)
+    return table
+
+
+def _facets_table(facets: Facets) -> Table:
+    table = Table("facet", "value", "count", box=None, header_style="bold")
+    for name in ("kind", "vendor", "capability"):
+        for entry in getattr(facets, name):
+            table.add_row(name, entry.value, str(entry.count))
+    return table
+
+
+@click.command()
+@click.option("-q", "--query", "text", help='Free text (web search syntax: words, "phrases", -not, or), ranked.')
+@click.option("--kind", type=click.Choice(KINDS), help="Only agents, tools or other things.")
+@click.option("--vendor", help="Vendor name, any case.")
+@click.option("--capability", help="Capability id or name.")
+@click.option("--capability-version", help="Range the capability's version must satisfy, e.g. '^1.2' or '[1.0,2.0)'.")
+@click.option("--type", "type_", help="An @type the description has, e.g. lmos:Agent.")
+@click.option("--sort", type=click.Choice(SEARCH_SORTS), help="Default: relevance with --query, else title.")
+@click.option("--limit", type=click.IntRange(min=1), help="Page size.")
+@click.option("--cursor", help="Continue after the page that printed this cursor.")
+@click.option("--facets", is_flag=True, help="Also count matches by kind, vendor and capability.")
+@client_options
+def search(
+    text: str | None,
+    kind: str | None,
+    vendor: str | None,
+    capability: str | None,
+    capability_version: str | None,
+    type_: str | None,
+    sort: str | None,
+    limit: int | None,
+    cursor: str | None,
+    facets: bool,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Find agents and tools by text, kind, vendor, capability (and its version) and @type.
+
+    Prints one page; when there are more, the command to continue is printed last.
+    """
+    with connect(url) as client:
+        page = client.search(
+            kind=kind,
+            vendor=vendor,
+            capability=capability,
+            capability_version=capability_version,
+            type_=type_,
+            q=text,
+            sort=sort,
+            limit=limit,
+            cursor=cursor,
+            facets=facets,
+        )
+    if as_json:
+        print_json(page)
+        return
+    out.print(_search_table(page.items))
+    if page.facets is not None:
+        out.print(_facets_table(page.facets))
+    if page.next_cursor:
+        out.print(f"more: --cursor {page.next_cursor}", highlight=False)
+
+
+@click.command()
+@click.argument("thing_id")
+@client_options
+def summary(thing_id: str, url: str | None, as_json: bool) -> None:
+    """Show what THING_ID offers: kind, vendor, version, capabilities and lint warnings."""
+    with connect(url) as client:
+        found = client.summary(thing_id)
+    if as_json:
+        print_json(found)
+        return
+    vendor = found.vendor.name if found.vendor and found.vendor.name else "-"
+    out.print(f"{found.id}  {found.title or ''}  ({found.kind}, vendor {vendor}, version {found.version or '-'})")
+    table = Table("capability", "version", "source", "description", box=None, header_style="bold")
+    for capability in found.capabilities:
+        table.add_row(
+            capability.id or capability.name, capability.version or "", capability.source, capability.description or ""
+        )
+    out.print(table)
+    for warning in found.lint:
+        out.print(f"  lint {warning.code} at {warning.field}: {warning.message}", highlight=False, markup=False)
+
+
+@click.command()
+@click.argument("thing_id")
+@click.option("--satisfies", help="Only versions in this range, e.g. '^1.2'; the first printed is the newest match.")
+@client_options
+def versions(thing_id: str, satisfies: str | None, url: str | None, as_json: bool) -> None:
+    """List the kept versions of THING_ID, newest first, with their compatibility verdicts."""
+    with connect(url) as client:
+        kept = client.versions(thing_id, satisfies=satisfies)
+    if as_json:
+        print_json(kept)
+        return
+    table = Table("version", "registered", "current", "previous", "verdict", "honest", box=None, header_style="bold")
+    for item in kept.items:
+        honest = "" if item.honest is None else ("yes" if item.honest else "NO")
+        table.add_row(
+            item.version,
+            item.registered.isoformat(timespec="seconds"),
+            "*" if item.current else "",
+            item.previous_version or "",
+            item.verdict or "",
+            honest,
+        )
+    out.print(table)
+
+
+@click.command(name="compat")
+@click.argument("thing_id")
+@click.argument("from_version")
+@click.argument("to_version")
+@client_options
+def compat(thing_id: str, from_version: str, to_version: str, url: str | None, as_json: bool) -> None:
+    """Compare two kept versions of THING_ID: the verdict, the bump the changes need, and each change."""
+    with connect(url) as client:
+        report = client.compatibility(thing_id, from_version, to_version)
+    if as_json:
+        print_json(report)
+        return
+    honesty = "" if report.honest is None else (" (honest)" if report.honest else " (DISHONEST version bump)")
+    out.print(
+        f"{report.from_} -> {report.to}: {report.verdict}; needs a {report.required_bump} bump, "
+        f"declared {report.declared_bump or '-'}{honesty}",
+        highlight=False,
+    )
+    for change in report.changes:
+        mark = "breaking" if change.breaking else "ok"
+        out.print(f"  [{mark}] {change.pointer}: {change.message}", highlight=False, markup=False)
+
+
+@click.command()
+@click.argument("capability")
+@click.option("--range", "version_range", default="*", show_default=True, help="Version range, e.g. '^1.2', '>=1 <2'.")
+@click.option(
+    "--strategy",
+    type=click.Choice(["highest", "lowest", "closest"]),
+    default="highest",
+    show_default=True,
+    help="Which version in range wins.",
+)
+@click.option("--closest-to", metavar="VERSION", help="The version --strategy closest aims at.")
+@client_options
+def resolve(
+    capability: str, version_range: str, strategy: str, closest_to: str | None, url: str | None, as_json: bool
+) -> None:
+    """Choose the live provider of CAPABILITY (an id or a name) whose version fits --range.
+
+    Exits 1 with the reason when no provider fits.
+    """
+    requirement = {"capability": capability, "range": version_range, "strategy": strategy}
+    if closest_to is not None:
+        requirement["closest_to"] = closest_to
+    with connect(url) as client:
+        result = client.resolve([requirement])
+    resolution = result.results[0]
+    if as_json:
+        print_json(result)
+    elif resolution.provider is not None:
+        chosen = resolution.provider
+        out.print(
+            f"{capability} {version_range}: {chosen.id} ({chosen.title or '-'}, version {chosen.version})",
+            highlight=False,
+        )
+        for other in resolution.alternatives:
+            out.print(f"  also {other.id} (version {other.version})", highlight=False)
+    if not result.resolved:
+        raise ClientFailure(f"unresolved ({resolution.reason}): {resolution.detail}")
+
+
+@click.command()
+@click.argument("thing_id")
+@click.option("--format", "tool_format", type=click.Choice(TOOL_FORMATS), required=True, help="LLM tool format.")
+@client_options
+def export(thing_id: str, tool_format: str, url: str | None, as_json: bool) -> None:
+    """Print THING_ID as LLM tool definitions (a tool: one definition; an agent: a list, one per action)."""
+    with connect(url) as client:
+        print_json(client.export(thing_id, tool_format))
+
+
+COMMANDS = (
+    search,
+    summary,
+    versions,
+    compat,
+    resolve,
+    export,
+)

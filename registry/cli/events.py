@@ -1,0 +1,59 @@
+"""watch: follow the directory's change events."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import msgspec
+
+from registry.cli.common import (
+    client_options,
+    connect,
+    out,
+)
+from registry.client.calls import EVENT_TYPES
+
+
+@click.command()
+@click.argument("event_type", required=False, type=click.Choice(EVENT_TYPES))
+@click.option("--diff", is_flag=True, help="Full TD on create, merge patch on update.")
+@click.option("--kind", type=click.Choice(["agent", "tool"]))
+@click.option("--vendor")
+@click.option("--capability")
+@click.option("-q", "--query", "text", help="Free text in title or description.")
+@click.option("--last-event-id", type=click.IntRange(min=0), help="Replay the events after this one first.")
+@click.option("--count", type=click.IntRange(min=1), help="Stop after this many events.")
+@client_options
+def watch(
+    event_type: str | None,
+    diff: bool,
+    kind: str | None,
+    vendor: str | None,
+    capability: str | None,
+    text: str | None,
+    last_event_id: int | None,
+    count: int | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Print change events as they happen (reconnects and resumes by itself)."""
+    seen = 0
+    with connect(url) as client:
+        events = client.events(
+            event_type, diff=diff, kind=kind, vendor=vendor, capability=capability, q=text, last_event_id=last_event_id
+        )
+        for event in events:
+            if as_json:
+                click.echo(msgspec.json.encode(event).decode())
+            else:
+                line = f"{event.seq}\t{event.type}\t{event.thing_id}"
+                out.print(line + (f"\t{json.dumps(event.data)}" if diff else ""), highlight=False, markup=False)
+            sys.stdout.flush()
+            seen += 1
+            if count is not None and seen >= count:
+                return
+
+
+COMMANDS = (watch,)

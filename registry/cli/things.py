@@ -1,0 +1,209 @@
+"""Verbs on descriptions: register, get, list, delete, lease, import."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from registry.cli.common import (
+    IMPORT_SUFFIXES,
+    ClientFailure,
+    client_options,
+    connect,
+    err,
+    kind_of,
+    out,
+    print_json,
+    read_document,
+)
+from registry.client import (
+    TOOL_FORMATS,
+    ProblemError,
+)
+
+
+def _things_table(documents: list[Any]) -> Table:
+    table = Table("id", "title", "kind", "expires", box=None, header_style="bold")
+    for document in documents:
+        if not isinstance(document, dict):
+            table.add_row(str(document), "", "", "")
+            continue
+        registration = document.get("registration") or {}
+        table.add_row(
+            str(document.get("id", "")),
+            str(document.get("title", "")),
+            str(document.get("kind") or kind_of(document)),
+            str(registration.get("expires", "") if isinstance(registration, dict) else ""),
+        )
+    return table
+
+
+@click.command()
+@click.argument("file", type=click.Path(allow_dash=True))
+@click.option("--ttl", type=float, help="Lease length in seconds (sets registration.ttl).")
+@client_options
+def register(file: str, ttl: float | None, url: str | None, as_json: bool) -> None:
+    """Register (or replace) the Thing Description in FILE ('-' for stdin)."""
+    document = read_document(file)
+    with connect(url) as client:
+        result = client.register(document, ttl=ttl)
+    if as_json:
+        print_json(result)
+        return
+    out.print(f"{'created' if result.created else 'updated'} {result.id} (etag {result.etag})", highlight=False)
+    for notice in result.notices:
+        out.print(f"  notice {notice.code}: {notice.message}", highlight=False, markup=False)
+
+
+@click.command()
+@click.argument("thing_id")
+@client_options
+def get(thing_id: str, url: str | None, as_json: bool) -> None:
+    """Print the (enriched) Thing Description THING_ID."""
+    with connect(url) as client:
+        print_json(client.get(thing_id))
+
+
+@click.command(name="list")
+@click.option("--offset", type=click.IntRange(min=0))
+@click.option("--limit", type=click.IntRange(min=1))
+@client_options
+def list_things(offset: int | None, limit: int | None, url: str | None, as_json: bool) -> None:
+    """List the registered descriptions."""
+    with connect(url) as client:
+        documents = client.list(offset=offset, limit=limit)
+    if as_json:
+        print_json(documents)
+    else:
+        out.print(_things_table(documents))
+
+
+@click.command()
+@click.argument("thing_id")
+@client_options
+def delete(thing_id: str, url: str | None, as_json: bool) -> None:
+    """Deregister THING_ID."""
+    with connect(url) as client:
+        client.delete(thing_id)
+    if as_json:
+        print_json({"id": thing_id, "deleted": True})
+    else:
+        out.print(f"deleted {thing_id}", highlight=False)
+
+
+@click.command()
+@click.argument("thing_id")
+@client_options
+def lease(thing_id: str, url: str | None, as_json: bool) -> None:
+    """Renew the lease of THING_ID (expires = now + its ttl)."""
+    with connect(url) as client:
+        renewed = client.renew_lease(thing_id)
+    if as_json:
+        print_json(renewed)
+    else:
+        out.print(f"{renewed.id} leased until {renewed.expires}", highlight=False)
+
+
+def _import_targets(directory: Path, tool_format: str | None) -> list[tuple[str, Any]]:
+    """(name, JSON) of every file to import; with a tool format a file may hold a list of definitions."""
+    targets: list[tuple[str, Any]] = []
+    for path in sorted(path for path in directory.rglob("*") if path.is_file() and path.suffix in IMPORT_SUFFIXES):
+        name = str(path.relative_to(directory))
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            targets.append((name, ClientFailure(f"not JSON: {error}")))
+            continue
+        if tool_format is not None and isinstance(loaded, list):
+            targets.extend((f"{name}[{index}]", item) for index, item in enumerate(loaded))
+        else:
+            targets.append((name, loaded))
+    return targets
+
+
+@click.command(name="import")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--ttl", type=float, help="Lease length in seconds for every description.")
+@click.option(
+    "--format",
+    "tool_format",
+    type=click.Choice(TOOL_FORMATS),
+    help="The files are LLM tool definitions in this format (one, or a list, per file), not Thing Descriptions.",
+)
+@click.option("--vendor", help="With --format: the vendor of the imported tools.")
+@client_options
+def import_directory(
+    directory: Path, ttl: float | None, tool_format: str | None, vendor: str | None, url: str | None, as_json: bool
+) -> None:
+    """Register every *.json / *.jsonld file under DIRECTORY, then summarise what failed and why.
+
+    Exits 1 when any file failed; the others are registered all the same.
+    """
+    if tool_format is None and vendor is not None:
+        raise click.UsageError("--vendor needs --format (Thing Descriptions name their vendor themselves)")
+    if tool_format is not None and ttl is not None:
+        raise click.UsageError("--ttl applies to Thing Descriptions, not to imported tools")
+    targets = _import_targets(directory, tool_format)
+    registered: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    progress = Progress(
+        TextColumn("importing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json,
+    )
+    with connect(url) as client, progress:
+        task = progress.add_task("import", total=len(targets))
+        for name, loaded in targets:
+            try:
+                if isinstance(loaded, ClientFailure):
+                    raise loaded
+                if tool_format is not None:
+                    imported = client.import_tool(loaded, tool_format, vendor=vendor)
+                    registered.append({"file": name, "id": imported.id, "created": imported.created})
+                elif not isinstance(loaded, dict):
+                    raise ClientFailure("holds JSON, but not an object (a Thing Description)")
+                else:
+                    result = client.register(loaded, ttl=ttl)
+                    registered.append({"file": name, "id": result.id, "created": result.created})
+            except ClientFailure as error:
+                failed.append({"file": name, "status": None, "detail": error.message, "validationErrors": []})
+            except ProblemError as error:
+                issues = [msgspec.to_builtins(issue) for issue in error.validation_errors]
+                failed.append(
+                    {"file": name, "status": error.status, "detail": error.detail, "validationErrors": issues}
+                )
+            progress.advance(task)
+    if as_json:
+        print_json({"registered": registered, "failed": failed})
+    else:
+        out.print(f"{len(registered)} registered, {len(failed)} failed (of {len(targets)})", highlight=False)
+        if failed:
+            table = Table("file", "status", "why", box=None, header_style="bold")
+            for failure in failed:
+                reasons = [failure["detail"]] + [
+                    f"{issue['field'] or '(document)'}: {issue['description']}" for issue in failure["validationErrors"]
+                ]
+                table.add_row(failure["file"], str(failure["status"] or "-"), "\n".join(reasons))
+            out.print(table)
+    if failed:
+        sys.exit(1)
+
+
+COMMANDS = (
+    register,
+    get,
+    list_things,
+    delete,
+    lease,
+    import_directory,
+)

@@ -1,0 +1,293 @@
+"""The directory's use cases: register, replace, patch, delete, read, renew and purge descriptions.
+
+Sits between the HTTP layer and the store; owns the WoT Discovery rules (ids, validation, lifetimes) and the
+sequence of every write: validate and project *before* the transaction (CPU work, never under the per-id lock),
+then in one transaction lock the id, check the current revision, write the row and its change, and let each
+projection store its rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import json_merge_patch
+import msgspec
+
+from registry.config import Settings
+from registry.descriptions.registration import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
+from registry.descriptions.validation import validate
+from registry.errors import BadRequest, InvalidDescription, NotFound, PreconditionFailed
+from registry.projections import Projection, Projections
+from registry.store.database import Database
+from registry.store.leases import Lease, LeaseRenewer
+from registry.store.things import THING_CREATED, THING_UPDATED, StoredDescription, ThingStore, Write
+from registry.wire import Notice
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    created: bool
+    stored: StoredDescription
+    notices: list[Notice]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Candidate:
+    """What a write will store: the document (with ``id``, without ``registration``), its lifetime, its
+    projections and the notices they raised."""
+
+    document: dict[str, Any]
+    document_text: str
+    lifetime: Lifetime
+    projections: Sequence[Projection]
+    notices: list[Notice]
+
+
+class _RevisionMoved(Exception):
+    """Another write changed the description between reading it and locking it: compute the candidate again."""
+
+
+#: Makes the candidate of a write from the current description (None if there is none), under the id's lock.
+Produce = Callable[[StoredDescription | None], Awaitable[Candidate]]
+
+#: Longest id accepted, in UTF-8 bytes: PostgreSQL cannot index (and so cannot store) much longer keys.
+MAX_ID_BYTES = 2048
+#: Attempts of a PATCH computed outside the lock before it is computed under it (so that it cannot be overtaken).
+OPTIMISTIC_PATCH_ATTEMPTS = 3
+
+
+def new_local_id() -> str:
+    """Local ids of anonymous TDs: a UUID v4 as a URN (``tdd-anonymous-td-local-uuid``)."""
+    return f"urn:uuid:{uuid.uuid4()}"
+
+
+def etag_matches(if_match: str, etag: str) -> bool:
+    """RFC 9110 If-Match: ``*`` or a list of entity tags compared strongly."""
+    candidates = [tag.strip() for tag in if_match.split(",")]
+    return "*" in candidates or etag in candidates
+
+
+class DirectoryService:
+    def __init__(self, database: Database, things: ThingStore, projections: Projections, settings: Settings) -> None:
+        self.database = database
+        self.things = things
+        self.projections = projections
+        self.leases = LeaseRenewer(database)
+        self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
+
+    # -- reads
+
+    async def get(self, thing_id: str) -> StoredDescription:
+        stored = await self.things.get(thing_id)
+        if stored is None:
+            raise NotFound(f"No Thing Description with id {thing_id!r}")
+        return stored
+
+    @staticmethod
+    def enriched(stored: StoredDescription, retrieved: dt.datetime | None = None) -> dict[str, Any]:
+        return enrich(
+            stored.document(),
+            created=stored.created,
+            modified=stored.modified,
+            expires=stored.expires,
+            ttl=stored.ttl,
+            retrieved=retrieved or dt.datetime.now(dt.UTC),
+        )
+
+    @staticmethod
+    def enriched_json(stored: StoredDescription, retrieved: dt.datetime | None = None) -> bytes:
+        """``enriched`` serialized, without decoding the stored document (the hot path of GET and listing)."""
+        return enrich_json(
+            stored.document_text,
+            created=stored.created,
+            modified=stored.modified,
+            expires=stored.expires,
+            ttl=stored.ttl,
+            retrieved=retrieved or dt.datetime.now(dt.UTC),
+        )
+
+    # -- writes
+
+    async def create_anonymous(self, document: Any) -> WriteOutcome:
+        """POST /things: the TD must not have an id; the directory assigns a local one."""
+        if isinstance(document, dict) and "id" in document:
+            raise BadRequest(
+                "POST /things registers anonymous Thing Descriptions; this one has an id, use PUT /things/{id}",
+                validationErrors=[{"field": "id", "description": "an anonymous TD must not have an id"}],
+            )
+        thing_id = new_local_id()
+        document = {**document, "id": thing_id} if isinstance(document, dict) else document
+        candidate = await self._candidate(thing_id, document)
+        return await self._save(thing_id, _constant(candidate), anonymous=True)
+
+    async def put(self, thing_id: str, document: Any, *, if_match: str | None = None) -> WriteOutcome:
+        """PUT /things/{id}: create (201) or replace (204). The body's id must equal the path's."""
+        if len(thing_id.encode()) > MAX_ID_BYTES:
+            raise BadRequest(
+                f"The id is {len(thing_id.encode())} bytes long; this directory accepts ids of up to {MAX_ID_BYTES}",
+                validationErrors=[{"field": "id", "description": f"at most {MAX_ID_BYTES} bytes of UTF-8"}],
+            )
+        if isinstance(document, dict):
+            body_id = document.get("id")
+            if body_id is None:
+                raise BadRequest(
+                    "The Thing Description has no id; PUT needs the same id in the body as in the path "
+                    "(use POST /things for anonymous TDs)",
+                    validationErrors=[{"field": "id", "description": "id is required for PUT"}],
+                )
+            if body_id != thing_id:
+                raise BadRequest(
+                    f"The id in the body ({body_id!r}) differs from the id in the path ({thing_id!r})",
+                    validationErrors=[{"field": "id", "description": "must equal the id in the request path"}],
+                )
+        candidate = await self._candidate(thing_id, document)
+        return await self._save(thing_id, _constant(candidate), if_match=if_match)
+
+    async def patch(self, thing_id: str, patch: Any, *, if_match: str | None = None) -> WriteOutcome:
+        """PATCH /things/{id}: RFC 7396 merge patch, validated after merging. ``{}`` renews a ttl.
+
+        The merge, validation and projections run outside the transaction on the revision read first; the write
+        then checks, under the lock, that the description is still at that revision, and starts over if not. A
+        patch overtaken that way several times is computed under the lock, so that it always gets through.
+        """
+        if not isinstance(patch, dict):
+            raise BadRequest("A merge patch of a Thing Description must be a JSON object")
+        if "id" in patch and patch["id"] != thing_id:
+            raise BadRequest(
+                "A patch cannot change the id of a Thing Description",
+                validationErrors=[{"field": "id", "description": "must be absent or equal the id in the path"}],
+            )
+
+        async def merged(current: StoredDescription | None) -> Candidate:
+            if current is None:
+                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            return await self._candidate(thing_id, json_merge_patch.merge(_with_lifetime(current), patch))
+
+        for _ in range(OPTIMISTIC_PATCH_ATTEMPTS):
+            current = await self.get(thing_id)
+            if if_match is not None and not etag_matches(if_match, current.etag):
+                raise _precondition_failed(current)
+            candidate = await merged(current)
+            try:
+                return await self._save(thing_id, _at_revision(current.revision, candidate), if_match=if_match)
+            except _RevisionMoved:
+                continue
+        return await self._save(thing_id, merged, if_match=if_match)
+
+    async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
+        async with self.database.transaction() as tx:
+            now = await self.things.lock(tx, thing_id)
+            current = await self.things.current(tx, thing_id, now)
+            if current is None:
+                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            if if_match is not None and not etag_matches(if_match, current.etag):
+                raise _precondition_failed(current)
+            await self.things.delete(tx, thing_id, now)
+            await self.projections.remove(tx, [thing_id])
+
+    async def renew_lease(self, thing_id: str) -> Lease:
+        """Extend a registration by its ttl; agents call this instead of registering again."""
+        return await self.leases.renew(thing_id)
+
+    async def purge_expired(self) -> list[str]:
+        """Delete expired descriptions (``tdd-registrationinfo-expiry-purge``); safe on every replica at once."""
+        async with self.database.transaction() as tx:
+            purged = await self.things.purge_expired(tx)
+            await self.projections.remove(tx, purged)
+        return purged
+
+    # -- helpers
+
+    async def _candidate(self, thing_id: str, document: Any) -> Candidate:
+        errors = validate(document)
+        if errors:
+            raise InvalidDescription(errors)
+        now = dt.datetime.now(dt.UTC)
+        stored_document, lifetime, lifetime_errors = split_registration(document, self.policy, now)
+        if lifetime_errors:
+            raise InvalidDescription(lifetime_errors)
+        document_text = msgspec.json.encode(stored_document).decode()
+        projections = await self.projections.compute(thing_id, stored_document, len(document_text))
+        return Candidate(
+            document=stored_document,
+            document_text=document_text,
+            lifetime=lifetime,
+            projections=projections,
+            notices=[notice for projection in projections for notice in projection.notices],
+        )
+
+    async def _save(
+        self, thing_id: str, produce: Produce, *, anonymous: bool = False, if_match: str | None = None
+    ) -> WriteOutcome:
+        """Store what ``produce`` makes of the current description, in one transaction under the id's lock."""
+        async with self.database.transaction() as tx:
+            now = await self.things.lock(tx, thing_id)
+            current = await self.things.current(tx, thing_id, now)
+            if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
+                raise _precondition_failed(current, thing_id)
+            candidate = await produce(current)
+            if current is None:
+                change_type, diff_text = THING_CREATED, candidate.document_text
+            else:
+                change_type = THING_UPDATED
+                diff = json_merge_patch.create_patch(current.document(), candidate.document)
+                diff["id"] = thing_id
+                diff_text = msgspec.json.encode(diff).decode()
+            write = Write(
+                thing_id=thing_id,
+                change_type=change_type,
+                diff_text=diff_text,
+                document_text=candidate.document_text,
+                anonymous=anonymous if current is None else current.anonymous,
+                created=now if current is None else current.created,
+                expires=candidate.lifetime.expiry(now),
+                ttl=candidate.lifetime.ttl,
+            )
+            stored = await self.things.write(tx, write, now)
+            await self.projections.store(tx, candidate.projections, stored)
+        return WriteOutcome(created=current is None, stored=stored, notices=candidate.notices)
+
+
+def _constant(candidate: Candidate) -> Produce:
+    async def produce(current: StoredDescription | None) -> Candidate:
+        return candidate
+
+    return produce
+
+
+def _at_revision(revision: int, candidate: Candidate) -> Produce:
+    """``candidate``, computed from ``revision``: only while the description is still at that revision."""
+
+    async def produce(current: StoredDescription | None) -> Candidate:
+        if current is None:
+            raise NotFound("The Thing Description was deleted while the patch was applied")
+        if current.revision != revision:
+            raise _RevisionMoved
+        return candidate
+
+    return produce
+
+
+def _precondition_failed(current: StoredDescription | None, thing_id: str = "") -> PreconditionFailed:
+    if current is None:
+        return PreconditionFailed(f"If-Match given, but there is no description with id {thing_id!r}")
+    return PreconditionFailed(
+        "If-Match does not match the current version of the description", headers={"ETag": current.etag}
+    )
+
+
+def _with_lifetime(stored: StoredDescription) -> dict[str, Any]:
+    """The stored document with the lifetime the registrant asked for, as the base a merge patch applies to."""
+    document = stored.document()
+    if stored.ttl is not None:
+        document["registration"] = {"ttl": stored.ttl}
+    elif stored.expires is not None:
+        document["registration"] = {"expires": stored.expires.isoformat()}
+    return document
+
+
+__all__ = ["Candidate", "DirectoryService", "WriteOutcome", "etag_matches", "new_local_id"]

@@ -1,0 +1,1 @@
+"""Discovery: search, facets, summaries, versions, capability resolution, compatibility and tool formats."""

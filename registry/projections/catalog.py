@@ -1,0 +1,84 @@
+"""The catalog projection: each description's summary, capabilities and (for a new version) its kept version with
+the compatibility report against the version before it, for search, facets, resolution and ``/versions``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from registry.descriptions.compatibility import compare_documents
+from registry.descriptions.lint import lint
+from registry.descriptions.summary import Summary, summarise
+from registry.descriptions.versions import precedence, sort_key
+from registry.store.catalog import CapabilityRow, CatalogStore, NewVersion, SummaryRow
+from registry.store.database import Transaction
+from registry.store.things import StoredDescription
+from registry.wire import LintWarning, Notice
+
+
+class CatalogProjection:
+    def __init__(self, document: dict[str, Any], summary: Summary, warnings: list[LintWarning]) -> None:
+        self.document = document
+        self.summary = summary
+        self.warnings = warnings
+        self.notices: Sequence[Notice] = [
+            Notice(code=f"lint:{item.code}", message=item.message, field=item.field) for item in warnings
+        ]
+
+    async def store(self, tx: Transaction, stored: StoredDescription) -> None:
+        summary = self.summary
+        stored_summary = msgspec.to_builtins(summary)
+        stored_summary["lint"] = msgspec.to_builtins(self.warnings)
+        version = (
+            None if summary.version is None else NewVersion(summary.version, stored.document_text, stored.revision)
+        )
+        kept = await CatalogStore.write_summary(
+            tx,
+            SummaryRow(
+                thing_id=stored.id,
+                kind=summary.kind,
+                title=summary.title,
+                vendor_name=summary.vendor.name if summary.vendor else None,
+                version=summary.version,
+                types=summary.types,
+                summary_json=msgspec.json.encode(stored_summary).decode(),
+                search_texts=summary.search_texts(),
+            ),
+            [CapabilityRow(item.source, item.id, item.name, item.version) for item in summary.capabilities],
+            first_version=version,
+        )
+        # The first version of a description was kept by write_summary; a later new one is compared first.
+        if version is not None and kept and version.version not in kept:
+            await self._keep_version(tx, stored.id, version, kept)
+
+    async def _keep_version(self, tx: Transaction, thing_id: str, version: NewVersion, kept: list[str]) -> None:
+        previous = _previous_version(kept, version.version)
+        report = None
+        if previous is not None:
+            old = msgspec.json.decode(await CatalogStore.version_text(tx, thing_id, previous))
+            report = compare_documents(old, self.document, previous, version.version)
+        await CatalogStore.keep_version(
+            tx, thing_id, version, previous, None if report is None else msgspec.json.encode(report).decode()
+        )
+
+
+def _previous_version(kept: list[str], version: str) -> str | None:
+    """The highest kept version below ``version`` (compatibility is judged against it)."""
+    if sort_key(version) is None:
+        return None
+    below = [candidate for candidate in kept if sort_key(candidate) and precedence(candidate) < precedence(version)]
+    return max(below, key=precedence, default=None)
+
+
+class CatalogProjector:
+    def project(self, thing_id: str, document: dict[str, Any]) -> CatalogProjection:
+        summary = summarise(document)
+        return CatalogProjection(document, summary, lint(document, summary))
+
+    async def remove(self, tx: Transaction, thing_ids: Sequence[str]) -> None:
+        await CatalogStore.remove(tx, thing_ids)
+
+
+__all__ = ["CatalogProjection", "CatalogProjector"]

@@ -1,0 +1,9 @@
+"""SPARQL in a child process of each ``registry serve``, so that a query can be stopped and a crash is contained.
+
+oxigraph cannot interrupt a query inside one evaluation step (an aggregate over a huge join runs to its end), and
+a bug in native code would take the whole server down. So the index and the query threads live in a worker
+process (:mod:`registry.sparql_worker.__main__`) that talks msgpack frames over its stdin/stdout
+(:mod:`registry.sparql_worker.client` is the server's side). When a query outlives its timeout the worker is killed
+and started again (it rebuilds its index from the stored RDF, during which queries are answered 503 with
+Retry-After); the server process itself never blocks on a query.
+"""

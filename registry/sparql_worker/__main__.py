@@ -1,0 +1,99 @@
+"""The SPARQL worker process (``python -m registry.sparql_worker``): builds its index, follows the change feed and
+answers the queries its server forwards over stdin/stdout (length-prefixed msgpack frames)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+from registry.config import Settings
+from registry.errors import RegistryError
+from registry.events.feed import ChangeFeed
+from registry.semantic.sparql import SparqlEngine
+from registry.sparql_worker.client import frame, read_frame
+from registry.sparql_worker.index import IndexFollower, RdfIndex
+from registry.store.database import APPLICATION_NAME, Database
+
+log = logging.getLogger(__name__)
+
+#: The worker's share of a replica's connection budget: one pooled connection and its LISTEN connection.
+WORKER_CONNECTIONS = 2
+
+
+async def _serve() -> None:
+    """The worker: build the index, follow the change log, answer queries until stdin closes."""
+    settings = Settings.from_env()
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb"))
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(1, "wb"))
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+
+    database = Database(settings.database_url, connections=WORKER_CONNECTIONS, name=f"{APPLICATION_NAME}-sparql")
+    await database.open()
+    index = RdfIndex()
+    follower = IndexFollower(database, ChangeFeed(database, poll_interval=settings.feed_poll_interval), index)
+    await follower.start()
+    sparql = SparqlEngine(
+        index.store,
+        timeout=settings.sparql_timeout,
+        max_results=settings.sparql_max_results,
+        service_allowlist=settings.sparql_service_allowlist,
+        abandon_on_timeout=False,
+    )
+    follower.on_swap.append(lambda fresh: setattr(sparql, "store", fresh.store))
+    writer.write(frame([0, "ready", None]))
+
+    async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
+        try:
+            if kind == "stats":
+                payload: Any = {
+                    "indexedDescriptions": follower.index.descriptions,
+                    "quads": len(follower.index),
+                    "indexPosition": follower.feed.position,
+                }
+            else:
+                await follower.catch_up()
+                result = await sparql.run(*arguments)
+                payload = [result.content, result.media_type]
+            message = [request_id, "ok", payload]
+        except RegistryError as error:
+            message = [request_id, "error", [int(error.status), error.detail, error.headers, error.extra]]
+        except Exception:
+            log.exception("SPARQL request failed")
+            message = [request_id, "error", [500, "The SPARQL query failed; the error has been logged", {}, {}]]
+        writer.write(frame(message))
+
+    tasks: set[asyncio.Task[None]] = set()
+    try:
+        while True:
+            try:
+                request_id, kind, arguments = await read_frame(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return  # the server went away
+            task = asyncio.create_task(answer(request_id, kind, arguments))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+    finally:
+        await follower.stop()
+        sparql.close()
+        await database.close()
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s[sparql-worker]: %(message)s",
+    )
+    sys.stdout = sys.stderr  # fd 1 carries the protocol: nothing else may write to it
+    asyncio.run(_serve())
+    os._exit(0)  # query threads stuck in native code must not keep the process alive
+
+
+if __name__ == "__main__":
+    main()

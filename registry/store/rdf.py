@@ -1,0 +1,97 @@
+"""The stored RDF of each description (``description_rdf``): written by the RDF projection, read by SPARQL indexes."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from sqlalchemy import Text, any_, bindparam, cast, delete, func, select, true
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from registry.store.database import Database, Executor, Statement, Transaction
+from registry.store.tables import description_rdf, descriptions, live
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredRdf:
+    thing_id: str
+    ntriples: str
+    #: End of the description's lease (the index drops it then, purged or not).
+    expires: dt.datetime | None
+
+
+def _upsert_statement() -> Any:
+    row = pg_insert(description_rdf).values(
+        thing_id=bindparam("thing_id"),
+        revision=bindparam("revision"),
+        ntriples=bindparam("ntriples"),
+        unknown_contexts=cast(bindparam("unknown_contexts", type_=Text), JSONB),
+        error=bindparam("error", type_=Text),
+    )
+    return row.on_conflict_do_update(
+        index_elements=[description_rdf.c.thing_id],
+        set_={name: row.excluded[name] for name in ("revision", "ntriples", "unknown_contexts", "error")},
+    )
+
+
+_UPSERT = Statement.of(_upsert_statement())
+_REMOVE = Statement.of(
+    delete(description_rdf).where(description_rdf.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
+)
+_CURRENT = (
+    select(description_rdf.c.thing_id, description_rdf.c.ntriples, descriptions.c.expires)
+    .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
+    .where(live())
+)
+_CURRENT_OF = Statement.of(_CURRENT.where(description_rdf.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))))
+_ALL_CURRENT = Statement.of(_CURRENT)
+
+
+async def store_rdf(
+    tx: Transaction, thing_id: str, revision: int, ntriples: str, unknown_contexts_json: str, error: str | None
+) -> None:
+    await tx.execute(
+        _UPSERT,
+        thing_id=thing_id,
+        revision=revision,
+        ntriples=ntriples,
+        unknown_contexts=unknown_contexts_json,
+        error=error,
+    )
+
+
+async def remove_rdf(tx: Transaction, thing_ids: Sequence[str]) -> None:
+    await tx.execute(_REMOVE, ids=list(thing_ids))
+
+
+async def current_rdf_of(executor: Executor, thing_ids: Sequence[str]) -> list[StoredRdf]:
+    """The RDF of those of ``thing_ids`` that are live (the others are gone or expired)."""
+    return [StoredRdf(*row) for row in await executor.fetch(_CURRENT_OF, ids=list(thing_ids))]
+
+
+async def all_current_rdf(database: Database) -> AsyncIterator[StoredRdf]:
+    async for row in database.stream(_ALL_CURRENT, batch=500):
+        yield StoredRdf(*row)
+
+
+async def rdf_statistics(executor: Executor) -> dict[str, Any]:
+    """Descriptions whose RDF is incomplete (unknown remote contexts, by URL) or missing."""
+    urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
+    per_url = await executor.fetch(
+        select(urls.c.value, func.count()).select_from(description_rdf.join(urls, true())).group_by(urls.c.value)
+    )
+    incomplete = await executor.fetchval(
+        select(func.count()).where(func.jsonb_array_length(description_rdf.c.unknown_contexts) > 0)
+    )
+    without = await executor.fetchval(select(func.count()).where(description_rdf.c.error.is_not(None)))
+    return {
+        "descriptionsWithUnknownContexts": incomplete,
+        "unknownContexts": {row[0]: row[1] for row in per_url},
+        "descriptionsWithoutRdf": without,
+    }
+
+
+__all__ = ["StoredRdf", "all_current_rdf", "current_rdf_of", "rdf_statistics", "remove_rdf", "store_rdf"]
