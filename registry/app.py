@@ -23,10 +23,10 @@ from registry.directory.service import DirectoryService
 from registry.discovery.service import DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
-from registry.http.api_v1 import DiscoveryController
 from registry.http.dashboard import dashboard
 from registry.http.dependencies import DEPENDENCIES, Services
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
+from registry.http.discovery import DiscoveryController
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
 from registry.http.ids import ids_as_segments

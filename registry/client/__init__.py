@@ -4,6 +4,7 @@
 Needs only httpx and msgspec: importing it does not load the server.
 """
 
+from registry.client.agent_registration import AgentRegistration, SyncAgentRegistration
 from registry.client.calls import TOOL_FORMATS
 from registry.client.clients import DEFAULT_URL, AsyncRegistryClient, RegistryClient
 from registry.client.errors import (
@@ -48,7 +49,6 @@ from registry.client.models import (
     VersionList,
     WriteResult,
 )
-from registry.client.registration import AgentRegistration, SyncAgentRegistration
 
 __all__ = [
     "DEFAULT_URL",

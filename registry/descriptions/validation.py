@@ -41,7 +41,7 @@ def field_path(path: Sequence[str | int]) -> str:
 
 @functools.cache
 def _schema_validator(name: str) -> jsonschema_rs.Draft7Validator:
-    text = resources.files("registry.descriptions").joinpath("schemas", name).read_text(encoding="utf-8")
+    text = resources.files("registry.descriptions").joinpath("json_schemas", name).read_text(encoding="utf-8")
     # Formats are not asserted: the TD schemas' "iri-reference" rejects URI templates that real TDs use.
     return jsonschema_rs.Draft7Validator(json.loads(text), validate_formats=False)
 

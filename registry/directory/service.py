@@ -18,7 +18,7 @@ import json_merge_patch
 import msgspec
 
 from registry.config import Settings
-from registry.descriptions.registration import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
+from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
 from registry.errors import BadRequest, InvalidDescription, NotFound, PreconditionFailed
 from registry.projections import Projection, Projections

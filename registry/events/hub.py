@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import msgspec
 
-from registry.descriptions.registration import enrich
+from registry.descriptions.registration_info import enrich
 from registry.events.feed import ChangeFeed
 from registry.events.filters import DescriptionFilter
 from registry.events.history import DocumentStates

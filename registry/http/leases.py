@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 from litestar import Response, post
 
-from registry.descriptions.registration import format_time
+from registry.descriptions.registration_info import format_time
 from registry.directory.service import DirectoryService
 from registry.http.ids import thing_id_from
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from registry.discovery import service as discovery
 from registry.client.calls import SEARCH_SORTS, TOOL_FORMATS
 from registry.descriptions import tool_formats
+from registry.discovery import service as discovery
 
 
 def test_tool_formats_and_sorts_are_the_servers() -> None:

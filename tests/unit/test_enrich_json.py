@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from registry.descriptions.registration import enrich, enrich_json
+from registry.descriptions.registration_info import enrich, enrich_json
 from tests.conftest import REAL_TDS
 
 DOCUMENTS = sorted(REAL_TDS.glob("*.json")) + sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("*.json"))
