@@ -11,6 +11,7 @@ import functools
 from importlib import resources
 
 from litestar import Response, Router, get
+from litestar.params import FromPath
 
 from registry.errors import NotFound
 
@@ -48,7 +49,7 @@ async def page() -> Response[bytes]:
 
 
 @get("/{name:str}", operation_id="dashboardAsset", summary="A file of the ops dashboard", include_in_schema=False)
-async def asset(name: str) -> Response[bytes]:
+async def asset(name: FromPath[str]) -> Response[bytes]:
     if name not in ASSETS or name == "index.html":
         raise NotFound(f"The dashboard has no file {name!r}")
     return _serve(name)

@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
 from litestar import Controller, Request, Response, get, post
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from registry.config import Settings
@@ -44,15 +45,21 @@ ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
 IMPORT_PARAMETERS = frozenset({"format", "id", "vendor", "version", "href"})
 
 
-Kind = Annotated[str | None, Parameter(description="agent, tool or thing")]
-Vendor = Annotated[str | None, Parameter(description="Vendor name (lmos:metadata/lmos:vendor/lmos:name), any case")]
-CapabilityParam = Annotated[str | None, Parameter(description="Capability id or name (lmos:capabilities, actions)")]
+Kind = Annotated[str | None, QueryParameter(description="agent, tool or thing")]
+Vendor = Annotated[
+    str | None, QueryParameter(description="Vendor name (lmos:metadata/lmos:vendor/lmos:name), any case")
+]
+CapabilityParam = Annotated[
+    str | None, QueryParameter(description="Capability id or name (lmos:capabilities, actions)")
+]
 CapabilityVersion = Annotated[
     str | None,
-    Parameter(description="Range the capability's version must satisfy: npm (^1.2, ~1.2.3, >=1 <2, 1.x) or [1.0,2.0)"),
+    QueryParameter(
+        description="Range the capability's version must satisfy: npm (^1.2, ~1.2.3, >=1 <2, 1.x) or [1.0,2.0)"
+    ),
 ]
-TypeParam = Annotated[str | None, Parameter(query="type", description="An @type the description has")]
-Text = Annotated[str | None, Parameter(description="Free text (web search syntax), ranked by relevance")]
+TypeParam = Annotated[str | None, QueryParameter(name="type", description="An @type the description has")]
+Text = Annotated[str | None, QueryParameter(description="Free text (web search syntax), ranked by relevance")]
 
 
 class DiscoveryController(Controller):
@@ -63,8 +70,8 @@ class DiscoveryController(Controller):
     async def search(
         self,
         request: Request[Any, Any, Any],
-        discovery: DiscoveryService,
-        settings: Settings,
+        discovery: NamedDependency[DiscoveryService],
+        settings: NamedDependency[Settings],
         kind: Kind = None,
         vendor: Vendor = None,
         capability: CapabilityParam = None,
@@ -72,11 +79,12 @@ class DiscoveryController(Controller):
         type_: TypeParam = None,
         q: Text = None,
         sort: Annotated[
-            str | None, Parameter(description="relevance (default with q), title (default) or modified (newest first)")
+            str | None,
+            QueryParameter(description="relevance (default with q), title (default) or modified (newest first)"),
         ] = None,
-        limit: Annotated[int, Parameter(ge=1, description="Page size (capped by REGISTRY_MAX_PAGE_SIZE)")] = 20,
-        cursor: Annotated[str | None, Parameter(description="next_cursor of the previous page")] = None,
-        facets: Annotated[bool, Parameter(description="Add facet counts over all matches")] = False,
+        limit: Annotated[int, QueryParameter(ge=1, description="Page size (capped by REGISTRY_MAX_PAGE_SIZE)")] = 20,
+        cursor: Annotated[str | None, QueryParameter(description="next_cursor of the previous page")] = None,
+        facets: Annotated[bool, QueryParameter(description="Add facet counts over all matches")] = False,
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(kind, vendor, capability, capability_version, type_, q, sort, limit, cursor, facets)
@@ -86,7 +94,7 @@ class DiscoveryController(Controller):
     async def facets(
         self,
         request: Request[Any, Any, Any],
-        discovery: DiscoveryService,
+        discovery: NamedDependency[DiscoveryService],
         kind: Kind = None,
         vendor: Vendor = None,
         capability: CapabilityParam = None,
@@ -99,24 +107,26 @@ class DiscoveryController(Controller):
         return await discovery.facets(params)
 
     @get("/things/{thing_id:str}/summary", operation_id="thingSummary", summary="The summary of a description")
-    async def summary(self, thing_id: str, discovery: DiscoveryService) -> ThingSummary:
+    async def summary(self, thing_id: FromPath[str], discovery: NamedDependency[DiscoveryService]) -> ThingSummary:
         return await discovery.summary(thing_id_from(thing_id))
 
     @get("/things/{thing_id:str}/versions", operation_id="thingVersions", summary="Kept versions, newest first")
     async def versions(
         self,
         request: Request[Any, Any, Any],
-        thing_id: str,
-        discovery: DiscoveryService,
+        thing_id: FromPath[str],
+        discovery: NamedDependency[DiscoveryService],
         satisfies: Annotated[
-            str | None, Parameter(description="Only versions in this range; the first item is the newest match")
+            str | None, QueryParameter(description="Only versions in this range; the first item is the newest match")
         ] = None,
     ) -> VersionList:
         reject_unknown_parameters(request, frozenset({"satisfies"}))
         return await discovery.versions(thing_id_from(thing_id), satisfies)
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
-    async def version(self, thing_id: str, version: str, discovery: DiscoveryService) -> VersionDetail:
+    async def version(
+        self, thing_id: FromPath[str], version: FromPath[str], discovery: NamedDependency[DiscoveryService]
+    ) -> VersionDetail:
         return await discovery.version(thing_id_from(thing_id), unquote(version))
 
     @get(
@@ -126,22 +136,24 @@ class DiscoveryController(Controller):
     )
     async def export(
         self,
-        thing_id: str,
+        thing_id: FromPath[str],
         request: Request[Any, Any, Any],
-        discovery: DiscoveryService,
-        tool_format: Annotated[ToolFormat, Parameter(query="format")],
+        discovery: NamedDependency[DiscoveryService],
+        tool_format: Annotated[ToolFormat, QueryParameter(name="format")],
     ) -> Response[Any]:
         reject_unknown_parameters(request, frozenset({"format"}))
         exported = await discovery.export(thing_id_from(thing_id), tool_format)
         return Response(content=exported, status_code=HTTP_200_OK)
 
     @post("/resolve", operation_id="resolveCapabilities", summary="Choose providers for capability requirements")
-    async def resolve(self, data: ResolveRequest, discovery: DiscoveryService) -> Response[ResolveResult]:
+    async def resolve(
+        self, data: JSONBody[ResolveRequest], discovery: NamedDependency[DiscoveryService]
+    ) -> Response[ResolveResult]:
         return Response(await discovery.resolve(data), status_code=HTTP_200_OK)
 
     @post("/compatibility", operation_id="checkCompatibility", summary="Diff two versions or two documents")
     async def compatibility(
-        self, data: CompatibilityRequest, discovery: DiscoveryService
+        self, data: JSONBody[CompatibilityRequest], discovery: NamedDependency[DiscoveryService]
     ) -> Response[CompatibilityResult]:
         return Response(await discovery.compatibility(data), status_code=HTTP_200_OK)
 
@@ -149,13 +161,13 @@ class DiscoveryController(Controller):
     async def import_tool(
         self,
         request: Request[Any, Any, Any],
-        data: dict[str, Any],
-        discovery: DiscoveryService,
-        tool_format: Annotated[ToolFormat, Parameter(query="format")],
-        thing_id: Annotated[str | None, Parameter(query="id", description="Id of the description")] = None,
-        vendor: Annotated[str | None, Parameter(description="Vendor name")] = None,
-        version: Annotated[str | None, Parameter(description="version.instance (semantic version)")] = None,
-        href: Annotated[str | None, Parameter(description="Where the tool is invoked (the action's form)")] = None,
+        data: JSONBody[dict[str, Any]],
+        discovery: NamedDependency[DiscoveryService],
+        tool_format: Annotated[ToolFormat, QueryParameter(name="format")],
+        thing_id: Annotated[str | None, QueryParameter(name="id", description="Id of the description")] = None,
+        vendor: Annotated[str | None, QueryParameter(description="Vendor name")] = None,
+        version: Annotated[str | None, QueryParameter(description="version.instance (semantic version)")] = None,
+        href: Annotated[str | None, QueryParameter(description="Where the tool is invoked (the action's form)")] = None,
     ) -> Response[ImportedTool]:
         reject_unknown_parameters(request, IMPORT_PARAMETERS)
         imported = await discovery.import_tool(

@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from litestar import Request, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath
 from litestar.response import Stream
 
 from registry.errors import BadRequest, NotFound
@@ -78,7 +80,7 @@ def _subscribe(request: Request[Any, Any, Any], hub: EventHub, types: tuple[str,
 
 
 @get("/events", operation_id="subscribeEvents", summary="All change events (SSE)", tags=["Events (WoT Discovery)"])
-async def all_events(request: Request[Any, Any, Any], events: EventHub) -> Stream:
+async def all_events(request: Request[Any, Any, Any], events: NamedDependency[EventHub]) -> Stream:
     return _subscribe(request, events, EVENT_TYPES)
 
 
@@ -88,7 +90,9 @@ async def all_events(request: Request[Any, Any, Any], events: EventHub) -> Strea
     summary="Change events of one type: thing_created, thing_updated or thing_deleted (SSE)",
     tags=["Events (WoT Discovery)"],
 )
-async def events_of_type(event_type: str, request: Request[Any, Any, Any], events: EventHub) -> Stream:
+async def events_of_type(
+    event_type: FromPath[str], request: Request[Any, Any, Any], events: NamedDependency[EventHub]
+) -> Stream:
     if event_type not in EVENT_TYPES:
         raise NotFound(f"No event type {event_type!r}; the types are {', '.join(EVENT_TYPES)}")
     return _subscribe(request, events, (event_type,))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Response, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
 
 from registry.descriptions.registration_info import format_time
 from registry.directory.service import DirectoryService
@@ -17,7 +19,7 @@ from registry.http.ids import thing_id_from
     tags=["Leases"],
     status_code=200,
 )
-async def renew_lease(thing_id: str, directory: DirectoryService) -> Response[bytes]:
+async def renew_lease(thing_id: FromPath[str], directory: NamedDependency[DirectoryService]) -> Response[bytes]:
     lease = await directory.renew_lease(thing_id_from(thing_id))
     body = {
         "id": lease.id,

@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
 
 from registry.directory.search import SearchService
 from registry.errors import BadRequest
@@ -31,7 +32,7 @@ def _single_query(values: list[str]) -> str:
 
 async def _answer(
     request: Request[Any, Any, Any],
-    search: SearchService,
+    search: NamedDependency[SearchService],
     query: str,
     default_graphs: list[str],
     named_graphs: list[str],
@@ -45,7 +46,9 @@ class SearchController(Controller):
     tags = ["Search (WoT Discovery)"]
 
     @get("/sparql", operation_id="searchSPARQL", summary="SPARQL 1.1 query (GET)")
-    async def sparql_get(self, request: Request[Any, Any, Any], search: SearchService) -> Response[bytes]:
+    async def sparql_get(
+        self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
+    ) -> Response[bytes]:
         params = request.query_params
         if params.getall("update", []):
             raise BadRequest("This SPARQL endpoint is read-only: update requests are not accepted")
@@ -58,7 +61,9 @@ class SearchController(Controller):
         )
 
     @post("/sparql", operation_id="searchSPARQLPost", summary="SPARQL 1.1 query (POST)", status_code=200)
-    async def sparql_post(self, request: Request[Any, Any, Any], search: SearchService) -> Response[bytes]:
+    async def sparql_post(
+        self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
+    ) -> Response[bytes]:
         require_media_type(request, (FORM, SPARQL_QUERY))
         body = await request.body()
         try:
@@ -78,7 +83,9 @@ class SearchController(Controller):
         return await _answer(request, search, query, default_graphs, named_graphs)
 
     @get("/jsonpath", operation_id="searchJSONPath", summary="JSONPath (RFC 9535) over all descriptions")
-    async def jsonpath(self, request: Request[Any, Any, Any], search: SearchService) -> Response[bytes]:
+    async def jsonpath(
+        self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
+    ) -> Response[bytes]:
         """The query is applied to the array of all stored descriptions; the answer is the array of matches."""
         expression = _single_query(request.query_params.getall("query", []))
         return Response(content=await search.jsonpath(expression), media_type=JSON)
@@ -90,5 +97,5 @@ class SearchController(Controller):
         )
 
     @get("/stats", operation_id="searchStats", summary="State of the SPARQL index and of unknown contexts")
-    async def stats(self, search: SearchService) -> dict[str, Any]:
+    async def stats(self, search: NamedDependency[SearchService]) -> dict[str, Any]:
         return await search.stats()

@@ -9,6 +9,8 @@ from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, delete, get, patch, post, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath
 from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
@@ -71,7 +73,10 @@ class ThingsController(Controller):
 
     @get("/", operation_id="listThings", summary="List Thing Descriptions", media_type=LD_JSON)
     async def list_things(
-        self, request: Request[Any, Any, Any], directory: DirectoryService, settings: Settings
+        self,
+        request: Request[Any, Any, Any],
+        directory: NamedDependency[DirectoryService],
+        settings: NamedDependency[Settings],
     ) -> Stream:
         """All descriptions in Unicode code-point order of id, streamed; paged when ``limit`` is given."""
         reject_unknown_parameters(request, LIST_PARAMETERS)
@@ -126,13 +131,15 @@ class ThingsController(Controller):
         return Stream(body(), media_type=LD_JSON, status_code=HTTP_200_OK, headers={"Link": ", ".join(links)})
 
     @post("/", operation_id="createAnonymousThing", summary="Register an anonymous Thing Description")
-    async def create_anonymous(self, request: Request[Any, Any, Any], directory: DirectoryService) -> Response[bytes]:
+    async def create_anonymous(
+        self, request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+    ) -> Response[bytes]:
         document = await read_json(request, TD_MEDIA_TYPES)
         outcome = await directory.create_anonymous(document)
         return _write_response(outcome, location=True)
 
     @get("/{thing_id:str}", operation_id="retrieveThing", summary="Retrieve a Thing Description")
-    async def retrieve(self, thing_id: str, directory: DirectoryService) -> Response[bytes]:
+    async def retrieve(self, thing_id: FromPath[str], directory: NamedDependency[DirectoryService]) -> Response[bytes]:
         stored = await directory.get(thing_id_from(thing_id))
         return Response(
             content=directory.enriched_json(stored),
@@ -146,7 +153,7 @@ class ThingsController(Controller):
         summary="Create or replace a Thing Description",
     )
     async def create_or_replace(
-        self, thing_id: str, request: Request[Any, Any, Any], directory: DirectoryService
+        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
     ) -> Response[bytes]:
         document = await read_json(request, TD_MEDIA_TYPES)
         outcome = await directory.put(thing_id_from(thing_id), document, if_match=request.headers.get("if-match"))
@@ -154,12 +161,14 @@ class ThingsController(Controller):
 
     @patch("/{thing_id:str}", operation_id="partiallyUpdateThing", summary="Merge-patch a Thing Description")
     async def partially_update(
-        self, thing_id: str, request: Request[Any, Any, Any], directory: DirectoryService
+        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
     ) -> Response[bytes]:
         merge_patch = await read_json(request, (MERGE_PATCH_JSON,))
         outcome = await directory.patch(thing_id_from(thing_id), merge_patch, if_match=request.headers.get("if-match"))
         return _write_response(outcome)
 
     @delete("/{thing_id:str}", operation_id="deleteThing", summary="Delete a Thing Description", status_code=204)
-    async def remove(self, thing_id: str, request: Request[Any, Any, Any], directory: DirectoryService) -> None:
+    async def remove(
+        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+    ) -> None:
         await directory.delete(thing_id_from(thing_id), if_match=request.headers.get("if-match"))

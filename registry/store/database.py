@@ -22,6 +22,7 @@ from typing import Any, Literal
 import asyncpg
 import msgspec
 from asyncpg.pool import PoolConnectionProxy
+from asyncpg.transaction import Transaction as AsyncpgTransaction
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql.expression import ClauseElement
@@ -83,6 +84,8 @@ _INPUT_ERRORS = {
     "54": "a value of the request exceeds a limit of the database",  # program limit (index row size, …)
 }
 _UNAVAILABLE_CLASSES = {"08", "53", "57"}  # connection, insufficient resources, operator intervention
+#: A connection that was closed before a statement could run on it.
+_CONNECTION_GONE = (asyncpg.ConnectionDoesNotExistError, asyncpg.InterfaceError, ConnectionError)
 
 
 def translate(error: BaseException) -> RegistryError | None:
@@ -246,14 +249,38 @@ class Database(Executor):
             async with self.pool.acquire(timeout=ACQUIRE_TIMEOUT) as connection:
                 return await getattr(connection, method)(statement.sql, *arguments)
 
+    async def _begin(self, isolation: Isolation) -> tuple[PoolConnectionProxy, AsyncpgTransaction]:
+        for attempt in range(2):
+            connection = await self.pool.acquire(timeout=ACQUIRE_TIMEOUT)
+            transaction = connection.transaction(isolation=isolation)
+            try:
+                await transaction.start()
+                return connection, transaction
+            except _CONNECTION_GONE:
+                # As in _run: BEGIN found a connection the server had closed; nothing was done yet.
+                await self.pool.release(connection)
+                if attempt:
+                    raise
+            except BaseException:
+                await self.pool.release(connection)
+                raise
+        raise AssertionError("unreachable")
+
     @contextlib.asynccontextmanager
     async def transaction(self, *, isolation: Isolation = "read_committed") -> AsyncIterator[Transaction]:
+        """Statements of the block in one transaction, committed when the block ends without an exception."""
         with translated():
-            async with (
-                self.pool.acquire(timeout=ACQUIRE_TIMEOUT) as connection,
-                connection.transaction(isolation=isolation),
-            ):
-                yield Transaction(connection)
+            connection, transaction = await self._begin(isolation)
+            try:
+                try:
+                    yield Transaction(connection)
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        await transaction.rollback()
+                    raise
+                await transaction.commit()
+            finally:
+                await self.pool.release(connection)
 
     async def stream(self, query: Query, /, *, batch: int = 200, **values: Any) -> AsyncIterator[Record]:
         """Rows through a server-side cursor, ``batch`` at a time: large answers never sit in memory whole."""

@@ -1,0 +1,41 @@
+"""The change feed: every consumer receives every committed change, in sequence order, once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from registry.events.feed import ChangeFeed
+from registry.store.changes import Change
+from registry.store.database import Database
+from tests.integration.conftest import directory_service
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+async def test_a_consumer_receives_every_change_in_order(database: Database) -> None:
+    feed = ChangeFeed(database, poll_interval=30)
+    received: list[Change] = []
+
+    def consume(batch: Sequence[Change]) -> None:
+        received.extend(batch)
+
+    feed.subscribe(consume)
+    await feed.start()
+    try:
+        directory = directory_service(database)
+        document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+        ids = [f"urn:test:feed:{number}" for number in range(20)]
+        written = await asyncio.gather(*(directory.put(i, {**document, "id": i}) for i in ids))
+        await directory.delete(ids[0])
+        await feed.sync()
+        mine = [change for change in received if change.thing_id in ids]
+        assert [change.seq for change in mine] == sorted(change.seq for change in mine)
+        assert len({change.seq for change in received}) == len(received)  # each change once
+        assert {change.seq for change in mine} >= {outcome.stored.revision for outcome in written}
+        assert (mine[-1].type, mine[-1].thing_id) == ("thing_deleted", ids[0])
+        assert feed.lag == 0
+    finally:
+        await feed.stop()
