@@ -39,7 +39,7 @@ MERGE_PATCH_JSON = "application/merge-patch+json"
 EVENT_TYPES = ("thing_created", "thing_updated", "thing_deleted")
 #: The LLM tool formats of import and export (registry/descriptions/tool_formats.py).
 TOOL_FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
-#: Orders of search results (registry/discovery.py SORTS).
+#: Orders of search results (registry/discovery/service.py SORTS).
 SEARCH_SORTS = ("relevance", "title", "modified")
 
 

@@ -7,7 +7,7 @@ query is screened first by a small tokenizer (comments, strings and IRIs set asi
 Queries run in a small dedicated thread pool (oxigraph releases the GIL), never on an event loop. Results are
 pulled one by one and the deadline is checked between them, which stops any query that streams. oxigraph cannot
 interrupt a single long step (an aggregate over a huge join): in the server this engine runs inside the query
-worker process, which is killed and replaced when a query outlives its time (:mod:`registry.semantic.worker`);
+worker process, which is killed and replaced when a query outlives its time (:mod:`registry.sparql_worker`);
 used in-process (``abandon_on_timeout``), such a query is answered 503 while its thread runs to its end.
 At most ``MAX_IN_FLIGHT`` queries wait or run at once; beyond, new ones are told to retry (503).
 """

@@ -68,12 +68,13 @@ def _compiled(query: Query) -> Statement:
     return query if isinstance(query, Statement) else Statement.of(query)
 
 
-def driver_url(url: str) -> str:
-    """Any PostgreSQL URL (``postgres://``, ``postgresql+asyncpg://``, …) as the plain URL asyncpg takes."""
+def driver_url(url: str, scheme: str = "postgresql") -> str:
+    """Any PostgreSQL URL (``postgres://``, ``postgresql+asyncpg://``, …) with ``scheme``: the plain URL asyncpg
+    takes, or ``postgresql+asyncpg`` for SQLAlchemy (Alembic)."""
     parsed = make_url(url)
     if parsed.get_backend_name() not in {"postgres", "postgresql"}:
         raise ValueError(f"not a PostgreSQL URL: {parsed.render_as_string(hide_password=True)}")
-    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+    return parsed.set(drivername=scheme).render_as_string(hide_password=False)
 
 
 # -- driver errors, translated once

@@ -7,9 +7,9 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import make_url
 
 import registry
+from registry.store.database import driver_url
 
 
 def migrations_dir() -> Path:
@@ -21,15 +21,11 @@ def migrations_dir() -> Path:
     raise FileNotFoundError("Alembic migrations not found next to the registry package")
 
 
-def sqlalchemy_url(url: str) -> str:
-    """Alembic runs its migrations through SQLAlchemy's asyncpg dialect (see migrations/env.py)."""
-    return make_url(url).set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
-
-
 def _config(url: str) -> AlembicConfig:
     config = AlembicConfig()
     config.set_main_option("script_location", str(migrations_dir()))
-    config.set_main_option("sqlalchemy.url", sqlalchemy_url(url).replace("%", "%%"))
+    # Alembic runs its migrations through SQLAlchemy's asyncpg dialect (see migrations/env.py).
+    config.set_main_option("sqlalchemy.url", driver_url(url, "postgresql+asyncpg").replace("%", "%%"))
     return config
 
 
@@ -46,4 +42,4 @@ def head_revision() -> str:
     return head
 
 
-__all__ = ["head_revision", "migrate", "migrations_dir", "sqlalchemy_url"]
+__all__ = ["head_revision", "migrate", "migrations_dir"]

@@ -9,13 +9,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from registry.store.migrations import sqlalchemy_url
+from registry.store.database import driver_url
 from registry.store.tables import metadata
 
 
 def schema_differences(database_url: str) -> list[Any]:
     async def compare() -> list[Any]:
-        engine = create_async_engine(sqlalchemy_url(database_url))
+        engine = create_async_engine(driver_url(database_url, "postgresql+asyncpg"))
         try:
             async with engine.connect() as connection:
                 return await connection.run_sync(
