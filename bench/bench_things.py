@@ -164,7 +164,8 @@ def target(url: str | None) -> Iterator[tuple[str, psutil.Process | None]]:
         yield url.rstrip("/"), None
         return
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
-        server = ServerProcess(database_url).start()
+        # The default connection budget of a server process, whatever the test helper sets for tests.
+        server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start()
         try:
             assert server.process is not None
             yield server.base_url, psutil.Process(server.process.pid)

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator
 
 import msgspec
 from litestar import Litestar
-from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 
@@ -24,7 +23,7 @@ from registry.discovery.service import DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
 from registry.http.dashboard import dashboard
-from registry.http.dependencies import DEPENDENCIES, Services
+from registry.http.dependencies import DirectoryTd, ServiceHolder, Services, dependencies
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.discovery import DiscoveryController
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
@@ -65,6 +64,8 @@ def create_app(settings: Settings) -> Litestar:
     if not settings.database_url:
         raise ValueError("create_app needs a database URL (the CLI starts an embedded PostgreSQL for you)")
 
+    holder = ServiceHolder()
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         database = Database(settings.database_url, connections=settings.db_pool_size)
@@ -87,15 +88,17 @@ def create_app(settings: Settings) -> Litestar:
             CORE_AFFORDANCES | SEARCH_AFFORDANCES | EVENT_AFFORDANCES,
             directory_id=f"urn:lmos-registry:{settings.base_url}",
         )
-        app.state.services = Services(
-            settings=settings,
-            database=database,
-            feed=feed,
-            events=events,
-            directory=directory,
-            discovery=DiscoveryService(CatalogStore(database), directory),
-            search=SearchService(database, things, worker, library),
-            directory_td_json=msgspec.json.encode(directory_td),
+        holder.fill(
+            Services(
+                settings=settings,
+                database=database,
+                feed=feed,
+                events=events,
+                directory=directory,
+                discovery=DiscoveryService(CatalogStore(database), directory),
+                search=SearchService(database, things, worker, library),
+                directory_td=DirectoryTd(msgspec.json.encode(directory_td)),
+            )
         )
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(database.close)
@@ -120,9 +123,8 @@ def create_app(settings: Settings) -> Litestar:
             renew_lease,
             dashboard,
         ],
-        dependencies=DEPENDENCIES,
+        dependencies=dependencies(holder, settings),
         lifespan=[lifespan],
-        state=State({"settings": settings}),
         exception_handlers=exception_handlers,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(

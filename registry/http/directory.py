@@ -14,10 +14,10 @@ from importlib import resources
 from typing import Any
 
 from litestar import Response, get
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 
 from registry.http.bodies import TD_JSON
-from registry.http.dependencies import services
+from registry.http.dependencies import DirectoryTd
 
 #: Affordances of the Directory Thing Model that the core implements; other modules add theirs.
 CORE_AFFORDANCES = frozenset(
@@ -95,5 +95,5 @@ def _package_version() -> str:
     summary="The directory's Thing Description",
     tags=["Things (WoT Discovery)"],
 )
-async def well_known_wot(state: State) -> Response[bytes]:
-    return Response(content=services(state).directory_td_json, media_type=TD_JSON)
+async def well_known_wot(directory_td: NamedDependency[DirectoryTd]) -> Response[bytes]:
+    return Response(content=directory_td.json, media_type=TD_JSON)
