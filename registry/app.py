@@ -9,41 +9,76 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 
+from registry.auth.authenticator import Authenticator, AuthMode, auth_mode
+from registry.auth.keys import KeyVerifier
+from registry.auth.quotas import RateLimits
+from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
+from registry.conventions.service import ConventionService, load_trusted_keys
 from registry.directory.search import SearchService
 from registry.directory.service import DirectoryService
+from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
+from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
+from registry.health import Readiness
+from registry.http.a2a import A2AController
+from registry.http.access import access_guard, declare_security, security_components
+from registry.http.access_log import access_logged
+from registry.http.api_docs import OfflineSwaggerUI
+from registry.http.bodies import JsonLimits, limited_request
+from registry.http.boundary import input_boundary, refuse_marked_input
+from registry.http.connections import when_draining
+from registry.http.contract import ContractDocument, ContractJson
 from registry.http.dashboard import dashboard
-from registry.http.dependencies import DirectoryTd, ServiceHolder, Services, dependencies
+from registry.http.dependencies import Access, DirectoryTd, ServiceHolder, Services, dependencies
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.discovery import DiscoveryController
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
 from registry.http.head import head_as_get
+from registry.http.health import livez, readyz
 from registry.http.ids import ids_as_segments
 from registry.http.leases import renew_lease
+from registry.http.mcp import McpRegistryController
+from registry.http.metrics import metrics
+from registry.http.oversight import quality, recent_changes
+from registry.http.owners import OwnersController
 from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
 from registry.http.things import ThingsController
+from registry.metrics import PURGED, REQUEST_METRICS, Gauges
 from registry.projections import Projections
 from registry.projections.catalog import CatalogProjector
 from registry.projections.rdf import RdfProjector
+from registry.semantic.jsonpath import JsonPathLimits
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.sparql_worker.client import QueryWorker
 from registry.store.catalog import CatalogStore
 from registry.store.database import Database
+from registry.store.keys import KeyStore
+from registry.store.migrations import head_revision
+from registry.store.servers import ServerStore
+from registry.store.statistics import refresh_stale_statistics
 from registry.store.things import ThingStore
+from registry.tracing import tracing_plugins
 
 log = logging.getLogger(__name__)
+
+#: The OpenAPI document (``/schema/openapi.json``) and the API docs (``/schema/swagger``).
+SCHEMA_PATH = "/schema"
+#: Seconds between checks for tables whose planner statistics are stale (see registry/store/statistics.py).
+STATISTICS_INTERVAL = 30.0
 
 
 async def _purge_periodically(directory: DirectoryService, interval: float) -> None:
@@ -52,11 +87,42 @@ async def _purge_periodically(directory: DirectoryService, interval: float) -> N
         await asyncio.sleep(interval)
         try:
             purged = await directory.purge_expired()
+        except RegistryError as error:  # the database is away: expected, no traceback
+            log.warning("purging expired descriptions failed (%s); retrying in %s s", error.detail, interval)
+            continue
         except Exception:
             log.exception("purging expired descriptions failed; retrying in %s s", interval)
             continue
+        PURGED.inc(len(purged))
         if purged:
             log.info("purged %d expired description(s)", len(purged))
+
+
+async def _refresh_statistics_periodically(database: Database, interval: float) -> None:
+    """After a bulk load (an import, many agents registering at once) the planner learns the new sizes within
+    ``interval``, without waiting for autovacuum."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            refreshed = await refresh_stale_statistics(database)
+        except RegistryError as error:
+            log.warning("refreshing planner statistics failed (%s); retrying in %s s", error.detail, interval)
+            continue
+        except Exception:
+            log.exception("refreshing planner statistics failed; retrying in %s s", interval)
+            continue
+        if refreshed:
+            log.info("refreshed planner statistics of %s", ", ".join(refreshed))
+
+
+async def _start_offload_threads() -> None:
+    """Start every thread of the executor that ``asyncio.to_thread`` uses (large bodies are decoded, validated
+    and projected there) now: starting one while a request holds the GIL blocked the event loop for 100-200 ms."""
+    loop = asyncio.get_running_loop()
+    workers = min(32, (os.cpu_count() or 1) + 4)
+    loop.set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix="registry-offload"))
+    started = threading.Barrier(workers)
+    await asyncio.gather(*(loop.run_in_executor(None, started.wait) for _ in range(workers)))
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -65,9 +131,14 @@ def create_app(settings: Settings) -> Litestar:
         raise ValueError("create_app needs a database URL (the CLI starts an embedded PostgreSQL for you)")
 
     holder = ServiceHolder()
+    mode = auth_mode(settings)
+    tokens = TokenVerifier(settings) if settings.auth_jwks else None
+    limits = RateLimits(settings)
+    schema_revision = head_revision()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        await _start_offload_threads()
         database = Database(settings.database_url, connections=settings.db_pool_size)
         await database.open()
         things = ThingStore(database)
@@ -83,10 +154,13 @@ def create_app(settings: Settings) -> Litestar:
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
         worker = QueryWorker(settings)
+        access = Access(Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits)
         directory_td = directory_description(
             settings.base_url,
             CORE_AFFORDANCES | SEARCH_AFFORDANCES | EVENT_AFFORDANCES,
             directory_id=f"urn:lmos-registry:{settings.base_url}",
+            mode=mode,
+            issuer=settings.auth_jwt_issuer,
         )
         holder.fill(
             Services(
@@ -96,44 +170,92 @@ def create_app(settings: Settings) -> Litestar:
                 events=events,
                 directory=directory,
                 discovery=DiscoveryService(CatalogStore(database), directory),
-                search=SearchService(database, things, worker, library),
+                search=SearchService(
+                    database,
+                    things,
+                    worker,
+                    library,
+                    per_client=settings.sparql_client_concurrency,
+                    jsonpath_limits=JsonPathLimits(
+                        settings.jsonpath_timeout,
+                        settings.jsonpath_max_results,
+                        settings.jsonpath_max_bytes,
+                        settings.max_json_depth,
+                    ),
+                ),
+                conventions=ConventionService(
+                    directory, ServerStore(database), load_trusted_keys(settings.a2a_trusted_keys)
+                ),
                 directory_td=DirectoryTd(msgspec.json.encode(directory_td)),
+                access=access,
+                gauges=Gauges(database, feed, events, worker),
+                oversight=OversightService(database),
+                readiness=Readiness(
+                    database, worker, feed, schema_revision=schema_revision, max_feed_lag=settings.ready_max_feed_lag
+                ),
             )
         )
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(database.close)
+            if tokens is not None:
+                await tokens.start()
             await feed.start()
             stack.push_async_callback(feed.stop)
             events.start()
             stack.push_async_callback(events.stop)
+            stack.callback(when_draining(events.end_streams))
             await worker.start()
             stack.push_async_callback(worker.stop)
             purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
             stack.callback(purger.cancel)
+            statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))
+            stack.callback(statistics.cancel)
             yield
 
+    contract = ContractDocument()
     app = Litestar(
+        request_class=limited_request(JsonLimits.of(settings)),
+        before_request=refuse_marked_input,
         route_handlers=[
             ThingsController,
             SearchController,
             DiscoveryController,
+            A2AController,
+            McpRegistryController,
             well_known_wot,
             all_events,
             events_of_type,
             renew_lease,
+            OwnersController,
             dashboard,
+            livez,
+            readyz,
+            metrics,
+            quality,
+            recent_changes,
         ],
+        middleware=[REQUEST_METRICS.middleware],
+        plugins=tracing_plugins(settings),
         dependencies=dependencies(holder, settings),
+        guards=[access_guard(holder)] if mode is not AuthMode.OFF or limits.active else [],
         lifespan=[lifespan],
         exception_handlers=exception_handlers,
+        logging_config=None,  # registry.logs.configure_logging (called by serve) owns the process's logging
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="LMOS Agent and Tool Registry",
             version="1",
-            path="/schema",
-            render_plugins=[SwaggerRenderPlugin()],
+            path=SCHEMA_PATH,
+            render_plugins=[OfflineSwaggerUI(SCHEMA_PATH, contract), ContractJson(contract)],
+            components=security_components(mode, settings.auth_jwt_issuer),
         ),
     )
-    # Before routing: ids with "/" become one path segment, and HEAD is answered as GET without a body.
-    app.asgi_handler = ids_as_segments(head_as_get(app.asgi_handler))
+    declare_security(app, mode)
+    # Before routing: input is checked at the boundary, ids with "/" become one path segment, and HEAD is
+    # answered as GET without a body.
+    app.asgi_handler = input_boundary(
+        ids_as_segments(head_as_get(app.asgi_handler)), max_url_bytes=settings.max_url_bytes
+    )
+    if settings.access_log:
+        app.asgi_handler = access_logged(app.asgi_handler)
     return app

@@ -49,8 +49,33 @@ class Settings:
     #: Base URL clients use to reach this server (behind a proxy); default: http://{host}:{port}
     public_url: str = ""
     log_level: str = "info"
+    #: ``json`` (one JSON object a line), ``console`` (readable lines) or ``auto`` (JSON unless stderr is a terminal).
+    log_format: str = "auto"
+    #: One log line per request (method, path, route, status, duration, request id).
+    access_log: bool = True
+    #: OpenTelemetry spans per request, exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_*); needs the ``tracing`` extra.
+    tracing: bool = False
     #: Largest accepted request body, in bytes (413 above).
     max_body_bytes: int = 4 * 1024 * 1024
+    #: Seconds a client has to send a request line and headers (408 after), and an idle keep-alive connection lives.
+    header_timeout: float = 10.0
+    idle_timeout: float = 5.0
+    #: Most open connections per process, and from one client address (503 and closed beyond).
+    max_connections: int = 2048
+    max_connections_per_client: int = 256
+    #: Largest request headers, in bytes, besides the request line (431 above).
+    max_header_bytes: int = 16384
+    #: Server processes (``registry serve --workers``), each with its own connections and database budget.
+    workers: int = 1
+    #: Deepest nesting and most values (objects, arrays, scalars) of a JSON body; the same limits bound JSONPath.
+    max_json_depth: int = 128
+    max_json_nodes: int = 500_000
+    #: Longest accepted URL (path and query string), in bytes (414 above); longer SPARQL queries go by POST.
+    max_url_bytes: int = 65536
+    #: Notices sent in the ``Registry-Notices`` header at most (count, and bytes of the header value); a write
+    #: with more answers with the full list in its body.
+    max_notice_header_count: int = 20
+    max_notice_header_bytes: int = 4096
 
     # -- storage
     #: PostgreSQL URL (postgresql://…); empty = embedded PostgreSQL under ``data_dir``.
@@ -68,6 +93,10 @@ class Settings:
     #: How often expired descriptions are purged, in seconds.
     purge_interval: float = 60.0
 
+    #: What a dishonest version bump, a downgrade or changed content under a kept version does: ``warn`` (accept,
+    #: with Registry-Notices) or ``enforce`` (409).
+    version_policy: str = "warn"
+
     # -- listing
     #: Page size used when ``limit`` is larger than this.
     max_page_size: int = 1000
@@ -77,12 +106,31 @@ class Settings:
     strict_contexts: bool = False
     #: Directory holding extra JSON-LD contexts: ``index.json`` maps context URLs to files in it.
     context_dir: Path | None = None
+    #: JSONPath search: seconds a query may run, and the most values / bytes it may return (400 above: narrow it).
+    jsonpath_timeout: float = 10.0
+    jsonpath_max_results: int = 10_000
+    jsonpath_max_bytes: int = 16 * 1024 * 1024
     #: SPARQL query timeout in seconds.
     sparql_timeout: float = 10.0
     #: Largest number of SPARQL result rows / triples returned.
     sparql_max_results: int = 10_000
     #: SPARQL SERVICE endpoints that federated queries may call (empty = federation off).
     sparql_service_allowlist: tuple[str, ...] = ()
+    #: Directory of the on-disk SPARQL index (default: ``sparql-index`` in ``data_dir``).
+    sparql_index_dir: Path | None = None
+    #: SPARQL queries evaluated at once (each on a thread of the query worker; oxigraph releases the GIL).
+    sparql_concurrency: int = 2
+    #: SPARQL queries waiting for a thread beyond those; more are answered 503 with Retry-After.
+    sparql_queue: int = 64
+    #: SPARQL queries one client (address) may have running or waiting at once; more are answered 429.
+    sparql_client_concurrency: int = 8
+    #: Address space of the SPARQL query worker in MiB (0 = unbounded): a query needing more fails, the index
+    #: stays (on disk).
+    sparql_memory_limit: int = 2048
+
+    # -- other conventions (A2A, MCP)
+    #: JWK Set file (JSON) with the public keys that verify A2A Agent Card signatures (none = not verified).
+    a2a_trusted_keys: Path | None = None
 
     # -- events
     #: Seconds between SSE keep-alive comments.
@@ -92,6 +140,33 @@ class Settings:
     #: Seconds between reads of the change log when no notification arrives (fallback for lost NOTIFYs).
     feed_poll_interval: float = 5.0
 
+    # -- authentication and limits (docs/security.md)
+    #: off, writes (reads stay anonymous) or all; empty = off on a loopback host, else the server refuses to start.
+    auth: str = ""
+    #: JWKS of the identity provider that issues access tokens (JWT): a file, or the issuer's https URL.
+    auth_jwks: str = ""
+    #: Required ``iss`` and ``aud`` of access tokens.
+    auth_jwt_issuer: str = ""
+    auth_jwt_audience: str = ""
+    #: Signature algorithms accepted for access tokens (never ``none``).
+    auth_jwt_algorithms: tuple[str, ...] = ("RS256", "ES256")
+    #: Claims of an access token that carry its scopes, owner, namespaces, vendors and tenant.
+    auth_claim_scopes: str = "scope"
+    auth_claim_owner: str = "sub"
+    auth_claim_namespaces: str = "registry_namespaces"
+    auth_claim_vendors: str = "registry_vendors"
+    auth_claim_tenant: str = "registry_tenant"
+    #: Requests per principal (per client address when anonymous), e.g. ``600/minute``; empty = no limit.
+    rate_limit_reads: str = ""
+    rate_limit_writes: str = ""
+    #: Descriptions one owner may hold (0 = no cap).
+    max_descriptions_per_owner: int = 0
+    #: Concurrent event streams per principal (per client address when anonymous); 0 = no cap.
+    max_streams_per_principal: int = 0
+    # -- operations
+    #: Seconds the change feed may lag behind the change log before ``/readyz`` answers 503.
+    ready_max_feed_lag: float = 30.0
+
     @property
     def base_url(self) -> str:
         """The externally visible base URL, without a trailing slash."""
@@ -100,6 +175,10 @@ class Settings:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
+    @property
+    def sparql_index_path(self) -> Path:
+        return self.sparql_index_dir or self.data_dir / "sparql-index"
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from the environment; explicit ``overrides`` (e.g. CLI flags) win."""
@@ -107,11 +186,18 @@ class Settings:
         values: dict[str, Any] = {}
         for field in dataclasses.fields(cls):
             key = ENV_PREFIX + field.name.upper()
-            if key not in env:
+            raw = env.get(key)
+            if raw is None and key + "_FILE" in env:
+                # Secrets mounted as files (Docker/Compose secrets, Kubernetes secret volumes): REGISTRY_X_FILE.
+                try:
+                    raw = Path(env[key + "_FILE"]).read_text().strip()
+                except OSError as error:
+                    raise ConfigError(f"{key}_FILE: cannot read {env[key + '_FILE']}: {error.strerror}") from error
+            if raw is None:
                 continue
             parser = _PARSERS[field.name]
             try:
-                values[field.name] = parser(env[key])
+                values[field.name] = parser(raw)
             except ValueError as error:
                 raise ConfigError(f"{key}: {error}") from error
         values.update({name: value for name, value in overrides.items() if value is not None})
@@ -126,6 +212,16 @@ def _optional_path(raw: str) -> Path | None:
     return Path(raw).expanduser() if raw.strip() else None
 
 
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse_choice(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {raw!r}")
+        return value
+
+    return parse_choice
+
+
 def _positive(parse: Callable[[str], T]) -> Callable[[str], T]:
     def parse_positive(raw: str) -> T:
         value = parse(raw)
@@ -136,26 +232,101 @@ def _positive(parse: Callable[[str], T]) -> Callable[[str], T]:
     return parse_positive
 
 
+AUTH_MODES = ("off", "writes", "all")
+
+
+def _auth_mode(raw: str) -> str:
+    mode = raw.strip().lower()
+    if mode and mode not in AUTH_MODES:
+        raise ValueError(f"expected one of {', '.join(AUTH_MODES)}, got {raw!r}")
+    return mode
+
+
+def _algorithms(raw: str) -> tuple[str, ...]:
+    algorithms = _parse_list(raw)
+    if not algorithms or any(name.lower() == "none" for name in algorithms):
+        raise ValueError(f"expected signature algorithms such as RS256,ES256 (never none), got {raw!r}")
+    return algorithms
+
+
+def _rate_limit(raw: str) -> str:
+    """``N/second|minute|hour|day`` (the ``limits`` notation), checked at start-up."""
+    if raw.strip():
+        from limits import parse
+
+        parse(raw.strip())
+    return raw.strip()
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse_choice(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}, got {raw!r}")
+        return value
+
+    return parse_choice
+
+
 _PARSERS: dict[str, Callable[[str], Any]] = {
     "host": str,
     "port": _positive(int),
     "public_url": str,
     "log_level": str,
+    "log_format": _choice("auto", "json", "console"),
+    "access_log": _parse_bool,
+    "tracing": _parse_bool,
     "max_body_bytes": _positive(int),
+    "max_url_bytes": _positive(int),
+    "header_timeout": _positive(float),
+    "idle_timeout": _positive(float),
+    "max_connections": _positive(int),
+    "max_connections_per_client": _positive(int),
+    "max_header_bytes": _positive(int),
+    "workers": _positive(int),
+    "max_json_depth": _positive(int),
+    "max_json_nodes": _positive(int),
+    "max_notice_header_count": _positive(int),
+    "max_notice_header_bytes": _positive(int),
     "database_url": str,
     "data_dir": _path,
     "migrate_on_start": _parse_bool,
     "db_pool_size": _positive(int),
     "max_ttl": _positive(int),
+    "a2a_trusted_keys": _optional_path,
     "mandate_ttl": _parse_bool,
     "purge_interval": _positive(float),
+    "version_policy": _one_of("warn", "enforce"),
     "max_page_size": _positive(int),
     "strict_contexts": _parse_bool,
     "context_dir": _optional_path,
+    "jsonpath_timeout": _positive(float),
+    "jsonpath_max_results": _positive(int),
+    "jsonpath_max_bytes": _positive(int),
     "sparql_timeout": _positive(float),
     "sparql_max_results": _positive(int),
     "sparql_service_allowlist": _parse_list,
+    "sparql_index_dir": _optional_path,
+    "sparql_concurrency": _positive(int),
+    "sparql_queue": _positive(int),
+    "sparql_client_concurrency": _positive(int),
+    "sparql_memory_limit": _positive(int),
     "sse_keepalive": _positive(float),
     "sse_queue_size": _positive(int),
     "feed_poll_interval": _positive(float),
+    "auth": _auth_mode,
+    "auth_jwks": str,
+    "auth_jwt_issuer": str,
+    "auth_jwt_audience": str,
+    "auth_jwt_algorithms": _algorithms,
+    "auth_claim_scopes": str,
+    "auth_claim_owner": str,
+    "auth_claim_namespaces": str,
+    "auth_claim_vendors": str,
+    "auth_claim_tenant": str,
+    "rate_limit_reads": _rate_limit,
+    "rate_limit_writes": _rate_limit,
+    "max_descriptions_per_owner": _positive(int),
+    "max_streams_per_principal": _positive(int),
+    "ready_max_feed_lag": _positive(float),
 }

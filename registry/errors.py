@@ -38,6 +38,22 @@ class InvalidDescription(BadRequest):
         self.errors = list(errors)
 
 
+class Unauthorized(RegistryError):
+    """No credentials where they are needed, or credentials that cannot be verified (RFC 6750)."""
+
+    status = HTTPStatus.UNAUTHORIZED
+
+
+class Forbidden(RegistryError):
+    """Verified credentials that do not allow the request; ``rule`` names the rule that refused it."""
+
+    status = HTTPStatus.FORBIDDEN
+
+    def __init__(self, detail: str, *, rule: str) -> None:
+        super().__init__(detail, rule=rule)
+        self.rule = rule
+
+
 class NotFound(RegistryError):
     status = HTTPStatus.NOT_FOUND
 
@@ -56,6 +72,10 @@ class UnsupportedMediaType(RegistryError):
 
 class ServiceUnavailable(RegistryError):
     status = HTTPStatus.SERVICE_UNAVAILABLE
+
+
+class TooManyRequests(RegistryError):
+    status = HTTPStatus.TOO_MANY_REQUESTS
 
 
 class DatabaseUnavailable(ServiceUnavailable):

@@ -8,7 +8,7 @@ the typed results.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -19,6 +19,41 @@ class Notice(msgspec.Struct, frozen=True):
     code: str
     message: str
     field: str | None = None
+
+
+# -- problems (RFC 7807): every 4xx and 5xx
+
+
+class ValidationIssue(msgspec.Struct, frozen=True):
+    """One problem of an invalid description (``validationErrors`` of the problem)."""
+
+    field: str
+    description: str
+
+
+class InvalidParam(msgspec.Struct, frozen=True):
+    """One rejected request parameter (``invalidParams`` of the problem)."""
+
+    name: str
+    reason: str
+
+
+class Problem(msgspec.Struct, frozen=True, omit_defaults=True):
+    """An RFC 7807 problem detail, as every error answer of the directory is (``application/problem+json``)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    validationErrors: list[ValidationIssue] | None = None
+    invalidParams: list[InvalidParam] | None = None
+
+
+class WriteNotices(msgspec.Struct, frozen=True):
+    """The body of a write whose notices did not all fit in the ``Registry-Notices`` header."""
+
+    notices: list[Notice]
 
 
 # -- what a description offers
@@ -51,17 +86,61 @@ class LintWarning(msgspec.Struct, frozen=True):
     field: str
 
 
+# -- quality of what is registered (the dashboard's quality view)
+
+
+class LintedDescription(msgspec.Struct, frozen=True):
+    id: str
+    title: str | None
+    kind: str
+    warnings: list[LintWarning]
+
+
+class QuestionableBump(msgspec.Struct, frozen=True):
+    """A kept version that broke compatibility with the one before, or whose version number misstates the change."""
+
+    id: str
+    title: str | None
+    version: str
+    previous_version: str | None
+    verdict: str | None
+    honest: bool | None
+    registered: dt.datetime
+
+
+class QualityReport(msgspec.Struct, frozen=True):
+    lint: list[LintedDescription]
+    bumps: list[QuestionableBump]
+
+
+class RecentChange(msgspec.Struct, frozen=True):
+    """An entry of the change log: ``seq`` is the event id ``/events`` sends for it."""
+
+    seq: int
+    type: str
+    id: str
+    at: dt.datetime
+    actor: str | None = None
+
+
+class RecentChanges(msgspec.Struct, frozen=True):
+    items: list[RecentChange]
+
+
 # -- compatibility of two versions
 
 
 class Change(msgspec.Struct, frozen=True):
-    #: JSON Pointer into the description.
+    #: RFC 6901 JSON Pointer into the document named by ``document``.
     pointer: str
+    #: The rule that classified the change (the table in docs/discovery.md).
     kind: str
     breaking: bool
     message: str
     #: The bump this change needs on its own: major, minor or patch.
     bump: str
+    #: The document ``pointer`` points into: ``old`` for what was removed, ``new`` otherwise.
+    document: str = "new"
 
 
 class Report(msgspec.Struct, frozen=True):
@@ -118,6 +197,8 @@ class SearchItem(msgspec.Struct, frozen=True):
     expires: dt.datetime | None = None
     #: Full-text rank when sorted by relevance.
     score: float | None = None
+    #: lmos, a2a or mcp: the convention the description was published in (None for plain things).
+    convention: str | None = None
 
 
 class FacetValue(msgspec.Struct, frozen=True):
@@ -129,6 +210,8 @@ class Facets(msgspec.Struct, frozen=True):
     kind: list[FacetValue]
     vendor: list[FacetValue]
     capability: list[FacetValue]
+    #: lmos, a2a or mcp.
+    convention: list[FacetValue] = []
 
 
 class SearchResult(msgspec.Struct, frozen=True):
@@ -152,6 +235,7 @@ class ThingSummary(msgspec.Struct, frozen=True):
     capabilities: list[Capability] = []
     lint: list[LintWarning] = []
     expires: dt.datetime | None = None
+    convention: str | None = None
 
 
 # -- kept versions
@@ -161,12 +245,16 @@ class VersionInfo(msgspec.Struct, frozen=True):
     version: str
     registered: dt.datetime
     revision: int
-    #: True for the version the current description has.
+    #: True for the version the current description has, when it is the kept document.
     current: bool
     previous_version: str | None = None
     #: Compatibility with ``previous_version``: identical, compatible or breaking.
     verdict: str | None = None
     honest: bool | None = None
+    #: Name of the principal that registered it (with authentication on).
+    registered_by: str | None = None
+    #: True when the description now served under this version differs from the kept (first) registration.
+    content_changed: bool = False
 
 
 class VersionList(msgspec.Struct, frozen=True):
@@ -183,7 +271,10 @@ class VersionDetail(msgspec.Struct, frozen=True):
     current: bool
     document: dict[str, Any]
     previous_version: str | None = None
+    registered_by: str | None = None
     compatibility: Report | None = None
+    #: True when the description now served under this version differs from this kept document.
+    content_changed: bool = False
 
 
 # -- capability resolution
@@ -197,6 +288,12 @@ class Requirement(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknow
     strategy: Literal["highest", "lowest", "closest"] = "highest"
     #: The version ``closest`` aims at.
     closest_to: str | None = None
+    #: Only providers of these vendors (matched like search's ``vendor``: words or word prefixes, any case).
+    include_vendors: list[str] = []
+    #: Never providers of these vendors.
+    exclude_vendors: list[str] = []
+    #: Providers of these vendors first (in this order), then the others; the strategy orders within each.
+    prefer_vendors: list[str] = []
 
 
 class ResolveRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -213,6 +310,27 @@ class Provider(msgspec.Struct, frozen=True):
     vendor: str | None = None
 
 
+class CandidateNote(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One description that offers the capability, and what became of it."""
+
+    id: str
+    version: str | None
+    #: chosen, alternative or excluded.
+    status: str
+    vendor: str | None = None
+    #: Why it was excluded: out_of_range, expired, vendor_excluded or vendor_not_included.
+    reason: str | None = None
+
+
+class Explanation(msgspec.Struct, frozen=True):
+    #: Descriptions that offer the capability.
+    considered: int
+    #: The first of them (chosen, alternatives, then excluded), with what became of each.
+    candidates: list[CandidateNote]
+    #: The rule that picked the winner (or why none could be picked).
+    rule: str
+
+
 class Resolution(msgspec.Struct, frozen=True):
     capability: str
     range: str
@@ -220,9 +338,10 @@ class Resolution(msgspec.Struct, frozen=True):
     resolved: bool
     provider: Provider | None = None
     alternatives: list[Provider] = []
-    #: Why it is unresolved: no_provider, no_version_in_range or provider_expired.
+    #: Why it is unresolved: no_provider, no_version_in_range, provider_expired or vendor_excluded.
     reason: str | None = None
     detail: str | None = None
+    explanation: Explanation | None = None
 
 
 class ResolveResult(msgspec.Struct, frozen=True):
@@ -241,3 +360,78 @@ class ImportedTool(msgspec.Struct, frozen=True):
     created: bool
     #: Lint and other notices of the registration (also in the ``Registry-Notices`` header).
     notices: list[Notice] = []
+
+
+# -- ownership
+
+
+class Ownership(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Who may change a description: its owner (None: registered with authentication off) and its tenant."""
+
+    id: str
+    owner: str | None
+    tenant: str | None = None
+
+
+class OwnerTransfer(msgspec.Struct, frozen=True):
+    owner: str
+
+
+# -- other conventions: A2A Agent Cards and the MCP Registry API (registry.conventions)
+
+
+class CardSignature(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One JWS signature of an imported Agent Card, as its protected header names it."""
+
+    kid: str | None = None
+    alg: str | None = None
+    jku: str | None = None
+
+
+class SignatureReport(msgspec.Struct, frozen=True):
+    """The card's signatures; ``verified`` is None when no trusted key could check them
+    (REGISTRY_A2A_TRUSTED_KEYS), else whether one of them verifies."""
+
+    count: int
+    signatures: list[CardSignature]
+    verified: bool | None = None
+    detail: str | None = None
+
+
+class ImportedAgent(msgspec.Struct, frozen=True):
+    id: str
+    #: Where the stored description is, relative to the directory (``/things/{id}``).
+    location: str
+    #: Where A2A clients resolve the card (base URL for the SDK's card resolver).
+    card_base: str
+    created: bool
+    signatures: SignatureReport
+    notices: list[Notice] = []
+
+
+class McpServerResponse(msgspec.Struct, frozen=True):
+    """A published ``server.json`` and the registry-managed ``_meta`` (MCP Registry API ``ServerResponse``)."""
+
+    server: dict[str, Any]
+    meta: dict[str, Any] = msgspec.field(name="_meta")
+
+
+class McpListMetadata(msgspec.Struct, frozen=True, omit_defaults=True):
+    count: int
+    #: Pass as ``cursor`` for the next page; absent on the last page.
+    nextCursor: str | None = None
+
+
+class McpServerList(msgspec.Struct, frozen=True):
+    servers: list[McpServerResponse]
+    metadata: McpListMetadata
+
+
+class McpStatusUpdate(msgspec.Struct, frozen=True):
+    status: Literal["active", "deprecated", "deleted"]
+    statusMessage: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+
+
+class McpAllVersionsStatus(msgspec.Struct, frozen=True):
+    updatedCount: int
+    servers: list[McpServerResponse]

@@ -66,4 +66,4 @@ def start_server(database_url: str) -> Iterator[Callable[..., ServerProcess]]:
 
     yield start
     for process in started:
-        process.stop()
+        process.close()

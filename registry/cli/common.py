@@ -5,14 +5,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 import msgspec
+from click.core import ParameterSource
 from rich.console import Console
+from rich.table import Column
 
 from registry.client import (
     DirectoryUnreachable,
@@ -45,10 +48,35 @@ class ClientFailure(click.ClickException):
             err.print(f"  {line}", highlight=False, markup=False)
 
 
+#: The directory's name for a parameter → the names of the command's parameters that may carry it, where they differ.
+API_NAMES = {"q": ("words", "text"), "type": ("type_",), "range": ("version_range",), "format": ("tool_format",)}
+
+
+def typed_name(api_name: str) -> str:
+    """How the user gave the parameter the directory calls ``api_name``: the option as typed, or the argument."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return f"parameter {api_name}"
+    params = {param.name: param for param in ctx.command.params}
+    member = re.sub(r"^requirements\[\d+\]\.", "", api_name)  # `registry resolve` sends one requirement
+    candidates = [params[name] for name in API_NAMES.get(member, (member,)) if name in params]
+    given = [param for param in candidates if ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE]
+    typed = ctx.meta.get(TYPED_ARGS, [])
+    for param in given or candidates:
+        if isinstance(param, click.Argument):
+            return param.human_readable_name
+        for flag in [*param.opts, *param.secondary_opts]:
+            if any(arg == flag or arg.startswith(flag if len(flag) == 2 else f"{flag}=") for arg in typed):
+                return flag
+        return max(param.opts, key=len)
+    return f"parameter {api_name}"
+
+
 def problem_lines(error: ProblemError) -> list[str]:
-    """What the problem adds to its detail: invalid fields and parameters, where a query failed to parse."""
+    """What the problem adds to its detail: invalid fields and parameters (named as the user typed them), where a
+    query failed to parse."""
     lines = [f"{issue.field or '(document)'}: {issue.description}" for issue in error.validation_errors]
-    lines += [f"parameter {param.name}: {param.reason}" for param in error.invalid_params]
+    lines += [f"{typed_name(param.name)}: {param.reason}" for param in error.invalid_params]
     if "line" in error.problem and "column" in error.problem:
         lines.append(f"at line {error.problem['line']}, column {error.problem['column']}")
     return lines
@@ -56,8 +84,10 @@ def problem_lines(error: ProblemError) -> list[str]:
 
 @contextlib.contextmanager
 def connect(url: str | None) -> Iterator[RegistryClient]:
+    context = click.get_current_context(silent=True)
+    token = context.meta.get(TOKEN) if context is not None else None
     try:
-        with RegistryClient(url) as client:
+        with RegistryClient(url, token=token) as client:
             yield client
     except ProblemError as error:
         raise ClientFailure(f"{error.status} {error.title}: {error.detail}", problem_lines(error)) from error
@@ -65,21 +95,53 @@ def connect(url: str | None) -> Iterator[RegistryClient]:
         raise ClientFailure(str(error)) from error
 
 
-def client_options(command: F) -> F:
-    """``--url`` and ``--json``, shared by every client verb."""
+#: ``ctx.meta`` key: the arguments the user typed after the verb (to name an option as it was typed).
+TYPED_ARGS = "registry.typed_args"
+URL_HELP = f"Directory URL (default: REGISTRY_URL, else {DEFAULT_URL})."
+JSON_HELP = "Print JSON for scripts instead of tables."
+TOKEN_HELP = "API key or access token sent as 'Authorization: Bearer …' (default: REGISTRY_TOKEN)."
+#: ``ctx.meta`` key: the --token given before or after the verb.
+TOKEN = "registry.token"
 
-    @click.option(
-        "--url",
-        envvar="REGISTRY_URL",
-        show_envvar=True,
-        help=f"Directory URL (default {DEFAULT_URL}).",
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts instead of tables.")
+
+class RegistryGroup(click.Group):
+    """The ``registry`` group: keeps what was typed after the verb, for error messages that name it."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        ctx.meta[TYPED_ARGS] = list(args[1:])
+        return super().resolve_command(ctx, args)
+
+
+def client_options(command: F) -> F:
+    """``--url`` and ``--json``, shared by every client verb; also accepted before the verb (``registry --url U
+    search``), where ``REGISTRY_URL`` is read. Given after the verb, they win."""
+
+    @click.option("--url", help=URL_HELP)
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+    @click.option("--token", help=TOKEN_HELP)
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return command(*args, **kwargs)
+    def wrapper(*args: Any, url: str | None, as_json: bool, token: str | None, **kwargs: Any) -> Any:
+        context = click.get_current_context()
+        before_verb = context.find_root().params
+        context.meta[TOKEN] = token or before_verb.get("token")
+        return command(
+            *args, url=url or before_verb.get("url"), as_json=as_json or bool(before_verb.get("as_json")), **kwargs
+        )
 
     return wrapper  # type: ignore[return-value]
+
+
+def id_column(ids: Iterable[str]) -> Column:
+    """Ids are never cut: as wide as the longest while the table fits, else folded over lines, whole."""
+    longest = max(map(len, ids), default=2)
+    return Column("id", min_width=min(longest, max(out.width // 2, 20)), overflow="fold")
+
+
+def print_ids(ids: Iterable[str]) -> None:
+    for thing_id in ids:
+        click.echo(thing_id)
 
 
 def print_json(value: Any) -> None:

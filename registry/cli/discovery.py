@@ -9,7 +9,9 @@ from registry.cli.common import (
     ClientFailure,
     client_options,
     connect,
+    id_column,
     out,
+    print_ids,
     print_json,
 )
 from registry.client import (
@@ -22,7 +24,16 @@ from registry.descriptions.summary import KINDS
 
 
 def _search_table(items: list[SearchItem]) -> Table:
-    table = Table("id", "title", "kind", "vendor", "version", "capabilities", box=None, header_style="bold")
+    table = Table(
+        id_column(item.id for item in items),
+        "title",
+        "kind",
+        "vendor",
+        "version",
+        "capabilities",
+        box=None,
+        header_style="bold",
+    )
     for item in items:
         capabilities = ", ".join(  # an lmos capability and the action offering it often share name and version
             dict.fromkeys(
@@ -44,9 +55,13 @@ def _facets_table(facets: Facets) -> Table:
 
 
 @click.command()
+@click.argument("words", nargs=-1)
 @click.option("-q", "--query", "text", help='Free text (web search syntax: words, "phrases", -not, or), ranked.')
 @click.option("--kind", type=click.Choice(KINDS), help="Only agents, tools or other things.")
-@click.option("--vendor", help="Vendor name, any case.")
+@click.option("--vendor", help="Vendor name, any case: its words or word prefixes (see --vendor-match).")
+@click.option(
+    "--vendor-match", type=click.Choice(["words", "exact", "fuzzy"]), help="How --vendor matches (default: words)."
+)
 @click.option("--capability", help="Capability id or name.")
 @click.option("--capability-version", help="Range the capability's version must satisfy, e.g. '^1.2' or '[1.0,2.0)'.")
 @click.option("--type", "type_", help="An @type the description has, e.g. lmos:Agent.")
@@ -54,11 +69,14 @@ def _facets_table(facets: Facets) -> Table:
 @click.option("--limit", type=click.IntRange(min=1), help="Page size.")
 @click.option("--cursor", help="Continue after the page that printed this cursor.")
 @click.option("--facets", is_flag=True, help="Also count matches by kind, vendor and capability.")
+@click.option("--ids-only", is_flag=True, help="Print only the ids, one a line (for scripts and pipes).")
 @client_options
 def search(
+    words: tuple[str, ...],
     text: str | None,
     kind: str | None,
     vendor: str | None,
+    vendor_match: str | None,
     capability: str | None,
     capability_version: str | None,
     type_: str | None,
@@ -66,13 +84,17 @@ def search(
     limit: int | None,
     cursor: str | None,
     facets: bool,
+    ids_only: bool,
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Find agents and tools by text, kind, vendor, capability (and its version) and @type.
+    """Find agents and tools by free text (WORDS, or -q) and by kind, vendor, capability (and its version), @type.
 
     Prints one page; when there are more, the command to continue is printed last.
     """
+    if words and text is not None:
+        raise click.UsageError("Give the search text either as WORDS or with -q/--query, not both.")
+    text = " ".join(words) if words else text
     with connect(url) as client:
         page = client.search(
             kind=kind,
@@ -85,9 +107,13 @@ def search(
             limit=limit,
             cursor=cursor,
             facets=facets,
+            vendor_match=vendor_match,
         )
     if as_json:
         print_json(page)
+        return
+    if ids_only:
+        print_ids(item.id for item in page.items)
         return
     out.print(_search_table(page.items))
     if page.facets is not None:

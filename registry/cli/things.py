@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import click
 import msgspec
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from registry.cli.common import (
     IMPORT_SUFFIXES,
@@ -18,19 +21,23 @@ from registry.cli.common import (
     client_options,
     connect,
     err,
+    id_column,
     kind_of,
     out,
+    print_ids,
     print_json,
     read_document,
 )
 from registry.client import (
     TOOL_FORMATS,
     ProblemError,
+    RegistryClient,
 )
 
 
 def _things_table(documents: list[Any]) -> Table:
-    table = Table("id", "title", "kind", "expires", box=None, header_style="bold")
+    ids = [str(document.get("id", "")) if isinstance(document, dict) else str(document) for document in documents]
+    table = Table(id_column(ids), "title", "kind", "expires", box=None, header_style="bold")
     for document in documents:
         if not isinstance(document, dict):
             table.add_row(str(document), "", "", "")
@@ -74,13 +81,16 @@ def get(thing_id: str, url: str | None, as_json: bool) -> None:
 @click.command(name="list")
 @click.option("--offset", type=click.IntRange(min=0))
 @click.option("--limit", type=click.IntRange(min=1))
+@click.option("--ids-only", is_flag=True, help="Print only the ids, one a line (for scripts and pipes).")
 @client_options
-def list_things(offset: int | None, limit: int | None, url: str | None, as_json: bool) -> None:
+def list_things(offset: int | None, limit: int | None, ids_only: bool, url: str | None, as_json: bool) -> None:
     """List the registered descriptions."""
     with connect(url) as client:
         documents = client.list(offset=offset, limit=limit)
     if as_json:
         print_json(documents)
+    elif ids_only:
+        print_ids(str(document.get("id", "")) for document in documents if isinstance(document, dict))
     else:
         out.print(_things_table(documents))
 
@@ -111,6 +121,12 @@ def lease(thing_id: str, url: str | None, as_json: bool) -> None:
         out.print(f"{renewed.id} leased until {renewed.expires}", highlight=False)
 
 
+def _is_agent_card(document: dict[str, Any]) -> bool:
+    """An A2A Agent Card rather than a TD: skills and an A2A endpoint, no JSON-LD context."""
+    endpoint = "supportedInterfaces" in document or "url" in document
+    return "@context" not in document and "skills" in document and endpoint
+
+
 def _import_targets(directory: Path, tool_format: str | None) -> list[tuple[str, Any]]:
     """(name, JSON) of every file to import; with a tool format a file may hold a list of definitions."""
     targets: list[tuple[str, Any]] = []
@@ -128,6 +144,32 @@ def _import_targets(directory: Path, tool_format: str | None) -> list[tuple[str,
     return targets
 
 
+class RateColumn(ProgressColumn):
+    """Descriptions per second so far."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed or 0:,.0f}/s")
+
+
+def _register(
+    client: RegistryClient, loaded: Any, tool_format: str | None, vendor: str | None, ttl: float | None
+) -> dict[str, Any]:
+    """Register one loaded file (a tool definition, an A2A Agent Card or a Thing Description): its id and whether
+    it was created."""
+    if isinstance(loaded, ClientFailure):
+        raise loaded
+    if tool_format is not None:
+        imported = client.import_tool(loaded, tool_format, vendor=vendor)
+        return {"id": imported.id, "created": imported.created}
+    if not isinstance(loaded, dict):
+        raise ClientFailure("holds JSON, but not an object (a Thing Description)")
+    if _is_agent_card(loaded):
+        card = client.import_card(loaded)
+        return {"id": card.id, "created": card.created}
+    result = client.register(loaded, ttl=ttl)
+    return {"id": result.id, "created": result.created}
+
+
 @click.command(name="import")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--ttl", type=float, help="Lease length in seconds for every description.")
@@ -138,11 +180,26 @@ def _import_targets(directory: Path, tool_format: str | None) -> list[tuple[str,
     help="The files are LLM tool definitions in this format (one, or a list, per file), not Thing Descriptions.",
 )
 @click.option("--vendor", help="With --format: the vendor of the imported tools.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    default=16,
+    show_default=True,
+    help="Registrations in flight at once (the directory validates and projects them in parallel).",
+)
 @client_options
 def import_directory(
-    directory: Path, ttl: float | None, tool_format: str | None, vendor: str | None, url: str | None, as_json: bool
+    directory: Path,
+    ttl: float | None,
+    tool_format: str | None,
+    vendor: str | None,
+    concurrency: int,
+    url: str | None,
+    as_json: bool,
 ) -> None:
     """Register every *.json / *.jsonld file under DIRECTORY, then summarise what failed and why.
+
+    A2A Agent Cards among the files are imported as lmos:Agent descriptions.
 
     Exits 1 when any file failed; the others are registered all the same.
     """
@@ -157,24 +214,18 @@ def import_directory(
         TextColumn("importing"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
         console=err,
         disable=as_json,
     )
-    with connect(url) as client, progress:
+    started = time.monotonic()
+    with connect(url) as client, progress, ThreadPoolExecutor(concurrency) as pool:
         task = progress.add_task("import", total=len(targets))
-        for name, loaded in targets:
+
+        def register_one(name: str, loaded: Any) -> None:
             try:
-                if isinstance(loaded, ClientFailure):
-                    raise loaded
-                if tool_format is not None:
-                    imported = client.import_tool(loaded, tool_format, vendor=vendor)
-                    registered.append({"file": name, "id": imported.id, "created": imported.created})
-                elif not isinstance(loaded, dict):
-                    raise ClientFailure("holds JSON, but not an object (a Thing Description)")
-                else:
-                    result = client.register(loaded, ttl=ttl)
-                    registered.append({"file": name, "id": result.id, "created": result.created})
+                registered.append({"file": name, **_register(client, loaded, tool_format, vendor, ttl)})
             except ClientFailure as error:
                 failed.append({"file": name, "status": None, "detail": error.message, "validationErrors": []})
             except ProblemError as error:
@@ -183,10 +234,21 @@ def import_directory(
                     {"file": name, "status": error.status, "detail": error.detail, "validationErrors": issues}
                 )
             progress.advance(task)
+
+        for future in [pool.submit(register_one, name, loaded) for name, loaded in targets]:
+            future.result()
+    elapsed = time.monotonic() - started
+    registered.sort(key=lambda entry: entry["file"])
+    failed.sort(key=lambda entry: entry["file"])
     if as_json:
         print_json({"registered": registered, "failed": failed})
     else:
-        out.print(f"{len(registered)} registered, {len(failed)} failed (of {len(targets)})", highlight=False)
+        rate = len(targets) / elapsed if elapsed > 0 else 0.0
+        out.print(
+            f"{len(registered)} registered, {len(failed)} failed (of {len(targets)}) in {elapsed:.1f} s, "
+            f"{rate:,.0f} descriptions/s",
+            highlight=False,
+        )
         if failed:
             table = Table("file", "status", "why", box=None, header_style="bold")
             for failure in failed:

@@ -1,8 +1,11 @@
 """``AgentRegistration``: register on startup, keep the lease alive, deregister on shutdown.
 
 While the directory is unreachable it retries with exponential backoff; if the registration expired meanwhile
-(renewal answers 404) it registers again. SIGTERM and SIGINT end ``wait_for_shutdown()`` so the ``async with``
-block exits and deregisters; the blocking ``SyncAgentRegistration`` turns them into ``SystemExit``.
+(renewal answers 404) it registers again. A refusal that retrying cannot change (400, 401, 403, 409, …) is raised
+at once: by ``start()`` for the first registration, later by ``wait_for_shutdown()``.
+
+SIGTERM and SIGINT end ``wait_for_shutdown()`` so the ``async with`` block exits and deregisters; the blocking
+``SyncAgentRegistration`` turns them into ``SystemExit``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ from registry.client.errors import DirectoryUnreachable, NotFoundError, ProblemE
 log = logging.getLogger(__name__)
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+#: Error statuses worth retrying; any other 4xx is permanent (bad credentials, not the owner, invalid TD, …).
+_TRANSIENT = frozenset({408, 425, 429})
+
+
+def is_permanent(error: ProblemError) -> bool:
+    return 400 <= error.status < 500 and error.status not in _TRANSIENT and not isinstance(error, NotFoundError)
 
 
 class AgentRegistration:
@@ -47,6 +56,9 @@ class AgentRegistration:
         self.thing_id: str | None = self.document.get("id")
         #: Set once the directory has accepted the registration.
         self.registered = asyncio.Event()
+        #: The permanent refusal that ended the registration, if any.
+        self.failure: ProblemError | None = None
+        self._first_attempt = asyncio.Event()
         self._shutdown = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -64,10 +76,17 @@ class AgentRegistration:
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(signum, self._shutdown.set)
         self._task = asyncio.create_task(self._keep_alive(), name="agent-registration")
+        await self._first_attempt.wait()
+        if self.failure is not None:
+            await self.stop()
+            raise self.failure
 
     async def wait_for_shutdown(self) -> None:
-        """Returns on SIGTERM/SIGINT (with ``handle_signals``) or ``request_shutdown()``."""
+        """Returns on SIGTERM/SIGINT (with ``handle_signals``) or ``request_shutdown()``; raises a permanent
+        refusal of the directory (e.g. a revoked key) that ended the registration."""
         await self._shutdown.wait()
+        if self.failure is not None:
+            raise self.failure
 
     def request_shutdown(self) -> None:
         self._shutdown.set()
@@ -111,12 +130,19 @@ class AgentRegistration:
                 else:
                     assert self.thing_id is not None
                     await self.client.renew_lease(self.thing_id)
+                self._first_attempt.set()
                 backoff = min(1.0, self.renew_every)
                 await asyncio.sleep(self.renew_every)
             except NotFoundError:
                 log.warning("lease of %s was lost; registering again", self.thing_id)
                 needs_registration = True
             except (DirectoryUnreachable, ProblemError) as error:
+                self._first_attempt.set()
+                if isinstance(error, ProblemError) and is_permanent(error):
+                    log.error("the directory refused the registration of %s: %s", self.thing_id, error)
+                    self.failure = error
+                    self._shutdown.set()
+                    return
                 log.warning("directory unavailable (%s); retrying in %.1f s", error, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, self.max_backoff)
@@ -136,9 +162,12 @@ class SyncAgentRegistration:
         *,
         ttl: float,
         handle_signals: bool = True,
+        token: str | None = None,
         **options: Any,
     ) -> None:
         self.base_url = base_url
+        #: API key or access token (default: REGISTRY_TOKEN).
+        self.token = token
         self.document = document
         self.ttl = ttl
         self.options = options
@@ -154,7 +183,11 @@ class SyncAgentRegistration:
 
     def __enter__(self) -> SyncAgentRegistration:
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
+        try:
+            asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
+        except BaseException:
+            self._close_loop()
+            raise
         if self.handle_signals and threading.current_thread() is threading.main_thread():
             self._previous_handler = signal.signal(signal.SIGTERM, _exit_on_signal)
         return self
@@ -163,6 +196,9 @@ class SyncAgentRegistration:
         if self._previous_handler is not None:
             signal.signal(signal.SIGTERM, self._previous_handler)
         asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result()
+        self._close_loop()
+
+    def _close_loop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
@@ -178,11 +214,15 @@ class SyncAgentRegistration:
         return True
 
     async def _start(self) -> None:
-        client = AsyncRegistryClient(self.base_url)
+        client = AsyncRegistryClient(self.base_url, token=self.token)
         self._registration = AgentRegistration(
             client, self.document, ttl=self.ttl, handle_signals=False, **self.options
         )
-        await self._registration.start()
+        try:
+            await self._registration.start()
+        except BaseException:
+            await client.aclose()
+            raise
 
     async def _stop(self) -> None:
         assert self._registration is not None

@@ -19,6 +19,7 @@ from registry.client.models import (
     CompatibilityResult,
     Event,
     Facets,
+    ImportedAgent,
     ImportedTool,
     Lease,
     Notice,
@@ -29,6 +30,7 @@ from registry.client.models import (
     ThingSummary,
     VersionDetail,
     VersionList,
+    WriteNotices,
     WriteResult,
 )
 
@@ -40,7 +42,7 @@ EVENT_TYPES = ("thing_created", "thing_updated", "thing_deleted")
 #: The LLM tool formats of import and export (registry/descriptions/tool_formats.py).
 TOOL_FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
 #: Orders of search results (registry/discovery/service.py SORTS).
-SEARCH_SORTS = ("relevance", "title", "modified")
+SEARCH_SORTS = ("relevance", "title", "modified", "expires")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -90,6 +92,9 @@ def _write_result(thing_id: str | None) -> Callable[[httpx.Response], WriteResul
 
 
 def _notices(response: httpx.Response) -> list[Notice]:
+    """All notices: from the body when the directory capped the header (``Registry-Notices-Total``)."""
+    if "registry-notices-total" in response.headers and response.content:
+        return msgspec.json.decode(response.content, type=WriteNotices).notices
     header = response.headers.get("registry-notices")
     return msgspec.json.decode(header, type=list[Notice]) if header else []
 
@@ -109,14 +114,16 @@ def _if_match(etag: str | None) -> dict[str, str]:
     return {"If-Match": etag} if etag else {}
 
 
-def register(document: Mapping[str, Any], ttl: float | None = None) -> Call[WriteResult]:
-    """Create or replace (PUT) a description with an id; POST an anonymous one (the directory assigns the id)."""
+def register(document: Mapping[str, Any], ttl: float | None = None, *, create_only: bool = False) -> Call[WriteResult]:
+    """Create or replace (PUT) a description with an id; POST an anonymous one (the directory assigns the id).
+
+    ``create_only`` sends ``If-None-Match: *``: an existing description is not replaced (412, PreconditionFailed).
+    """
     body = _encode(_with_ttl(document, ttl))
     thing_id = document.get("id")
     if isinstance(thing_id, str) and thing_id:
-        return Call(
-            "PUT", thing_path(thing_id), _write_result(thing_id), headers={"Content-Type": TD_JSON}, content=body
-        )
+        headers = {"Content-Type": TD_JSON, **({"If-None-Match": "*"} if create_only else {})}
+        return Call("PUT", thing_path(thing_id), _write_result(thing_id), headers=headers, content=body)
     return Call("POST", "/things", _write_result(None), headers={"Content-Type": TD_JSON}, content=body)
 
 
@@ -184,10 +191,13 @@ def search(
     limit: int | None = None,
     cursor: str | None = None,
     facets: bool = False,
+    vendor_match: str | None = None,
+    convention: str | None = None,
 ) -> Call[SearchResult]:
     params = _given(
         kind=kind,
         vendor=vendor,
+        vendor_match=vendor_match,
         capability=capability,
         capability_version=capability_version,
         type=type_,
@@ -196,6 +206,7 @@ def search(
         limit=limit,
         cursor=cursor,
         facets=facets or None,
+        convention=convention,
     )
     return Call("GET", "/api/v1/search", _decoded(SearchResult), params=params)
 
@@ -208,9 +219,16 @@ def facets(
     capability_version: str | None = None,
     type_: str | None = None,
     q: str | None = None,
+    convention: str | None = None,
 ) -> Call[Facets]:
     params = _given(
-        kind=kind, vendor=vendor, capability=capability, capability_version=capability_version, type=type_, q=q
+        kind=kind,
+        vendor=vendor,
+        capability=capability,
+        capability_version=capability_version,
+        type=type_,
+        q=q,
+        convention=convention,
     )
     return Call("GET", "/api/v1/facets", _decoded(Facets), params=params)
 
@@ -322,6 +340,20 @@ def import_tool(
         params=params,
         headers={"Content-Type": "application/json"},
         content=_encode(definition),
+    )
+
+
+def import_card(card: Any, *, thing_id: str | None = None) -> Call[ImportedAgent]:
+    def parse(response: httpx.Response) -> ImportedAgent:
+        return msgspec.json.decode(_checked(response).content, type=ImportedAgent)
+
+    return Call(
+        "POST",
+        "/api/v1/agents/import",
+        parse,
+        params=_given(format="a2a", id=thing_id),
+        headers={"Content-Type": "application/json"},
+        content=_encode(card),
     )
 
 

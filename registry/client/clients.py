@@ -6,7 +6,7 @@ import asyncio
 import builtins
 import os
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -18,6 +18,7 @@ from registry.client.models import (
     CompatibilityResult,
     Event,
     Facets,
+    ImportedAgent,
     ImportedTool,
     Lease,
     Requirement,
@@ -50,12 +51,17 @@ class _ClientOptions:
         timeout: float,
         events_idle_timeout: float,
         headers: Mapping[str, str] | None,
+        token: str | None,
     ) -> None:
         self.base_url = (base_url or default_url()).rstrip("/")
         self.timeout = timeout
         #: An event stream that sends nothing (not even a keep-alive) for this long is considered broken.
         self.stream_timeout = httpx.Timeout(timeout, read=events_idle_timeout)
         self.headers = {"User-Agent": "lmos-registry-client", **(headers or {})}
+        # An API key or access token: given, else REGISTRY_TOKEN (docs/security.md).
+        token = token or os.environ.get("REGISTRY_TOKEN")
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
 
     @staticmethod
     def filters(kind: str | None, vendor: str | None, capability: str | None, q: str | None) -> dict[str, str | None]:
@@ -72,9 +78,12 @@ class AsyncRegistryClient(_ClientOptions):
         timeout: float = DEFAULT_TIMEOUT,
         events_idle_timeout: float = 60.0,
         headers: Mapping[str, str] | None = None,
+        token: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        super().__init__(base_url, timeout=timeout, events_idle_timeout=events_idle_timeout, headers=headers)
+        super().__init__(
+            base_url, timeout=timeout, events_idle_timeout=events_idle_timeout, headers=headers, token=token
+        )
         self.http = httpx.AsyncClient(
             base_url=self.base_url, timeout=timeout, headers=self.headers, transport=transport
         )
@@ -95,8 +104,11 @@ class AsyncRegistryClient(_ClientOptions):
             raise DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}") from error
         return call.parse(response)
 
-    async def register(self, document: Mapping[str, Any], *, ttl: float | None = None) -> WriteResult:
-        return await self._run(calls.register(document, ttl))
+    async def register(
+        self, document: Mapping[str, Any], *, ttl: float | None = None, create_only: bool = False
+    ) -> WriteResult:
+        """``create_only``: refuse to replace an existing description (PreconditionFailedError)."""
+        return await self._run(calls.register(document, ttl, create_only=create_only))
 
     async def replace(
         self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
@@ -132,8 +144,11 @@ class AsyncRegistryClient(_ClientOptions):
         limit: int | None = None,
         cursor: str | None = None,
         facets: bool = False,
+        vendor_match: str | None = None,
+        convention: str | None = None,
     ) -> SearchResult:
-        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type."""
+        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type;
+        ``vendor_match``: words (default), exact or fuzzy."""
         return await self._run(
             calls.search(
                 kind=kind,
@@ -146,6 +161,8 @@ class AsyncRegistryClient(_ClientOptions):
                 limit=limit,
                 cursor=cursor,
                 facets=facets,
+                vendor_match=vendor_match,
+                convention=convention,
             )
         )
 
@@ -158,10 +175,17 @@ class AsyncRegistryClient(_ClientOptions):
         capability_version: str | None = None,
         type_: str | None = None,
         q: str | None = None,
+        convention: str | None = None,
     ) -> Facets:
         return await self._run(
             calls.facets(
-                kind=kind, vendor=vendor, capability=capability, capability_version=capability_version, type_=type_, q=q
+                kind=kind,
+                vendor=vendor,
+                capability=capability,
+                capability_version=capability_version,
+                type_=type_,
+                q=q,
+                convention=convention,
             )
         )
 
@@ -207,6 +231,10 @@ class AsyncRegistryClient(_ClientOptions):
             calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
         )
 
+    async def import_card(self, card: Any, *, thing_id: str | None = None) -> ImportedAgent:
+        """Store an A2A Agent Card as an lmos:Agent (without ``thing_id`` re-importing the card replaces it)."""
+        return await self._run(calls.import_card(card, thing_id=thing_id))
+
     async def export(self, thing_id: str, tool_format: str) -> calls.Exported:
         return await self._run(calls.export(thing_id, tool_format))
 
@@ -222,7 +250,7 @@ class AsyncRegistryClient(_ClientOptions):
         last_event_id: int | None = None,
         reconnect: bool = True,
         retry_delay: float = 1.0,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Change events as they happen; after a broken stream it reconnects and resumes with Last-Event-ID."""
         subscription = calls.Subscription(
             event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
@@ -259,9 +287,12 @@ class RegistryClient(_ClientOptions):
         timeout: float = DEFAULT_TIMEOUT,
         events_idle_timeout: float = 60.0,
         headers: Mapping[str, str] | None = None,
+        token: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        super().__init__(base_url, timeout=timeout, events_idle_timeout=events_idle_timeout, headers=headers)
+        super().__init__(
+            base_url, timeout=timeout, events_idle_timeout=events_idle_timeout, headers=headers, token=token
+        )
         self.http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=self.headers, transport=transport)
 
     def __enter__(self) -> RegistryClient:
@@ -280,8 +311,11 @@ class RegistryClient(_ClientOptions):
             raise DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}") from error
         return call.parse(response)
 
-    def register(self, document: Mapping[str, Any], *, ttl: float | None = None) -> WriteResult:
-        return self._run(calls.register(document, ttl))
+    def register(
+        self, document: Mapping[str, Any], *, ttl: float | None = None, create_only: bool = False
+    ) -> WriteResult:
+        """``create_only``: refuse to replace an existing description (PreconditionFailedError)."""
+        return self._run(calls.register(document, ttl, create_only=create_only))
 
     def replace(
         self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
@@ -317,8 +351,11 @@ class RegistryClient(_ClientOptions):
         limit: int | None = None,
         cursor: str | None = None,
         facets: bool = False,
+        vendor_match: str | None = None,
+        convention: str | None = None,
     ) -> SearchResult:
-        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type."""
+        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type;
+        ``vendor_match``: words (default), exact or fuzzy."""
         return self._run(
             calls.search(
                 kind=kind,
@@ -331,6 +368,8 @@ class RegistryClient(_ClientOptions):
                 limit=limit,
                 cursor=cursor,
                 facets=facets,
+                vendor_match=vendor_match,
+                convention=convention,
             )
         )
 
@@ -343,10 +382,17 @@ class RegistryClient(_ClientOptions):
         capability_version: str | None = None,
         type_: str | None = None,
         q: str | None = None,
+        convention: str | None = None,
     ) -> Facets:
         return self._run(
             calls.facets(
-                kind=kind, vendor=vendor, capability=capability, capability_version=capability_version, type_=type_, q=q
+                kind=kind,
+                vendor=vendor,
+                capability=capability,
+                capability_version=capability_version,
+                type_=type_,
+                q=q,
+                convention=convention,
             )
         )
 
@@ -391,6 +437,10 @@ class RegistryClient(_ClientOptions):
         return self._run(
             calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
         )
+
+    def import_card(self, card: Any, *, thing_id: str | None = None) -> ImportedAgent:
+        """Store an A2A Agent Card as an lmos:Agent (without ``thing_id`` re-importing the card replaces it)."""
+        return self._run(calls.import_card(card, thing_id=thing_id))
 
     def export(self, thing_id: str, tool_format: str) -> calls.Exported:
         return self._run(calls.export(thing_id, tool_format))

@@ -5,21 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import msgspec
 
-
-class ValidationIssue(msgspec.Struct, frozen=True):
-    """One problem of an invalid description (``validationErrors`` of the problem)."""
-
-    field: str
-    description: str
-
-
-class InvalidParam(msgspec.Struct, frozen=True):
-    """One rejected request parameter (``invalidParams`` of the problem)."""
-
-    name: str
-    reason: str
+from registry.wire import InvalidParam, ValidationIssue
 
 
 class RegistryClientError(Exception):
@@ -62,6 +49,18 @@ class BadRequestError(ProblemError):
     """400: the request or the description is invalid (see ``validation_errors``)."""
 
 
+class UnauthorizedError(ProblemError):
+    """401: credentials missing or refused (give ``token=`` or set REGISTRY_TOKEN)."""
+
+
+class ForbiddenError(ProblemError):
+    """403: the credentials do not allow this; ``problem["rule"]`` names the rule (scope, owner, namespace, …)."""
+
+
+class TooManyRequestsError(ProblemError):
+    """429: a rate limit or a cap on event streams; worth retrying later (the response said when)."""
+
+
 class NotFoundError(ProblemError):
     """404: no such description (or it expired)."""
 
@@ -71,7 +70,7 @@ class ConflictError(ProblemError):
 
 
 class PreconditionFailedError(ProblemError):
-    """412: ``If-Match`` did not match the current version."""
+    """412: ``If-Match`` did not match the current version, or (``create_only``) the description exists."""
 
 
 class UnsupportedMediaTypeError(ProblemError):
@@ -84,7 +83,10 @@ class ServiceUnavailableError(ProblemError):
 
 _BY_STATUS: dict[int, type[ProblemError]] = {
     400: BadRequestError,
+    401: UnauthorizedError,
+    403: ForbiddenError,
     404: NotFoundError,
+    429: TooManyRequestsError,
     409: ConflictError,
     412: PreconditionFailedError,
     415: UnsupportedMediaTypeError,
@@ -112,12 +114,15 @@ __all__ = [
     "BadRequestError",
     "ConflictError",
     "DirectoryUnreachable",
+    "ForbiddenError",
     "InvalidParam",
     "NotFoundError",
     "PreconditionFailedError",
     "ProblemError",
     "RegistryClientError",
     "ServiceUnavailableError",
+    "TooManyRequestsError",
+    "UnauthorizedError",
     "UnexpectedResponse",
     "UnsupportedMediaTypeError",
     "ValidationIssue",

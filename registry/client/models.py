@@ -13,6 +13,7 @@ from registry.wire import (
     CompatibilityResult,
     Facets,
     FacetValue,
+    ImportedAgent,
     ImportedTool,
     LintWarning,
     Notice,
@@ -28,6 +29,7 @@ from registry.wire import (
     VersionDetail,
     VersionInfo,
     VersionList,
+    WriteNotices,
 )
 
 
@@ -105,6 +107,7 @@ __all__ = [
     "Event",
     "FacetValue",
     "Facets",
+    "ImportedAgent",
     "ImportedTool",
     "Lease",
     "LintWarning",
@@ -125,5 +128,6 @@ __all__ = [
     "VersionDetail",
     "VersionInfo",
     "VersionList",
+    "WriteNotices",
     "WriteResult",
 ]

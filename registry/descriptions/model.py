@@ -7,6 +7,7 @@ trailing ``/`` or ``#``. Every spelling is read the same way here; the stored do
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from typing import Any
 
 TD10_CONTEXT = "https://www.w3.org/2019/wot/td/v1"
@@ -16,6 +17,17 @@ DISCOVERY_CONTEXT = "https://www.w3.org/2022/wot/discovery"
 LMOS_NAMESPACE = "https://eclipse.dev/lmos/protocol/v1"
 #: Spellings of the LMOS namespace seen in the wild; all denote the same vocabulary.
 LMOS_NAMESPACE_SPELLINGS = (LMOS_NAMESPACE, LMOS_NAMESPACE + "/", LMOS_NAMESPACE + "#")
+
+
+#: The directory's vocabularies for A2A and MCP members without a TD counterpart (docs/interop.md).
+A2A_NAMESPACE = "https://a2a-protocol.org/ns#"
+MCP_NAMESPACE = "https://modelcontextprotocol.io/ns#"
+#: Types that mark descriptions stored from another convention's document (registry/conventions/).
+A2A_CARD_TYPE = "a2a:AgentCard"
+MCP_SERVER_TYPE = "mcp:Server"
+#: How a description came to the directory: as an LMOS description, an A2A Agent Card or an MCP server.json.
+CONVENTION_LMOS, CONVENTION_A2A, CONVENTION_MCP = "lmos", "a2a", "mcp"
+CONVENTIONS = (CONVENTION_LMOS, CONVENTION_A2A, CONVENTION_MCP)
 
 
 class LmosKind(enum.Enum):
@@ -75,6 +87,15 @@ def types_of(document: dict[str, Any]) -> list[str]:
     return strings_of(document.get("@type"))
 
 
+def convention_of(types: list[str], is_lmos: bool) -> str | None:
+    """``mcp`` or ``a2a`` for descriptions typed as published there, ``lmos`` for other agents and tools."""
+    if MCP_SERVER_TYPE in types:
+        return CONVENTION_MCP
+    if A2A_CARD_TYPE in types:
+        return CONVENTION_A2A
+    return CONVENTION_LMOS if is_lmos else None
+
+
 def lmos_kind(document: dict[str, Any]) -> LmosKind | None:
     """Agent or tool by ``@type`` (``lmos:Agent`` / ``lmos:Tool`` in any spelling), else None."""
     prefixes = _lmos_prefixes(document)
@@ -85,3 +106,20 @@ def lmos_kind(document: dict[str, Any]) -> LmosKind | None:
         if local == "Tool":
             return LmosKind.TOOL
     return None
+
+
+#: Members that list LMOS capabilities: ``lmos:capabilities`` (the TD form) and ``lmos:providedCapabilities`` (the
+#: operator's ``capabilities.json`` form), at the top of a description or inside ``lmos:metadata``.
+CAPABILITY_LISTS = ("capabilities", "providedCapabilities")
+
+
+def capability_lists(document: dict[str, Any]) -> Iterator[tuple[list[str], Any]]:
+    """The path and value of every member that lists LMOS capabilities, whatever its value is."""
+    metadata_key, metadata = lmos_member(document, "metadata")
+    holders: list[tuple[list[str], dict[str, Any]]] = [([], document)]
+    if metadata_key is not None and isinstance(metadata, dict):
+        holders.append(([metadata_key], metadata))
+    for prefix, holder in holders:
+        for key, value in holder.items():
+            if lmos_local_name(key) in CAPABILITY_LISTS:
+                yield [*prefix, key], value

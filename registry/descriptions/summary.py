@@ -7,11 +7,21 @@ action of an agent, and every function (action) of a tool.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
+from rapidfuzz import fuzz
 
-from registry.descriptions.model import LmosKind, lmos_kind, lmos_member, strings_of, types_of
+from registry.descriptions.model import (
+    LmosKind,
+    capability_lists,
+    convention_of,
+    lmos_kind,
+    lmos_member,
+    strings_of,
+    types_of,
+)
 from registry.wire import Capability, Vendor
 
 KIND_AGENT = "agent"
@@ -35,6 +45,8 @@ class Summary(msgspec.Struct, frozen=True, omit_defaults=True):
     version: str | None = None
     types: list[str] = []
     capabilities: list[Capability] = []
+    #: lmos, a2a or mcp (registry.descriptions.model.convention_of); None for plain things.
+    convention: str | None = None
 
     def search_texts(self) -> tuple[str, str, str, str]:
         """Texts by full-text weight: titles (A), descriptions and vendor (B), capabilities (C), examples (D)."""
@@ -48,6 +60,44 @@ class Summary(msgspec.Struct, frozen=True, omit_defaults=True):
             capability_text,
             examples,
         )
+
+
+_WORD = re.compile(r"\w+")
+
+
+def vendor_words(text: str) -> list[str]:
+    """The words of a vendor name or query, in lower case (``T-Systems`` → ``t``, ``systems``)."""
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def vendor_matches(query: str, name: str | None) -> bool:
+    """Every word of ``query`` is a word of ``name`` or the start of one, in any case: ``telekom`` and
+    ``Deutsche Tele`` match "Deutsche Telekom AG" (the rule of the search's ``vendor_match=words``)."""
+    if not name:
+        return False
+    words = vendor_words(name)
+    wanted = vendor_words(query)
+    return bool(wanted) and all(any(word.startswith(part) for word in words) for part in wanted)
+
+
+#: Smallest rapidfuzz ratio (0-100) of a word that fuzzily matches a vendor name's word (telecom ~ telekom: 86).
+FUZZY_WORD_SCORE = 80
+
+
+def vendor_fuzzy_matches(query: str, name: str | None) -> bool:
+    """Every word of ``query`` is like a word of ``name`` (a prefix of it, or a similar word: typos, c for k)."""
+    if not name:
+        return False
+    words = vendor_words(name)
+    wanted = vendor_words(query)
+    return bool(wanted) and all(
+        any(word.startswith(part) or fuzz.ratio(part, word) >= FUZZY_WORD_SCORE for word in words) for part in wanted
+    )
+
+
+def kind_of(document: dict[str, Any]) -> str:
+    """agent, tool or thing: the one vocabulary of ``kind`` (search, facets, events, summaries)."""
+    return {LmosKind.AGENT: KIND_AGENT, LmosKind.TOOL: KIND_TOOL, None: KIND_THING}[lmos_kind(document)]
 
 
 def _text(value: Any) -> str | None:
@@ -70,7 +120,8 @@ def _texts(document: dict[str, Any], single: str, plural: str) -> tuple[str | No
     return text, languages
 
 
-def _vendor(document: dict[str, Any]) -> Vendor | None:
+def vendor_of(document: dict[str, Any]) -> Vendor | None:
+    """The ``lmos:vendor`` of a description (its name is what namespaces of vendors are checked against)."""
     _, metadata = lmos_member(document, "metadata")
     if not isinstance(metadata, dict):
         return None
@@ -94,14 +145,7 @@ def _version(document: dict[str, Any]) -> str | None:
 
 
 def _capability_entries(document: dict[str, Any]) -> list[Any]:
-    _, metadata = lmos_member(document, "metadata")
-    entries: list[Any] = []
-    for holder in (document, metadata if isinstance(metadata, dict) else {}):
-        for local_name in ("capabilities", "providedCapabilities"):
-            value = lmos_member(holder, local_name)[1]
-            if isinstance(value, list):
-                entries.extend(value)
-    return entries
+    return [entry for _, value in capability_lists(document) if isinstance(value, list) for entry in value]
 
 
 def _schema(value: Any) -> dict[str, Any] | None:
@@ -109,8 +153,7 @@ def _schema(value: Any) -> dict[str, Any] | None:
 
 
 def summarise(document: dict[str, Any]) -> Summary:
-    lmos = lmos_kind(document)
-    kind = {LmosKind.AGENT: KIND_AGENT, LmosKind.TOOL: KIND_TOOL, None: KIND_THING}[lmos]
+    kind = kind_of(document)
     title, title_languages = _texts(document, "title", "titles")
     description, description_languages = _texts(document, "description", "descriptions")
     version = _version(document)
@@ -150,8 +193,9 @@ def summarise(document: dict[str, Any]) -> Summary:
         title=title,
         description=description,
         languages=sorted(set(title_languages) | set(description_languages)),
-        vendor=_vendor(document),
+        vendor=vendor_of(document),
         version=version,
         types=types_of(document),
         capabilities=capabilities,
+        convention=convention_of(types_of(document), kind != KIND_THING),
     )

@@ -18,14 +18,40 @@ and input schema survive every format's round trip unchanged. Formats:
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 
+import jsonschema_rs
 import msgspec
 
 from registry.descriptions.model import LMOS_NAMESPACE, TD11_CONTEXT, lmos_member
 
 FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
+
+#: The members each format's tool may have (OpenAI: the Chat Completions wrapper, the bare function and the
+#: Responses API's flat tool). A member outside these is refused, so a file is never read under another format's
+#: name with its schema silently dropped. Mojentic's descriptor *is* OpenAI's: the two accept each other's files.
+_FUNCTION_MEMBERS = frozenset({"name", "description", "parameters", "strict"})
+_MEMBERS: dict[str, tuple[frozenset[str], ...]] = {
+    "openai": (frozenset({"type", "function"}), _FUNCTION_MEMBERS, _FUNCTION_MEMBERS | {"type"}),
+    "mojentic": (frozenset({"type", "function"}),),
+    "anthropic": (frozenset({"name", "description", "input_schema", "cache_control", "type"}),),
+    "mcp": (
+        frozenset({"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons"}),
+    ),
+    "lmkit": (frozenset({"Name", "Description", "InputSchema"}),),
+    "allos": (frozenset({"name", "description", "parameters", "permission"}),),
+}
+#: Published schemas exports are validated against (json_schemas/tool_formats, see SOURCES.txt there).
+_PUBLISHED_SCHEMAS = {
+    "openai": "openai-chat-completion-tool.schema.json",
+    "mojentic": "openai-chat-completion-tool.schema.json",
+    "anthropic": "anthropic-tool.schema.json",
+    "mcp": "mcp-2025-06-18-tool.schema.json",
+}
 ALLOS_PERMISSIONS = ("always_allow", "always_deny", "ask_user")
 
 
@@ -170,10 +196,50 @@ _IMPORTERS: dict[str, Callable[[dict[str, Any]], ToolFunction]] = {
 }
 
 
+def detect_format(body: Any) -> str | None:
+    """The format a tool's members say it is in (OpenAI for the descriptor OpenAI and Mojentic share)."""
+    if not isinstance(body, dict):
+        return None
+    if "inputSchema" in body or "outputSchema" in body:
+        return "mcp"
+    if "input_schema" in body:
+        return "anthropic"
+    if "Name" in body or "InputSchema" in body:
+        return "lmkit"
+    if isinstance(body.get("parameters"), list) or "permission" in body:
+        return "allos"
+    if isinstance(body.get("function"), dict) or (
+        isinstance(body.get("name"), str) and set(body) <= _MEMBERS["openai"][2]
+    ):
+        return "openai"
+    return None
+
+
+def _check_members(tool_format: str, body: dict[str, Any]) -> None:
+    shapes = _MEMBERS[tool_format]
+    if any(set(body) <= shape for shape in shapes):
+        wrapped = body.get("function")
+        if not isinstance(wrapped, dict) or "type" not in body:
+            return
+        unknown = sorted(set(wrapped) - (_FUNCTION_MEMBERS - ({"strict"} if tool_format == "mojentic" else set())))
+        if not unknown:
+            return
+        field = f"function.{unknown[0]}"
+    else:
+        unknown = sorted(set(body) - set().union(*shapes))
+        field = unknown[0]
+    guess = detect_format(body)
+    hint = f"; it looks like a {guess} tool (format={guess})" if guess not in (None, tool_format) else ""
+    raise ToolFormatError(field, f"a {tool_format} tool has no member {', '.join(map(repr, unknown))}{hint}")
+
+
 def import_tool(tool_format: str, body: Any) -> ToolFunction:
+    """The function of a tool in ``tool_format``; a member that format does not have is refused."""
     if tool_format not in _IMPORTERS:
         raise ToolFormatError("format", f"unknown tool format {tool_format!r}; use one of {', '.join(FORMATS)}")
-    return _IMPORTERS[tool_format](_object(body, "(body)"))
+    body = _object(body, "(body)")
+    _check_members(tool_format, body)
+    return _IMPORTERS[tool_format](body)
 
 
 def tool_description(
@@ -256,9 +322,22 @@ def tool_functions(document: dict[str, Any]) -> list[ToolFunction]:
 EMPTY_INPUT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
+def object_schema(schema: dict[str, Any] | None, member: str) -> dict[str, Any]:
+    """``schema`` as the object schema tool formats require: an object schema as it is (``type: object`` added
+    when only implied), anything else as the one required member ``member`` of an object (MCP's convention for
+    structured results that are not objects: ``{"result": …}``)."""
+    if schema is None:
+        return EMPTY_INPUT
+    if schema.get("type") == "object":
+        return schema
+    if "type" not in schema and ("properties" in schema or not schema):
+        return {"type": "object", **schema}
+    return {"type": "object", "properties": {member: schema}, "required": [member]}
+
+
 def _function_object(function: ToolFunction) -> dict[str, Any]:
     result: dict[str, Any] = {"name": function.name, "description": function.description or ""}
-    result["parameters"] = function.input_schema or EMPTY_INPUT
+    result["parameters"] = object_schema(function.input_schema, "input")
     if function.strict is not None:
         result["strict"] = function.strict
     return result
@@ -269,9 +348,9 @@ def _export_mcp(function: ToolFunction) -> dict[str, Any]:
     if function.title is not None:
         result["title"] = function.title
     result["description"] = function.description or ""
-    result["inputSchema"] = function.input_schema or EMPTY_INPUT
+    result["inputSchema"] = object_schema(function.input_schema, "input")
     if function.output_schema is not None:
-        result["outputSchema"] = function.output_schema
+        result["outputSchema"] = object_schema(function.output_schema, "result")
     if function.annotations is not None:
         result["annotations"] = function.annotations
     return result
@@ -302,13 +381,13 @@ _EXPORTERS: dict[str, Callable[[ToolFunction], dict[str, Any]]] = {
     "anthropic": lambda function: {
         "name": function.name,
         "description": function.description or "",
-        "input_schema": function.input_schema or EMPTY_INPUT,
+        "input_schema": object_schema(function.input_schema, "input"),
     },
     "mcp": _export_mcp,
     "lmkit": lambda function: {
         "Name": function.name,
         "Description": function.description or "",
-        "InputSchema": msgspec.json.encode(function.input_schema or EMPTY_INPUT).decode(),
+        "InputSchema": msgspec.json.encode(object_schema(function.input_schema, "input")).decode(),
     },
     "allos": lambda function: {
         "name": function.name,
@@ -319,7 +398,26 @@ _EXPORTERS: dict[str, Callable[[ToolFunction], dict[str, Any]]] = {
 }
 
 
+@functools.cache
+def published_schema(tool_format: str) -> jsonschema_rs.Draft7Validator | None:
+    """The validator of a format's published tool schema; None for formats that publish none (LMKit, Allos)."""
+    name = _PUBLISHED_SCHEMAS.get(tool_format)
+    if name is None:
+        return None
+    text = resources.files("registry.descriptions").joinpath("json_schemas", "tool_formats", name).read_text("utf-8")
+    return jsonschema_rs.Draft7Validator(json.loads(text))
+
+
 def export_tool(tool_format: str, function: ToolFunction) -> dict[str, Any]:
+    """The tool in ``tool_format``, checked against that format's published schema."""
     if tool_format not in _EXPORTERS:
         raise ToolFormatError("format", f"unknown tool format {tool_format!r}; use one of {', '.join(FORMATS)}")
-    return _EXPORTERS[tool_format](function)
+    exported = _EXPORTERS[tool_format](function)
+    validator = published_schema(tool_format)
+    error = None if validator is None else next(iter(validator.iter_errors(exported)), None)
+    if error is not None:
+        where = "/".join(str(part) for part in error.instance_path) or "(root)"
+        raise ToolFormatError(
+            "format", f"{function.name} cannot be given as a {tool_format} tool: {where}: {error.message}"
+        )
+    return exported

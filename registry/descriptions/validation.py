@@ -21,11 +21,14 @@ from registry.descriptions.model import (
     TD10_CONTEXT,
     TD11_CONTEXT,
     LmosKind,
+    capability_lists,
     contexts_of,
     lmos_kind,
+    lmos_local_name,
     lmos_member,
     strings_of,
 )
+from registry.descriptions.versions import normalise_version
 
 
 class FieldError(msgspec.Struct, frozen=True):
@@ -139,6 +142,48 @@ def _lmos_errors(document: dict[str, Any], kind: LmosKind) -> Iterator[FieldErro
             )
 
 
+def _capability_errors(document: dict[str, Any]) -> Iterator[FieldError]:
+    """LMOS capability lists (``lmos:capabilities``, ``lmos:providedCapabilities``): a list of objects, each with
+    an ``id`` or a ``name``, an optional version that is a semantic version (or a short form such as ``1.0`` that
+    completes to one), an optional description and examples. Nothing malformed is dropped or rewritten silently."""
+    for path, value in capability_lists(document):
+        if not isinstance(value, list):
+            yield FieldError(field_path(path), f"{path[-1]} must be a list of capability objects")
+            continue
+        for index, entry in enumerate(value):
+            where: list[str | int] = [*path, index]
+            if not isinstance(entry, dict):
+                shown = "null" if entry is None else type(entry).__name__
+                yield FieldError(field_path(where), f"a capability must be an object with an id or a name, not {shown}")
+                continue
+            members = {lmos_local_name(key) if ":" in key else key: key for key in entry}
+            identifiers = [members[name] for name in ("id", "name") if name in members]
+            if not identifiers:
+                yield FieldError(field_path(where), "a capability needs an id or a name")
+            for key in identifiers:
+                if not isinstance(entry[key], str) or not entry[key].strip():
+                    yield FieldError(field_path([*where, key]), f"the capability {key} must be a non-empty string")
+            for name in ("version", "description"):
+                key = members.get(name)
+                if key is not None and not isinstance(entry[key], str):
+                    yield FieldError(field_path([*where, key]), f"the capability {name} must be a string")
+            version = entry.get(members.get("version", ""))
+            if isinstance(version, str) and normalise_version(version) is None:
+                yield FieldError(
+                    field_path([*where, members["version"]]),
+                    f"the capability version {version!r} is not a semantic version "
+                    "(MAJOR.MINOR.PATCH, or a short form such as 1.0 or v2)",
+                )
+            examples_key = members.get("examples")
+            if examples_key is not None:
+                examples = entry[examples_key]
+                if not (
+                    isinstance(examples, str)
+                    or (isinstance(examples, list) and all(isinstance(item, str) for item in examples))
+                ):
+                    yield FieldError(field_path([*where, examples_key]), "the capability examples must be strings")
+
+
 def validate(document: Any) -> list[FieldError]:
     """All problems with ``document`` as a Thing Description; empty when it is valid."""
     if not isinstance(document, dict):
@@ -148,4 +193,5 @@ def validate(document: Any) -> list[FieldError]:
     kind = lmos_kind(document)
     if kind is not None:
         errors.extend(_lmos_errors(document, kind))
+    errors.extend(_capability_errors(document))
     return errors

@@ -106,6 +106,12 @@ def precedence(version: str) -> tuple[Any, ...]:
     return (key.major, key.minor, key.patch, 0 if identifiers else 1, identifiers)
 
 
+def version_order(version: str) -> tuple[Any, ...]:
+    """A sort key for any version text: semantic versions in precedence order (1.2.9 before 1.2.17), then the
+    texts that are none, alphabetically."""
+    return (1, (), version) if sort_key(version) is None else (0, precedence(version), "")
+
+
 def distance(left: str, right: str) -> tuple[int, int, int]:
     """How far apart two versions are, component by component: orders candidates for ``closest``."""
     left_key, right_key = sort_key(left), sort_key(right)
@@ -135,3 +141,11 @@ def bump(old: str, new: str) -> str:
     if new_key.patch != old_key.patch:
         return "patch"
     return "prerelease"
+
+
+def previous_version(kept: list[str], version: str) -> str | None:
+    """The highest of the ``kept`` versions below ``version``: what a new version is judged against."""
+    if sort_key(version) is None:
+        return None
+    below = [candidate for candidate in kept if sort_key(candidate) and precedence(candidate) < precedence(version)]
+    return max(below, key=precedence, default=None)

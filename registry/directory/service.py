@@ -8,6 +8,7 @@ projection store its rows.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import uuid
@@ -17,12 +18,17 @@ from typing import Any
 import json_merge_patch
 import msgspec
 
+from registry.auth.ownership import authorize_write
+from registry.auth.principal import Principal
+from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
-from registry.errors import BadRequest, InvalidDescription, NotFound, PreconditionFailed
-from registry.projections import Projection, Projections
-from registry.store.database import Database
+from registry.directory.version_policy import VersionPolicy
+from registry.errors import BadRequest, Forbidden, InvalidDescription, NotFound, PreconditionFailed
+from registry.metrics import REGISTRATIONS
+from registry.projections import INLINE_PROJECTION_BYTES, Projection, Projections
+from registry.store.database import Database, Transaction
 from registry.store.leases import Lease, LeaseRenewer
 from registry.store.things import THING_CREATED, THING_UPDATED, StoredDescription, ThingStore, Write
 from registry.wire import Notice
@@ -78,12 +84,15 @@ class DirectoryService:
         self.projections = projections
         self.leases = LeaseRenewer(database)
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
+        self.max_owned = settings.max_descriptions_per_owner
+        self.version_policy = VersionPolicy(settings.version_policy)
 
     # -- reads
 
-    async def get(self, thing_id: str) -> StoredDescription:
+    async def get(self, thing_id: str, readers: TenantScope = EVERYTHING) -> StoredDescription:
+        """The live description, if ``readers`` may see it (another tenant's is as absent as a missing one)."""
         stored = await self.things.get(thing_id)
-        if stored is None:
+        if stored is None or not readers.sees(stored.tenant):
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return stored
 
@@ -112,7 +121,7 @@ class DirectoryService:
 
     # -- writes
 
-    async def create_anonymous(self, document: Any) -> WriteOutcome:
+    async def create_anonymous(self, document: Any, *, principal: Principal | None = None) -> WriteOutcome:
         """POST /things: the TD must not have an id; the directory assigns a local one."""
         if isinstance(document, dict) and "id" in document:
             raise BadRequest(
@@ -122,10 +131,23 @@ class DirectoryService:
         thing_id = new_local_id()
         document = {**document, "id": thing_id} if isinstance(document, dict) else document
         candidate = await self._candidate(thing_id, document)
-        return await self._save(thing_id, _constant(candidate), anonymous=True)
+        return await self._save(thing_id, _constant(candidate), principal, anonymous=True)
 
-    async def put(self, thing_id: str, document: Any, *, if_match: str | None = None) -> WriteOutcome:
-        """PUT /things/{id}: create (201) or replace (204). The body's id must equal the path's."""
+    async def put(
+        self,
+        thing_id: str,
+        document: Any,
+        *,
+        if_match: str | None = None,
+        principal: Principal | None = None,
+        assigned_id: bool = False,
+        create_only: bool = False,
+    ) -> WriteOutcome:
+        """PUT /things/{id}: create (201) or replace (204). The body's id must equal the path's.
+
+        ``assigned_id``: the directory derived the id (a tool import), so no namespace rule applies to it.
+        ``create_only`` (``If-None-Match: *``, RFC 9110 §13.1.2) refuses to replace an existing description (412).
+        """
         if len(thing_id.encode()) > MAX_ID_BYTES:
             raise BadRequest(
                 f"The id is {len(thing_id.encode())} bytes long; this directory accepts ids of up to {MAX_ID_BYTES}",
@@ -145,9 +167,18 @@ class DirectoryService:
                     validationErrors=[{"field": "id", "description": "must equal the id in the request path"}],
                 )
         candidate = await self._candidate(thing_id, document)
-        return await self._save(thing_id, _constant(candidate), if_match=if_match)
+        return await self._save(
+            thing_id,
+            _constant(candidate),
+            principal,
+            assigned_id=assigned_id,
+            if_match=if_match,
+            create_only=create_only,
+        )
 
-    async def patch(self, thing_id: str, patch: Any, *, if_match: str | None = None) -> WriteOutcome:
+    async def patch(
+        self, thing_id: str, patch: Any, *, if_match: str | None = None, principal: Principal | None = None
+    ) -> WriteOutcome:
         """PATCH /things/{id}: RFC 7396 merge patch, validated after merging. ``{}`` renews a ttl.
 
         The merge, validation and projections run outside the transaction on the revision read first; the write
@@ -173,12 +204,14 @@ class DirectoryService:
                 raise _precondition_failed(current)
             candidate = await merged(current)
             try:
-                return await self._save(thing_id, _at_revision(current.revision, candidate), if_match=if_match)
+                return await self._save(
+                    thing_id, _at_revision(current.revision, candidate), principal, if_match=if_match
+                )
             except _RevisionMoved:
                 continue
-        return await self._save(thing_id, merged, if_match=if_match)
+        return await self._save(thing_id, merged, principal, if_match=if_match)
 
-    async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
+    async def delete(self, thing_id: str, *, if_match: str | None = None, principal: Principal | None = None) -> None:
         async with self.database.transaction() as tx:
             now = await self.things.lock(tx, thing_id)
             current = await self.things.current(tx, thing_id, now)
@@ -186,12 +219,26 @@ class DirectoryService:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
-            await self.things.delete(tx, thing_id, now)
+            authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
+            await self.things.delete(tx, thing_id, now, principal.name if principal else None)
             await self.projections.remove(tx, [thing_id])
 
-    async def renew_lease(self, thing_id: str) -> Lease:
+    async def renew_lease(self, thing_id: str, *, principal: Principal | None = None) -> Lease:
         """Extend a registration by its ttl; agents call this instead of registering again."""
+        if principal is not None:
+            held = await self.things.owner(thing_id)
+            if held is None:
+                raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
+            authorize_write(principal, thing_id, None, exists=True, owner=held[0])
         return await self.leases.renew(thing_id)
+
+    async def transfer(self, thing_id: str, owner: str) -> None:
+        """Give a description to another owner (an admin's decision, checked by the caller)."""
+        async with self.database.transaction() as tx:
+            now = await self.things.lock(tx, thing_id)
+            if await self.things.current(tx, thing_id, now) is None:
+                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            await self.things.transfer(tx, thing_id, owner)
 
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions (``tdd-registrationinfo-expiry-purge``); safe on every replica at once."""
@@ -202,15 +249,22 @@ class DirectoryService:
 
     # -- helpers
 
-    async def _candidate(self, thing_id: str, document: Any) -> Candidate:
+    def _checked(self, document: Any) -> tuple[dict[str, Any], Lifetime, str]:
+        """Validate ``document`` and split off its lifetime: the stored document, its lifetime and its JSON."""
         errors = validate(document)
         if errors:
             raise InvalidDescription(errors)
-        now = dt.datetime.now(dt.UTC)
-        stored_document, lifetime, lifetime_errors = split_registration(document, self.policy, now)
+        stored_document, lifetime, lifetime_errors = split_registration(document, self.policy, dt.datetime.now(dt.UTC))
         if lifetime_errors:
             raise InvalidDescription(lifetime_errors)
-        document_text = msgspec.json.encode(stored_document).decode()
+        return stored_document, lifetime, msgspec.json.encode(stored_document).decode()
+
+    async def _candidate(self, thing_id: str, document: Any) -> Candidate:
+        # Validating a large document takes long enough to stall every other request: off the event loop then.
+        if len(msgspec.json.encode(document)) <= INLINE_PROJECTION_BYTES:
+            stored_document, lifetime, document_text = self._checked(document)
+        else:
+            stored_document, lifetime, document_text = await asyncio.to_thread(self._checked, document)
         projections = await self.projections.compute(thing_id, stored_document, len(document_text))
         return Candidate(
             document=stored_document,
@@ -221,15 +275,42 @@ class DirectoryService:
         )
 
     async def _save(
-        self, thing_id: str, produce: Produce, *, anonymous: bool = False, if_match: str | None = None
+        self,
+        thing_id: str,
+        produce: Produce,
+        principal: Principal | None,
+        *,
+        anonymous: bool = False,
+        assigned_id: bool = False,
+        if_match: str | None = None,
+        create_only: bool = False,
     ) -> WriteOutcome:
-        """Store what ``produce`` makes of the current description, in one transaction under the id's lock."""
+        """Store what ``produce`` makes of the current description, in one transaction under the id's lock, if
+        ``principal`` may (registry/auth/ownership.py)."""
         async with self.database.transaction() as tx:
             now = await self.things.lock(tx, thing_id)
             current = await self.things.current(tx, thing_id, now)
+            if create_only and current is not None:
+                raise PreconditionFailed(
+                    f"If-None-Match: * given, but a description with id {thing_id!r} exists",
+                    headers={"ETag": current.etag},
+                )
             if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
                 raise _precondition_failed(current, thing_id)
             candidate = await produce(current)
+            authorize_write(
+                principal,
+                thing_id,
+                candidate.document,
+                exists=current is not None,
+                owner=current.owner if current else None,
+                assigned_id=anonymous or assigned_id,
+            )
+            if current is None and principal is not None:
+                await self._check_quota(tx, principal)
+            notices = candidate.notices + await self.version_policy.check(
+                tx, thing_id, current, candidate.document, candidate.document_text
+            )
             if current is None:
                 change_type, diff_text = THING_CREATED, candidate.document_text
             else:
@@ -246,10 +327,22 @@ class DirectoryService:
                 created=now if current is None else current.created,
                 expires=candidate.lifetime.expiry(now),
                 ttl=candidate.lifetime.ttl,
+                owner=current.owner if current else principal.owner if principal else None,
+                tenant=current.tenant if current else principal.tenant if principal else None,
+                actor=principal.name if principal else None,
             )
             stored = await self.things.write(tx, write, now)
             await self.projections.store(tx, candidate.projections, stored)
-        return WriteOutcome(created=current is None, stored=stored, notices=candidate.notices)
+        REGISTRATIONS.labels("created" if current is None else "updated").inc()
+        return WriteOutcome(created=current is None, stored=stored, notices=notices)
+
+    async def _check_quota(self, tx: Transaction, principal: Principal) -> None:
+        cap = self.max_owned
+        if cap and await self.things.count_owned(tx, principal.owner) >= cap:
+            raise Forbidden(
+                f"{principal.owner!r} holds {cap} descriptions, the most one owner may hold here; delete one first",
+                rule="quota",
+            )
 
 
 def _constant(candidate: Candidate) -> Produce:

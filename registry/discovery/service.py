@@ -10,20 +10,35 @@ import binascii
 import datetime as dt
 import functools
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
+from registry.auth.principal import Principal
+from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.descriptions.compatibility import compare_documents
-from registry.descriptions.summary import KINDS, summarise
+from registry.descriptions.model import CONVENTIONS
+from registry.descriptions.summary import KINDS, summarise, vendor_matches, vendor_words
 from registry.descriptions.tool_formats import (
+    FORMATS,
     ToolFormatError,
+    detect_format,
     export_tool,
     import_tool,
     tool_description,
     tool_functions,
 )
-from registry.descriptions.versions import RangeError, distance, parse_range, precedence, satisfies, sort_key
+from registry.descriptions.validation import validate
+from registry.descriptions.versions import (
+    RangeError,
+    distance,
+    parse_range,
+    precedence,
+    satisfies,
+    sort_key,
+    version_order,
+)
 from registry.directory.service import DirectoryService
 from registry.errors import BadRequest, NotFound
 from registry.store.catalog import (
@@ -34,12 +49,15 @@ from registry.store.catalog import (
     VersionRow,
 )
 from registry.wire import (
+    CandidateNote,
     CapabilityBrief,
     CompatibilityRequest,
     CompatibilityResult,
+    Explanation,
     Facets,
     FacetValue,
     ImportedTool,
+    Notice,
     Provider,
     Report,
     Requirement,
@@ -55,10 +73,21 @@ from registry.wire import (
     VersionList,
 )
 
-SORTS = ("relevance", "title", "modified")
+SORTS = ("relevance", "title", "modified", "expires")
+#: How a vendor filter matches vendor names (registry.store.catalog.Filters.vendor_match).
+VENDOR_MATCHES = ("words", "exact", "fuzzy")
 NO_PROVIDER = "no_provider"
 NO_VERSION_IN_RANGE = "no_version_in_range"
 PROVIDER_EXPIRED = "provider_expired"
+VENDOR_EXCLUDED = "vendor_excluded"
+#: Why a candidate was left out (explanations).
+OUT_OF_RANGE = "out_of_range"
+EXPIRED = "expired"
+VENDOR_NOT_INCLUDED = "vendor_not_included"
+#: Candidates listed in an explanation.
+MAX_EXPLAINED = 50
+#: Most words in a free-text query (``q``).
+MAX_QUERY_TERMS = 32
 #: Alternatives listed per resolved requirement.
 MAX_ALTERNATIVES = 10
 
@@ -77,6 +106,8 @@ class SearchParams(msgspec.Struct, frozen=True):
     limit: int = 20
     cursor: str | None = None
     facets: bool = False
+    convention: str | None = None
+    vendor_match: str | None = None
 
 
 def _encode_cursor(sort: str, key: Any, thing_id: str) -> str:
@@ -96,7 +127,7 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, str]:
         raise invalid from error
     if cursor_sort != sort or not isinstance(thing_id, str):
         raise invalid
-    if sort == "modified":
+    if sort in {"modified", "expires"}:
         try:
             key = dt.datetime.fromisoformat(key)
         except (TypeError, ValueError) as error:
@@ -121,6 +152,7 @@ def _search_item(
         capabilities=_brief(summary),
         expires=expires,
         score=key if sort == "relevance" else None,
+        convention=summary.get("convention"),
     )
 
 
@@ -137,11 +169,16 @@ class DiscoveryService:
         self.directory = directory
 
     @staticmethod
-    def filters(params: SearchParams) -> Filters:
+    def filters(params: SearchParams, readers: TenantScope = EVERYTHING) -> Filters:
         if params.kind is not None and params.kind not in KINDS:
             raise BadRequest(
                 f"kind must be one of {', '.join(KINDS)}, got {params.kind!r}",
                 invalidParams=[{"name": "kind", "reason": f"one of {', '.join(KINDS)}"}],
+            )
+        if params.convention is not None and params.convention not in CONVENTIONS:
+            raise BadRequest(
+                f"convention must be one of {', '.join(CONVENTIONS)}, got {params.convention!r}",
+                invalidParams=[{"name": "convention", "reason": f"one of {', '.join(CONVENTIONS)}"}],
             )
         accepts = None
         if params.capability_version is not None:
@@ -153,22 +190,42 @@ class DiscoveryService:
             version_range = _range(params.capability_version, "capability_version")
             accepts = functools.partial(satisfies, version_range=version_range)
         text = params.q.strip() if params.q is not None else None
+        vendor_match = params.vendor_match or "words"
+        if vendor_match not in VENDOR_MATCHES:
+            raise BadRequest(
+                f"vendor_match must be one of {', '.join(VENDOR_MATCHES)}, got {vendor_match!r}",
+                invalidParams=[{"name": "vendor_match", "reason": f"one of {', '.join(VENDOR_MATCHES)}"}],
+            )
+        if params.vendor is not None and not vendor_words(params.vendor):
+            raise BadRequest(
+                "vendor must contain a word (letters or digits)",
+                invalidParams=[{"name": "vendor", "reason": "no word in it"}],
+            )
+        if text and len(text.split()) > MAX_QUERY_TERMS:
+            # Each term is one more full-text condition over every description: 1,000 of them took 30-45 s.
+            raise BadRequest(
+                f"q has {len(text.split())} terms; at most {MAX_QUERY_TERMS} are accepted",
+                invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
+            )
         return Filters(
             kind=params.kind,
             vendor=params.vendor,
+            vendor_match=vendor_match,
             capability=params.capability,
             capability_accepts=accepts,
             type=params.type,
             text=text or None,
+            convention=params.convention,
+            readers=readers,
         )
 
-    async def search(self, params: SearchParams, max_page_size: int) -> SearchResult:
+    async def search(self, params: SearchParams, max_page_size: int, readers: TenantScope = EVERYTHING) -> SearchResult:
         if params.sort is not None and params.sort not in SORTS:
             raise BadRequest(
                 f"sort must be one of {', '.join(SORTS)}, got {params.sort!r}",
                 invalidParams=[{"name": "sort", "reason": f"one of {', '.join(SORTS)}"}],
             )
-        filters = self.filters(params)
+        filters = self.filters(params, readers)
         sort = params.sort or ("relevance" if filters.text else "title")
         if sort == "relevance" and filters.text is None:
             sort = "title"
@@ -182,8 +239,8 @@ class DiscoveryService:
         facets = await self._facets(filters) if params.facets else None
         return SearchResult(items=items, next_cursor=next_cursor, facets=facets)
 
-    async def facets(self, params: SearchParams) -> Facets:
-        return await self._facets(self.filters(params))
+    async def facets(self, params: SearchParams, readers: TenantScope = EVERYTHING) -> Facets:
+        return await self._facets(self.filters(params, readers))
 
     async def _facets(self, filters: Filters) -> Facets:
         counted = await self.catalog.facets(filters)
@@ -200,9 +257,14 @@ class DiscoveryService:
 
     # -- versions
 
-    async def _current_version(self, thing_id: str) -> str | None:
+    async def _current_version(self, thing_id: str) -> tuple[str | None, str | None]:
+        """The version of the description served now and its document (JSON), if any."""
         found = await self.catalog.summary(thing_id)
-        return None if found is None else found[0].get("version")
+        version = None if found is None else found[0].get("version")
+        if version is None:
+            return None, None
+        stored = await self.directory.things.get(thing_id)
+        return version, None if stored is None else stored.document_text
 
     async def versions(self, thing_id: str, satisfying: str | None = None) -> VersionList:
         version_range = None if satisfying is None else _range(satisfying, "satisfies")
@@ -213,26 +275,29 @@ class DiscoveryService:
             rows = [row for row in rows if satisfies(row.version, version_range)]
         current = await self._current_version(thing_id)
         rows.sort(key=_version_order, reverse=True)
-        return VersionList(id=thing_id, items=[_version_info(row, current) for row in rows])
+        return VersionList(id=thing_id, items=[_version_info(row, *current) for row in rows])
 
     async def version(self, thing_id: str, version: str) -> VersionDetail:
         row = await self.catalog.version(thing_id, version)
         if row is None:
             raise NotFound(f"No version {version!r} is kept for id {thing_id!r}")
+        changed = _content_changed(row, *await self._current_version(thing_id))
         return VersionDetail(
             id=thing_id,
             version=row.version,
             registered=row.registered,
             revision=row.revision,
-            current=row.version == await self._current_version(thing_id),
+            current=changed is False,
+            content_changed=bool(changed),
             document=msgspec.json.decode(row.document_text),
             previous_version=row.previous_version,
+            registered_by=row.registered_by,
             compatibility=None if row.compatibility is None else msgspec.convert(row.compatibility, Report),
         )
 
     # -- resolution
 
-    async def resolve(self, request: ResolveRequest) -> ResolveResult:
+    async def resolve(self, request: ResolveRequest, readers: TenantScope = EVERYTHING) -> ResolveResult:
         if not request.requirements:
             raise BadRequest("requirements must list at least one requirement")
         ranges = []
@@ -266,7 +331,7 @@ class DiscoveryService:
             return wanted
 
         _, details = await self.catalog.providers(
-            [requirement.capability for requirement in request.requirements], worth_detailing
+            [requirement.capability for requirement in request.requirements], worth_detailing, readers
         )
         results = [
             _resolve_one(requirement, candidates, in_range, details)
@@ -280,6 +345,7 @@ class DiscoveryService:
         if request.old is not None or request.new is not None:
             if request.old is None or request.new is None or request.id is not None:
                 raise BadRequest("Compare two documents with old and new (and neither id, from nor to)")
+            _require_descriptions(request.old, request.new)
             report = compare_documents(request.old, request.new)
             old_version, new_version = summarise(request.old).version, summarise(request.new).version
         else:
@@ -303,16 +369,26 @@ class DiscoveryService:
 
     async def import_tool(
         self,
-        tool_format: str,
+        tool_format: str | None,
         body: Any,
         *,
         thing_id: str | None,
         vendor: str | None,
         version: str | None,
         href: str | None,
+        principal: Principal | None = None,
     ) -> ImportedTool:
         """Store a tool as an ``lmos:Tool``; without ``id`` the id is derived from vendor and name (re-import
         replaces)."""
+        notices = []
+        if tool_format is None:
+            tool_format = detect_format(body)
+            if tool_format is None:
+                raise BadRequest(
+                    f"The tool's format cannot be told from its members; name it with format=({', '.join(FORMATS)})",
+                    invalidParams=[{"name": "format", "reason": "required when the format cannot be detected"}],
+                )
+            notices.append(Notice("tool-format-detected", f"the body was read as a {tool_format} tool", "format"))
         try:
             function = import_tool(tool_format, body)
         except ToolFormatError as error:
@@ -320,13 +396,14 @@ class DiscoveryService:
                 f"Not a {tool_format} tool: {error}",
                 validationErrors=[{"field": error.field, "description": str(error)}],
             ) from error
+        assigned_id = thing_id is None
         if thing_id is None:
             seed = f"lmos-tool:{vendor or ''}:{function.name}"
             thing_id = f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, seed)}"
         document = tool_description(function, thing_id, vendor=vendor, version=version, href=href)
-        outcome = await self.directory.put(thing_id, document)
+        outcome = await self.directory.put(thing_id, document, principal=principal, assigned_id=assigned_id)
         return ImportedTool(
-            id=thing_id, location=f"/things/{thing_id}", created=outcome.created, notices=outcome.notices
+            id=thing_id, location=f"/things/{thing_id}", created=outcome.created, notices=notices + outcome.notices
         )
 
     async def export(self, thing_id: str, tool_format: str) -> Any:
@@ -341,6 +418,22 @@ class DiscoveryService:
         if summarise(document).kind == "tool" and len(exported) == 1:
             return exported[0]
         return exported
+
+
+def _require_descriptions(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Only Thing Descriptions can be compared: anything else would be answered with a meaningless verdict."""
+    errors = [
+        {"field": f"{side}.{error.field}", "description": error.description}
+        for side, document in (("old", old), ("new", new))
+        for error in validate(document)
+    ]
+    if errors:
+        sides = sorted({error["field"].split(".", 1)[0] for error in errors})
+        raise BadRequest(
+            f"{' and '.join(sides)} {'is not a' if len(sides) == 1 else 'are not'} valid Thing "
+            f"Description{'' if len(sides) == 1 else 's'}; see validationErrors",
+            validationErrors=errors,
+        )
 
 
 def _one_per_description(offers: list[Offer]) -> list[Offer]:
@@ -379,16 +472,26 @@ def _version_order(row: VersionRow) -> tuple[Any, ...]:
     return (1, precedence(row.version), 0)
 
 
-def _version_info(row: VersionRow, current: str | None) -> VersionInfo:
+def _content_changed(row: VersionRow, current: str | None, served: str | None) -> bool | None:
+    """None when ``row`` is not the served version; else whether the served document differs from the kept one."""
+    if row.version != current or served is None:
+        return None
+    return served != row.document_text and msgspec.json.decode(served) != msgspec.json.decode(row.document_text)
+
+
+def _version_info(row: VersionRow, current: str | None, served: str | None) -> VersionInfo:
     compatibility = row.compatibility or {}
+    changed = _content_changed(row, current, served)
     return VersionInfo(
         version=row.version,
         registered=row.registered,
         revision=row.revision,
-        current=row.version == current,
+        current=changed is False,
+        content_changed=bool(changed),
         previous_version=row.previous_version,
         verdict=compatibility.get("verdict"),
         honest=compatibility.get("honest"),
+        registered_by=row.registered_by,
     )
 
 
@@ -408,28 +511,105 @@ def _provider(offer: Offer, details: ProviderDetails) -> Provider:
     )
 
 
+def _vendor_note(requirement: Requirement, vendor: str | None) -> str | None:
+    """Why the vendor preferences leave a provider of ``vendor`` out, if they do."""
+    if any(vendor_matches(pattern, vendor) for pattern in requirement.exclude_vendors):
+        return VENDOR_EXCLUDED
+    if requirement.include_vendors and not any(vendor_matches(p, vendor) for p in requirement.include_vendors):
+        return VENDOR_NOT_INCLUDED
+    return None
+
+
+def _preference(requirement: Requirement, vendor: str | None) -> int:
+    """The rank of a vendor among ``prefer_vendors`` (the others after them)."""
+    ranks = [index for index, pattern in enumerate(requirement.prefer_vendors) if vendor_matches(pattern, vendor)]
+    return min(ranks, default=len(requirement.prefer_vendors))
+
+
+def _rule(requirement: Requirement) -> str:
+    order = {
+        "highest": "the highest version",
+        "lowest": "the lowest version",
+        "closest": f"the version closest to {requirement.closest_to}",
+    }[requirement.strategy]
+    parts = [f"{order} in range {requirement.range!r} among live providers"]
+    if requirement.include_vendors:
+        parts.append(f"of vendors {', '.join(requirement.include_vendors)}")
+    if requirement.exclude_vendors:
+        parts.append(f"not of vendors {', '.join(requirement.exclude_vendors)}")
+    rule = " ".join(parts)
+    if requirement.prefer_vendors:
+        rule += f"; vendors {', '.join(requirement.prefer_vendors)} first"
+    return rule + "; providers without a version last, then by id"
+
+
 def _resolve_one(
     requirement: Requirement, candidates: list[Offer], in_range: list[Offer], details: dict[str, ProviderDetails]
 ) -> Resolution:
     wanted = requirement.capability
-    unresolved = functools.partial(
-        Resolution, capability=wanted, range=requirement.range, strategy=requirement.strategy, resolved=False
-    )
-    if not candidates:
-        return unresolved(reason=NO_PROVIDER, detail=f"no description offers capability {wanted!r}")
+    rule = _rule(requirement)
+    notes: dict[str, CandidateNote] = {}
+
+    def vendor(offer: Offer) -> str | None:
+        return details[offer.thing_id].vendor_name if offer.thing_id in details else None
 
     def live(offer: Offer) -> bool:
         return offer.thing_id in details and details[offer.thing_id].live
 
-    live_in_range = [offer for offer in in_range if live(offer)]
+    def exclude(offer: Offer, reason: str) -> None:
+        note = CandidateNote(offer.thing_id, offer.version, "excluded", vendor(offer), reason)
+        notes.setdefault(offer.thing_id, note)
+
+    def explained(chosen: Sequence[Offer] = ()) -> Explanation:
+        ordered = [
+            CandidateNote(offer.thing_id, offer.version, "chosen" if index == 0 else "alternative", vendor(offer))
+            for index, offer in enumerate(chosen)
+        ]
+        ordered += [note for thing_id, note in notes.items() if thing_id not in {o.thing_id for o in chosen}]
+        considered = len({offer.thing_id for offer in candidates})
+        return Explanation(considered=considered, candidates=ordered[:MAX_EXPLAINED], rule=rule)
+
+    def unresolved(reason: str, detail: str) -> Resolution:
+        return Resolution(
+            capability=wanted,
+            range=requirement.range,
+            strategy=requirement.strategy,
+            resolved=False,
+            reason=reason,
+            detail=detail,
+            explanation=explained(),
+        )
+
+    if not candidates:
+        return unresolved(NO_PROVIDER, f"no description offers capability {wanted!r}")
+    range_ids = {offer.thing_id for offer in in_range}
+    for offer in candidates:
+        if offer.thing_id not in range_ids:
+            exclude(offer, OUT_OF_RANGE)
+    live_in_range = []
+    for offer in in_range:
+        if not live(offer):
+            exclude(offer, EXPIRED)
+        elif (note := _vendor_note(requirement, vendor(offer))) is not None:
+            exclude(offer, note)
+        else:
+            live_in_range.append(offer)
     if not live_in_range:
+        if any(live(offer) for offer in in_range):
+            return unresolved(
+                VENDOR_EXCLUDED,
+                f"every live provider of {wanted!r} in range {requirement.range!r} is of a vendor "
+                "the vendor preferences leave out",
+            )
         if in_range or not any(live(offer) for offer in candidates):
             scope = f" in range {requirement.range!r}" if in_range else ""
-            return unresolved(reason=PROVIDER_EXPIRED, detail=f"every provider of {wanted!r}{scope} has expired")
-        offered = sorted({offer.version for offer in candidates if offer.version is not None and live(offer)})
+            return unresolved(PROVIDER_EXPIRED, f"every provider of {wanted!r}{scope} has expired")
+        offered = sorted(
+            {offer.version for offer in candidates if offer.version is not None and live(offer)}, key=version_order
+        )
         return unresolved(
-            reason=NO_VERSION_IN_RANGE,
-            detail=f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}",
+            NO_VERSION_IN_RANGE,
+            f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}",
         )
     # Providers without a version (matched only by "any version" ranges) come after every versioned one.
     versioned = sorted((offer for offer in live_in_range if offer.version), key=lambda offer: offer.thing_id)
@@ -443,7 +623,10 @@ def _resolve_one(
     else:
         versioned.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
     ordered = versioned + unversioned
-    chosen, *others = _one_per_description(ordered)
+    if requirement.prefer_vendors:
+        ordered.sort(key=lambda offer: _preference(requirement, vendor(offer)))
+    distinct = _one_per_description(ordered)
+    chosen, *others = distinct
     return Resolution(
         capability=wanted,
         range=requirement.range,
@@ -451,4 +634,5 @@ def _resolve_one(
         resolved=True,
         provider=_provider(chosen, details[chosen.thing_id]),
         alternatives=[_provider(offer, details[offer.thing_id]) for offer in others[:MAX_ALTERNATIVES]],
+        explanation=explained(distinct),
     )

@@ -9,7 +9,8 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from registry.descriptions.model import LmosKind, lmos_kind, lmos_member
+from registry.descriptions.model import lmos_member
+from registry.descriptions.summary import KINDS, kind_of, vendor_matches
 from registry.errors import BadRequest
 
 FILTER_PARAMETERS = ("kind", "vendor", "capability", "q")
@@ -54,7 +55,7 @@ def vendor_of(document: dict[str, Any]) -> str | None:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class DescriptionFilter:
-    kind: LmosKind | None = None
+    kind: str | None = None
     vendor: str | None = None
     capability: str | None = None
     text: str | None = None
@@ -62,10 +63,10 @@ class DescriptionFilter:
     @classmethod
     def from_query(cls, params: Mapping[str, str]) -> DescriptionFilter:
         kind = params.get("kind")
-        if kind is not None and kind not in {member.value for member in LmosKind}:
+        if kind is not None and kind not in KINDS:
             raise BadRequest(
-                f"Query parameter kind must be 'agent' or 'tool', got {kind!r}",
-                invalidParams=[{"name": "kind", "reason": "must be agent or tool"}],
+                f"Query parameter kind must be one of {', '.join(KINDS)}, got {kind!r}",
+                invalidParams=[{"name": "kind", "reason": f"one of {', '.join(KINDS)}"}],
             )
         for name in FILTER_PARAMETERS:
             if name in params and not params[name].strip():
@@ -74,7 +75,7 @@ class DescriptionFilter:
                     invalidParams=[{"name": name, "reason": "empty"}],
                 )
         return cls(
-            kind=LmosKind(kind) if kind else None,
+            kind=kind or None,
             vendor=params.get("vendor"),
             capability=params.get("capability"),
             text=params["q"].casefold() if "q" in params else None,
@@ -87,9 +88,9 @@ class DescriptionFilter:
     def matches(self, document: dict[str, Any] | None) -> bool:
         if document is None:
             return False
-        if self.kind is not None and lmos_kind(document) is not self.kind:
+        if self.kind is not None and kind_of(document) != self.kind:
             return False
-        if self.vendor is not None and (vendor_of(document) or "").casefold() != self.vendor.casefold():
+        if self.vendor is not None and not vendor_matches(self.vendor, vendor_of(document)):
             return False
         if self.capability is not None and self.capability not in capabilities_of(document):
             return False

@@ -19,6 +19,7 @@ from registry.descriptions.registration_info import enrich
 from registry.events.feed import ChangeFeed
 from registry.events.filters import DescriptionFilter
 from registry.events.history import DocumentStates
+from registry.metrics import SSE_DROPPED
 from registry.store.changes import Change, iterate_changes
 from registry.store.database import Database
 from registry.store.things import THING_CREATED, THING_DELETED, THING_UPDATED
@@ -32,6 +33,8 @@ Item = tuple[int, bytes] | None
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DROPPED = b": dropped: too far behind; reconnect with Last-Event-ID to resume\n\n"
+#: The last chunk of every stream when the server shuts down (clients reconnect, to another replica if need be).
+SHUTTING_DOWN = b": the server is shutting down; reconnect with Last-Event-ID to resume\n\n"
 
 
 def encode_event(change: Change, diff: bool) -> bytes:
@@ -49,7 +52,8 @@ def encode_event(change: Change, diff: bool) -> bytes:
     elif diff and change.type == THING_UPDATED and change.diff is not None:
         data = change.diff
     else:
-        data = {"id": change.thing_id}
+        # Who made the change (audit), when the directory knows: with authentication on.
+        data = {"id": change.thing_id} if change.actor is None else {"id": change.thing_id, "actor": change.actor}
     return b"event: %s\nid: %d\ndata: %s\n\n" % (change.type.encode(), change.seq, msgspec.json.encode(data))
 
 
@@ -74,7 +78,7 @@ class _Frames:
 
 
 class Subscriber:
-    __slots__ = ("diff", "dropped", "idle", "query", "queue", "start", "types")
+    __slots__ = ("diff", "dropped", "farewell", "idle", "query", "queue", "start", "types")
 
     def __init__(
         self, types: frozenset[str], diff: bool, query: DescriptionFilter, queue_size: int, start: int
@@ -86,20 +90,29 @@ class Subscriber:
         self.start = start
         self.queue: asyncio.Queue[Item] = asyncio.Queue(queue_size + 1)
         self.dropped = False
-        #: Nothing was offered since the last keep-alive tick.
-        self.idle = True
+        #: The comment the stream ends with once dropped.
+        self.farewell = DROPPED
+        #: Nothing was offered since the last keep-alive tick. A new subscriber is not idle yet: its first
+        #: keep-alive comes after a whole interval without events, never before its first event.
+        self.idle = False
 
     def offer(self, seq: int, frame: bytes) -> None:
         self.idle = False
         if self.dropped:
             return
         if self.queue.qsize() >= self.queue.maxsize - 1:
-            self.dropped = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(None)
+            SSE_DROPPED.inc()
+            self.end(DROPPED)
             return
         self.queue.put_nowait((seq, frame))
+
+    def end(self, farewell: bytes) -> None:
+        """End the stream: what is queued is discarded, then ``farewell`` is sent."""
+        self.dropped = True
+        self.farewell = farewell
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
 
     async def next_chunk(self, after: int) -> bytes | None:
         """Everything queued (events after ``after`` and keep-alives) as one chunk; None once dropped."""
@@ -151,10 +164,19 @@ class EventHub:
                     subscriber.offer(-1, KEEP_ALIVE)
                 subscriber.idle = True
 
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._plain) + len(self._filtered)
+
     def subscribe(self, types: frozenset[str], diff: bool, query: DescriptionFilter) -> Subscriber:
         subscriber = Subscriber(types, diff, query, self.queue_size, self.feed.position)
         (self._filtered if query.active else self._plain).add(subscriber)
         return subscriber
+
+    def end_streams(self) -> None:
+        """Shutdown: every stream ends at once with a last comment, so the server need not wait for them."""
+        for subscriber in [*self._plain, *self._filtered]:
+            subscriber.end(SHUTTING_DOWN)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         self._plain.discard(subscriber)

@@ -55,4 +55,5 @@ async def asset(name: FromPath[str]) -> Response[bytes]:
     return _serve(name)
 
 
-dashboard = Router(path="/dashboard", route_handlers=[page, asset])
+#: The page and its files are public; the API calls it makes carry the token the user gives it (docs/security.md).
+dashboard = Router(path="/dashboard", route_handlers=[page, asset], opt={"access": "public"})

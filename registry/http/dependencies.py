@@ -10,12 +10,18 @@ import dataclasses
 
 from litestar.di import Provide
 
+from registry.auth.authenticator import Authenticator
+from registry.auth.quotas import RateLimits
 from registry.config import Settings
+from registry.conventions.service import ConventionService
 from registry.directory.search import SearchService
 from registry.directory.service import DirectoryService
+from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
+from registry.health import Readiness
+from registry.metrics import Gauges
 from registry.store.database import Database
 
 
@@ -27,6 +33,14 @@ class DirectoryTd:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Access:
+    """Who may do what (authentication mode, keys, tokens) and how often (rate limits, stream caps)."""
+
+    authenticator: Authenticator
+    limits: RateLimits
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Services:
     settings: Settings
     database: Database
@@ -35,7 +49,12 @@ class Services:
     directory: DirectoryService
     discovery: DiscoveryService
     search: SearchService
+    conventions: ConventionService
     directory_td: DirectoryTd
+    access: Access
+    readiness: Readiness
+    gauges: Gauges
+    oversight: OversightService
 
 
 class ServiceHolder:
@@ -70,23 +89,43 @@ def dependencies(holder: ServiceHolder, settings: Settings) -> dict[str, Provide
     def provide_search() -> SearchService:
         return holder.services.search
 
+    def provide_conventions() -> ConventionService:
+        return holder.services.conventions
+
     def provide_events() -> EventHub:
         return holder.services.events
 
     def provide_directory_td() -> DirectoryTd:
         return holder.services.directory_td
 
+    def provide_readiness() -> Readiness:
+        return holder.services.readiness
+
+    def provide_oversight() -> OversightService:
+        return holder.services.oversight
+
+    def provide_gauges() -> Gauges:
+        return holder.services.gauges
+
     def provide_settings() -> Settings:
         return settings
+
+    def provide_access() -> Access:
+        return holder.services.access
 
     return {
         "directory": Provide(provide_directory, sync_to_thread=False),
         "discovery": Provide(provide_discovery, sync_to_thread=False),
         "search": Provide(provide_search, sync_to_thread=False),
+        "conventions": Provide(provide_conventions, sync_to_thread=False),
         "events": Provide(provide_events, sync_to_thread=False),
         "directory_td": Provide(provide_directory_td, sync_to_thread=False),
+        "readiness": Provide(provide_readiness, sync_to_thread=False),
+        "gauges": Provide(provide_gauges, sync_to_thread=False),
+        "oversight": Provide(provide_oversight, sync_to_thread=False),
         "settings": Provide(provide_settings, sync_to_thread=False),
+        "access": Provide(provide_access, sync_to_thread=False),
     }
 
 
-__all__ = ["DirectoryTd", "ServiceHolder", "Services", "dependencies"]
+__all__ = ["Access", "DirectoryTd", "ServiceHolder", "Services", "dependencies"]

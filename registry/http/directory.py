@@ -16,7 +16,9 @@ from typing import Any
 from litestar import Response, get
 from litestar.di import NamedDependency
 
+from registry.auth.authenticator import AuthMode
 from registry.http.bodies import TD_JSON
+from registry.http.contract import JSON_OBJECT, Answer, documented
 from registry.http.dependencies import DirectoryTd
 
 #: Affordances of the Directory Thing Model that the core implements; other modules add theirs.
@@ -30,6 +32,11 @@ CORE_AFFORDANCES = frozenset(
         "partiallyUpdateThing",
         "deleteThing",
     }
+)
+
+#: Affordances that change the directory: with REGISTRY_AUTH=writes only their forms need a bearer credential.
+WRITE_AFFORDANCES = frozenset(
+    {"createThing", "createAnonymousThing", "updateThing", "partiallyUpdateThing", "deleteThing"}
 )
 
 #: Search affordances (issue 3); searchXPath is left out: /search/xpath answers 501.
@@ -55,7 +62,17 @@ def _add_response_content_types(node: Any) -> None:
             _add_response_content_types(value)
 
 
-def directory_description(base_url: str, affordances: Iterable[str], directory_id: str) -> dict[str, Any]:
+def directory_description(
+    base_url: str,
+    affordances: Iterable[str],
+    directory_id: str,
+    *,
+    mode: AuthMode = AuthMode.OFF,
+    issuer: str = "",
+) -> dict[str, Any]:
+    """The TD of this directory; its security says how to authenticate (``tdd-things-read-only-auth``): nosec
+    with authentication off, bearer on every form with REGISTRY_AUTH=all, bearer on the write forms only with
+    ``writes`` (its authorization server named when access tokens come from an identity provider)."""
     model = copy.deepcopy(_thing_model())
     implemented = set(affordances)
     description: dict[str, Any] = {
@@ -76,8 +93,25 @@ def directory_description(base_url: str, affordances: Iterable[str], directory_i
                 form["href"] = form["href"].lstrip("/")
         if chosen:
             description[kind] = chosen
+    _declare_security(description, mode, issuer)
     _add_response_content_types(description)
     return description
+
+
+def _declare_security(description: dict[str, Any], mode: AuthMode, issuer: str) -> None:
+    if mode is AuthMode.OFF:
+        return
+    bearer: dict[str, Any] = {"scheme": "bearer", "in": "header", "name": "Authorization"}
+    if issuer:
+        bearer.update({"authorization": issuer, "format": "jwt"})
+    description["securityDefinitions"]["bearer_sc"] = bearer
+    if mode is AuthMode.ALL:
+        description["security"] = "bearer_sc"
+        return
+    for name, affordance in description.get("actions", {}).items():
+        if name in WRITE_AFFORDANCES:
+            for form in affordance.get("forms", []):
+                form["security"] = "bearer_sc"
 
 
 def _package_version() -> str:
@@ -94,6 +128,14 @@ def _package_version() -> str:
     operation_id="directoryDescription",
     summary="The directory's Thing Description",
     tags=["Things (WoT Discovery)"],
+    opt={
+        "access": "public",
+        **documented(
+            answers={
+                200: Answer("The directory's own Thing Description (W3C WoT Discovery §7.3)", {TD_JSON: JSON_OBJECT})
+            }
+        ),
+    },
 )
 async def well_known_wot(directory_td: NamedDependency[DirectoryTd]) -> Response[bytes]:
     return Response(content=directory_td.json, media_type=TD_JSON)

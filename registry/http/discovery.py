@@ -17,8 +17,12 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from registry.config import Settings
+from registry.conventions.service import ConventionService
+from registry.directory.service import DirectoryService
 from registry.discovery.service import DiscoveryService, SearchParams
+from registry.http.access import principal_of, require_visible, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
+from registry.http.contract import JSON_OBJECT, Answer, documented, imported_answers
 from registry.http.ids import thing_id_from
 from registry.http.things import notice_headers
 from registry.wire import (
@@ -36,18 +40,45 @@ from registry.wire import (
 
 PREFIX = "/api/v1"
 SEARCH_PARAMETERS = frozenset(
-    {"kind", "vendor", "capability", "capability_version", "type", "q", "sort", "limit", "cursor", "facets"}
+    {
+        "kind",
+        "vendor",
+        "vendor_match",
+        "capability",
+        "capability_version",
+        "type",
+        "q",
+        "sort",
+        "limit",
+        "cursor",
+        "facets",
+        "convention",
+    }
 )
 FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets"}
 
 #: The formats of registry.descriptions.tool_formats.FORMATS, as a type so the OpenAPI document lists them.
 ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
+#: What ``/export`` can produce: the LLM tool formats, and an agent's A2A Agent Card.
+ExportFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos", "a2a"]
 IMPORT_PARAMETERS = frozenset({"format", "id", "vendor", "version", "href"})
 
 
 Kind = Annotated[str | None, QueryParameter(description="agent, tool or thing")]
+Convention = Annotated[
+    str | None, QueryParameter(description="lmos, a2a (imported Agent Cards) or mcp (published MCP servers)")
+]
 Vendor = Annotated[
-    str | None, QueryParameter(description="Vendor name (lmos:metadata/lmos:vendor/lmos:name), any case")
+    str | None,
+    QueryParameter(
+        description="Vendor name (lmos:metadata/lmos:vendor/lmos:name), any case; matched as vendor_match says"
+    ),
+]
+VendorMatch = Annotated[
+    str | None,
+    QueryParameter(
+        description="words (default: each word a word or word prefix of the name), exact, or fuzzy (typos too)"
+    ),
 ]
 CapabilityParam = Annotated[
     str | None, QueryParameter(description="Capability id or name (lmos:capabilities, actions)")
@@ -80,15 +111,33 @@ class DiscoveryController(Controller):
         q: Text = None,
         sort: Annotated[
             str | None,
-            QueryParameter(description="relevance (default with q), title (default) or modified (newest first)"),
+            QueryParameter(
+                description="relevance (default with q), title (default), modified (newest first) or expires "
+                "(descriptions with a lease only, the soonest to expire first)"
+            ),
         ] = None,
         limit: Annotated[int, QueryParameter(ge=1, description="Page size (capped by REGISTRY_MAX_PAGE_SIZE)")] = 20,
         cursor: Annotated[str | None, QueryParameter(description="next_cursor of the previous page")] = None,
         facets: Annotated[bool, QueryParameter(description="Add facet counts over all matches")] = False,
+        convention: Convention = None,
+        vendor_match: VendorMatch = None,
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
-        params = SearchParams(kind, vendor, capability, capability_version, type_, q, sort, limit, cursor, facets)
-        return await discovery.search(params, settings.max_page_size)
+        params = SearchParams(
+            kind,
+            vendor,
+            capability,
+            capability_version,
+            type_,
+            q,
+            sort,
+            limit,
+            cursor,
+            facets,
+            convention,
+            vendor_match,
+        )
+        return await discovery.search(params, settings.max_page_size, tenant_scope_of(request))
 
     @get("/facets", operation_id="facets", summary="Counts by kind, vendor and capability")
     async def facets(
@@ -101,13 +150,24 @@ class DiscoveryController(Controller):
         capability_version: CapabilityVersion = None,
         type_: TypeParam = None,
         q: Text = None,
+        convention: Convention = None,
+        vendor_match: VendorMatch = None,
     ) -> Facets:
         reject_unknown_parameters(request, FACET_PARAMETERS)
-        params = SearchParams(kind, vendor, capability, capability_version, type_, q)
-        return await discovery.facets(params)
+        params = SearchParams(
+            kind, vendor, capability, capability_version, type_, q, convention=convention, vendor_match=vendor_match
+        )
+        return await discovery.facets(params, tenant_scope_of(request))
 
     @get("/things/{thing_id:str}/summary", operation_id="thingSummary", summary="The summary of a description")
-    async def summary(self, thing_id: FromPath[str], discovery: NamedDependency[DiscoveryService]) -> ThingSummary:
+    async def summary(
+        self,
+        thing_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        discovery: NamedDependency[DiscoveryService],
+        directory: NamedDependency[DirectoryService],
+    ) -> ThingSummary:
+        await require_visible(request, directory.things, thing_id_from(thing_id))
         return await discovery.summary(thing_id_from(thing_id))
 
     @get("/things/{thing_id:str}/versions", operation_id="thingVersions", summary="Kept versions, newest first")
@@ -116,54 +176,99 @@ class DiscoveryController(Controller):
         request: Request[Any, Any, Any],
         thing_id: FromPath[str],
         discovery: NamedDependency[DiscoveryService],
+        directory: NamedDependency[DirectoryService],
         satisfies: Annotated[
             str | None, QueryParameter(description="Only versions in this range; the first item is the newest match")
         ] = None,
     ) -> VersionList:
         reject_unknown_parameters(request, frozenset({"satisfies"}))
+        await require_visible(request, directory.things, thing_id_from(thing_id))
         return await discovery.versions(thing_id_from(thing_id), satisfies)
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
     async def version(
-        self, thing_id: FromPath[str], version: FromPath[str], discovery: NamedDependency[DiscoveryService]
+        self,
+        thing_id: FromPath[str],
+        version: FromPath[str],
+        request: Request[Any, Any, Any],
+        discovery: NamedDependency[DiscoveryService],
+        directory: NamedDependency[DirectoryService],
     ) -> VersionDetail:
+        await require_visible(request, directory.things, thing_id_from(thing_id))
         return await discovery.version(thing_id_from(thing_id), unquote(version))
 
     @get(
         "/things/{thing_id:str}/export",
         operation_id="exportTool",
-        summary="A tool, or an agent's actions, in an LLM tool format",
+        summary="A tool, or an agent's actions, in an LLM tool format; an agent as an A2A Agent Card (a2a)",
+        opt=documented(
+            answers={
+                200: Answer(
+                    "A tool: one definition; an agent: a list, one per action (a2a: the Agent Card)",
+                    {"application/json": {"oneOf": [JSON_OBJECT, {"type": "array", "items": JSON_OBJECT}]}},
+                )
+            }
+        ),
     )
     async def export(
         self,
         thing_id: FromPath[str],
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
-        tool_format: Annotated[ToolFormat, QueryParameter(name="format")],
+        conventions: NamedDependency[ConventionService],
+        directory: NamedDependency[DirectoryService],
+        export_format: Annotated[ExportFormat, QueryParameter(name="format")],
     ) -> Response[Any]:
         reject_unknown_parameters(request, frozenset({"format"}))
-        exported = await discovery.export(thing_id_from(thing_id), tool_format)
+        await require_visible(request, directory.things, thing_id_from(thing_id))
+        if export_format == "a2a":
+            return Response(content=await conventions.card(thing_id_from(thing_id)), status_code=HTTP_200_OK)
+        exported = await discovery.export(thing_id_from(thing_id), export_format)
         return Response(content=exported, status_code=HTTP_200_OK)
 
-    @post("/resolve", operation_id="resolveCapabilities", summary="Choose providers for capability requirements")
+    @post(
+        "/resolve",
+        operation_id="resolveCapabilities",
+        summary="Choose providers for capability requirements",
+        status_code=HTTP_200_OK,
+        opt={"access": "read"},
+    )
     async def resolve(
-        self, data: JSONBody[ResolveRequest], discovery: NamedDependency[DiscoveryService]
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[ResolveRequest],
+        discovery: NamedDependency[DiscoveryService],
     ) -> Response[ResolveResult]:
-        return Response(await discovery.resolve(data), status_code=HTTP_200_OK)
+        return Response(await discovery.resolve(data, tenant_scope_of(request)), status_code=HTTP_200_OK)
 
-    @post("/compatibility", operation_id="checkCompatibility", summary="Diff two versions or two documents")
+    @post(
+        "/compatibility",
+        operation_id="checkCompatibility",
+        summary="Diff two versions or two documents",
+        status_code=HTTP_200_OK,
+        opt={"access": "read"},
+    )
     async def compatibility(
         self, data: JSONBody[CompatibilityRequest], discovery: NamedDependency[DiscoveryService]
     ) -> Response[CompatibilityResult]:
         return Response(await discovery.compatibility(data), status_code=HTTP_200_OK)
 
-    @post("/tools/import", operation_id="importTool", summary="Store an LLM tool definition as an lmos:Tool")
+    @post(
+        "/tools/import",
+        operation_id="importTool",
+        summary="Store an LLM tool definition as an lmos:Tool",
+        opt=imported_answers("ImportedTool"),
+    )
     async def import_tool(
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[dict[str, Any]],
         discovery: NamedDependency[DiscoveryService],
-        tool_format: Annotated[ToolFormat, QueryParameter(name="format")],
+        settings: NamedDependency[Settings],
+        tool_format: Annotated[
+            ToolFormat | None,
+            QueryParameter(name="format", description="The tool's format; detected from its members when omitted"),
+        ] = None,
         thing_id: Annotated[str | None, QueryParameter(name="id", description="Id of the description")] = None,
         vendor: Annotated[str | None, QueryParameter(description="Vendor name")] = None,
         version: Annotated[str | None, QueryParameter(description="version.instance (semantic version)")] = None,
@@ -171,8 +276,15 @@ class DiscoveryController(Controller):
     ) -> Response[ImportedTool]:
         reject_unknown_parameters(request, IMPORT_PARAMETERS)
         imported = await discovery.import_tool(
-            tool_format, data, thing_id=thing_id, vendor=vendor, version=version, href=href
+            tool_format,
+            data,
+            thing_id=thing_id,
+            vendor=vendor,
+            version=version,
+            href=href,
+            principal=principal_of(request),
         )
-        headers = {"Location": imported.location, **notice_headers(imported.notices)}
+        # The body carries every notice; the header is capped.
+        headers = {"Location": imported.location, **notice_headers(imported.notices, settings)}
         status = HTTP_201_CREATED if imported.created else HTTP_200_OK
         return Response(imported, status_code=status, headers=headers)

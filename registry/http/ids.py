@@ -1,6 +1,7 @@
 """Description ids in paths. Ids are IRIs (``urn:uuid:…``, ``https://host/a/b``) that hold ``/`` and ``//``,
 which routing would split or collapse. ``ids_as_segments`` wraps the ASGI application and rewrites
-``/things/{id}`` and ``/api/v1/things/{id}/{tail}`` so the id, percent-encoded, is a single path segment; handlers
+``/things/{id}``, ``/api/v1/things/{id}/{tail}``, ``/a2a/{id}/.well-known/agent-card.json`` and the MCP Registry
+API's ``/v0.1/servers/{name}/…`` so the id (or server name), percent-encoded, is a single path segment; handlers
 declare ``{thing_id:str}`` and decode it with ``thing_id_from``. Clients may send ids percent-encoded or not.
 """
 
@@ -16,6 +17,11 @@ from registry.errors import BadRequest
 
 THINGS_PREFIX = "/things/"
 API_THINGS_PREFIX = "/api/v1/things/"
+A2A_PREFIX = "/a2a/"
+MCP_SERVERS_PREFIX = "/v0.1/servers/"
+#: An MCP server name has exactly one "/" (``io.github.user/weather``); a version none.
+_MCP_TAIL = re.compile(r"^(?P<name>[^/]+/[^/]+)/(?P<tail>status|versions(?:/(?P<version>[^/]+)(?P<status>/status)?)?)$")
+_A2A_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>\.well-known/agent-card\.json)$")
 _API_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>summary|export|lease|versions(?:/[^/]+)?)$")
 
 
@@ -29,15 +35,25 @@ def _rewrite(scope: Scope) -> None:
     new_path = None
     if path.startswith(THINGS_PREFIX):
         rest = _raw_rest(scope, THINGS_PREFIX)
-        # Undecodable bytes stay encoded: thing_id_from refuses them with a 400.
         new_path = THINGS_PREFIX + quote(rest, safe="") if rest else None
-    elif path.startswith(API_THINGS_PREFIX):
+    elif path.startswith(MCP_SERVERS_PREFIX):
         try:
-            match = _API_TAIL.match(_raw_rest(scope, API_THINGS_PREFIX).decode("utf-8"))
+            match = _MCP_TAIL.match(_raw_rest(scope, MCP_SERVERS_PREFIX).decode("utf-8"))
         except UnicodeDecodeError:
-            match = None  # not an id: routing answers 404
+            match = None
         if match:
-            new_path = API_THINGS_PREFIX + quote(match["id"], safe="") + "/" + match["tail"]
+            tail = match["tail"] if match["version"] is None else f"versions/{quote(match['version'], safe='')}"
+            new_path = MCP_SERVERS_PREFIX + quote(match["name"], safe="") + "/" + tail + (match["status"] or "")
+    else:
+        for prefix, tail in ((API_THINGS_PREFIX, _API_TAIL), (A2A_PREFIX, _A2A_TAIL)):
+            if path.startswith(prefix):
+                try:
+                    match = tail.match(_raw_rest(scope, prefix).decode("utf-8"))
+                except UnicodeDecodeError:
+                    match = None  # not an id: routing answers 404
+                if match:
+                    new_path = prefix + quote(match["id"], safe="") + "/" + match["tail"]
+                break
     if new_path is not None:
         scope["path"], scope["raw_path"] = new_path, new_path.encode()
 
@@ -52,13 +68,9 @@ def ids_as_segments(app: ASGIApp) -> ASGIApp:
 
 
 def thing_id_from(segment: str) -> str:
-    """The id of a segment made by ``ids_as_segments``; refuses what no stored id can be."""
-    try:
-        thing_id = unquote_to_bytes(segment).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise BadRequest("The id in the path is not valid percent-encoded UTF-8") from error
+    """The id of a segment made by ``ids_as_segments`` (the input boundary has checked it is UTF-8 without
+    control characters)."""
+    thing_id = unquote_to_bytes(segment).decode("utf-8")
     if not thing_id:
         raise BadRequest("The path names no Thing Description id")
-    if "\x00" in thing_id:
-        raise BadRequest("The id in the path contains a U+0000 (NUL) character")
     return thing_id

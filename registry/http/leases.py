@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
-from litestar import Response, post
+from litestar import Request, Response, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from registry.descriptions.registration_info import format_time
 from registry.directory.service import DirectoryService
+from registry.http.access import principal_of
+from registry.http.contract import Answer, documented
 from registry.http.ids import thing_id_from
 
 
@@ -18,9 +22,31 @@ from registry.http.ids import thing_id_from
     summary="Renew the lease of a registration: expires = now + its ttl; no change event",
     tags=["Leases"],
     status_code=200,
+    opt=documented(
+        answers={
+            200: Answer(
+                "The renewed lease",
+                {
+                    "application/json": {
+                        "type": "object",
+                        "required": ["id", "ttl", "expires", "lastSeen"],
+                        "properties": {
+                            "id": {"type": "string"},
+                            "ttl": {"type": "number"},
+                            "expires": {"type": "string", "format": "date-time"},
+                            "lastSeen": {"type": "string", "format": "date-time"},
+                        },
+                    }
+                },
+            )
+        },
+        problems={409: "The registration has no ttl, so there is no lease to renew"},
+    ),
 )
-async def renew_lease(thing_id: FromPath[str], directory: NamedDependency[DirectoryService]) -> Response[bytes]:
-    lease = await directory.renew_lease(thing_id_from(thing_id))
+async def renew_lease(
+    thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+) -> Response[bytes]:
+    lease = await directory.renew_lease(thing_id_from(thing_id), principal=principal_of(request))
     body = {
         "id": lease.id,
         "ttl": int(lease.ttl) if lease.ttl.is_integer() else lease.ttl,

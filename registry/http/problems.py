@@ -11,6 +11,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from registry.errors import RegistryError
+from registry.metrics import FAILED_VALIDATIONS
+from registry.store.database import translate
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ def problem_response(
 
 
 def _registry_error(request: Request[Any, Any, Any], error: RegistryError) -> Response[bytes]:
+    if "validationErrors" in error.extra:  # a description refused as invalid, whichever check refused it
+        FAILED_VALIDATIONS.inc()
     return problem_response(int(error.status), error.detail, headers=error.headers, **error.extra)
 
 
@@ -67,7 +71,17 @@ def _too_deep(request: Request[Any, Any, Any], error: RecursionError) -> Respons
 
 
 def _unexpected_error(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+    # A driver error that reached here without translation still means what it means (e.g. 503, the database
+    # is unavailable), never a 500.
+    cause = error.__cause__ or error.__context__
+    for candidate in (error, cause):
+        domain = translate(candidate) if candidate is not None else None
+        if domain is not None:
+            return _registry_error(request, domain)
+    # One line per failed request (it carries the request id); the traceback only at debug level, so that a bug hit
+    # by every request does not flood the log.
+    log.error("unhandled error on %s %s: %s: %s", request.method, request.url.path, type(error).__name__, error)
+    log.debug("traceback of the unhandled error on %s %s", request.method, request.url.path, exc_info=error)
     return problem_response(500, "The directory failed to process the request; the error has been logged")
 
 

@@ -10,11 +10,44 @@ from litestar.di import NamedDependency
 
 from registry.directory.search import SearchService
 from registry.errors import BadRequest
+from registry.http.access import tenant_scope_of
 from registry.http.bodies import JSON, media_type, require_media_type
+from registry.http.contract import JSON_OBJECT, Answer, Body, Param, documented
 from registry.http.problems import problem_response
+from registry.http.things import notice_headers
+from registry.semantic.prefixes import canonical_lmos_namespace, check_prefixes
 
 FORM = "application/x-www-form-urlencoded"
 SPARQL_QUERY = "application/sparql-query"
+
+
+_GRAPHS = [
+    Param("default-graph-uri", "A description id whose graph is the default graph (repeatable)"),
+    Param("named-graph-uri", "A description id whose graph is a named graph (repeatable)"),
+]
+_RESULTS = {
+    200: Answer(
+        "SELECT/ASK results or, for CONSTRUCT/DESCRIBE, a graph: in the media type Accept prefers (SELECT/ASK: "
+        "SPARQL JSON by default; graphs: JSON-LD by default)",
+        {
+            "application/sparql-results+json": JSON_OBJECT,
+            "application/json": JSON_OBJECT,
+            "application/sparql-results+xml": {"type": "string"},
+            "application/xml": {"type": "string"},
+            "text/csv": {"type": "string"},
+            "text/tab-separated-values": {"type": "string"},
+            "application/ld+json": {},
+            "text/turtle": {"type": "string"},
+            "application/n-triples": {"type": "string"},
+            "application/rdf+xml": {"type": "string"},
+            "application/n-quads": {"type": "string"},
+            "application/trig": {"type": "string"},
+        },
+        headers={"Vary": "Accept"},
+    )
+}
+_BUSY = {429: "This client already has REGISTRY_SPARQL_CLIENT_CONCURRENCY queries in flight"}
+_QUERY = Param("query", "The SPARQL 1.1 query (read-only)", required=True)
 
 
 def _single_query(values: list[str]) -> str:
@@ -37,15 +70,26 @@ async def _answer(
     default_graphs: list[str],
     named_graphs: list[str],
 ) -> Response[bytes]:
-    answer = await search.sparql(query, request.headers.get("accept", "*/*"), default_graphs, named_graphs)
-    return Response(content=answer.content, media_type=answer.media_type, headers={"Vary": "Accept"})
+    client = request.client.host if request.client else ""
+    query, notices = canonical_lmos_namespace(query)
+    check_prefixes(query)
+    answer = await search.sparql(
+        query, request.headers.get("accept", "*/*"), default_graphs, named_graphs, client, tenant_scope_of(request)
+    )
+    headers = {"Vary": "Accept", **notice_headers(notices)}
+    return Response(content=answer.content, media_type=answer.media_type, headers=headers)
 
 
 class SearchController(Controller):
     path = "/search"
     tags = ["Search (WoT Discovery)"]
 
-    @get("/sparql", operation_id="searchSPARQL", summary="SPARQL 1.1 query (GET)")
+    @get(
+        "/sparql",
+        operation_id="searchSPARQL",
+        summary="SPARQL 1.1 query (GET)",
+        opt=documented(parameters=[_QUERY, *_GRAPHS], answers=_RESULTS, problems=_BUSY),
+    )
     async def sparql_get(
         self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
     ) -> Response[bytes]:
@@ -60,7 +104,35 @@ class SearchController(Controller):
             params.getall("named-graph-uri", []),
         )
 
-    @post("/sparql", operation_id="searchSPARQLPost", summary="SPARQL 1.1 query (POST)", status_code=200)
+    @post(
+        "/sparql",
+        operation_id="searchSPARQLPost",
+        summary="SPARQL 1.1 query (POST)",
+        status_code=200,
+        opt={
+            "access": "read",
+            **documented(
+                body=Body(
+                    {
+                        FORM: {
+                            "type": "object",
+                            "required": ["query"],
+                            "properties": {
+                                "query": {"type": "string"},
+                                "default-graph-uri": {"type": "array", "items": {"type": "string"}},
+                                "named-graph-uri": {"type": "array", "items": {"type": "string"}},
+                            },
+                        },
+                        SPARQL_QUERY: {"type": "string"},
+                    },
+                    "The query as a form (query=…) or directly (application/sparql-query, graphs in the URL)",
+                ),
+                parameters=_GRAPHS,
+                answers=_RESULTS,
+                problems=_BUSY,
+            ),
+        },
+    )
     async def sparql_post(
         self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
     ) -> Response[bytes]:
@@ -82,15 +154,23 @@ class SearchController(Controller):
             default_graphs, named_graphs = form.get("default-graph-uri", []), form.get("named-graph-uri", [])
         return await _answer(request, search, query, default_graphs, named_graphs)
 
-    @get("/jsonpath", operation_id="searchJSONPath", summary="JSONPath (RFC 9535) over all descriptions")
+    @get(
+        "/jsonpath",
+        operation_id="searchJSONPath",
+        summary="JSONPath (RFC 9535) over all descriptions",
+        opt=documented(
+            parameters=[Param("query", "The JSONPath expression (RFC 9535)", required=True)],
+            answers={200: Answer("The matches, in document order", {JSON: {"type": "array", "items": {}}})},
+        ),
+    )
     async def jsonpath(
         self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
     ) -> Response[bytes]:
         """The query is applied to the array of all stored descriptions; the answer is the array of matches."""
         expression = _single_query(request.query_params.getall("query", []))
-        return Response(content=await search.jsonpath(expression), media_type=JSON)
+        return Response(content=await search.jsonpath(expression, tenant_scope_of(request)), media_type=JSON)
 
-    @get("/xpath", operation_id="searchXPath", summary="XPath search (not supported)")
+    @get("/xpath", operation_id="searchXPath", summary="XPath search (not supported)", include_in_schema=False)
     async def xpath(self) -> Response[bytes]:
         return problem_response(
             501, "XPath search is not supported by this directory; use /search/jsonpath or /search/sparql"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
@@ -18,34 +19,132 @@ from registry.config import Settings
 from registry.descriptions.model import DISCOVERY_CONTEXT
 from registry.directory.service import DirectoryService, WriteOutcome
 from registry.errors import BadRequest
+from registry.http.access import principal_of, tenant_scope_of
 from registry.http.bodies import (
+    JSON,
     LD_JSON,
     MERGE_PATCH_JSON,
     TD_JSON,
     TD_MEDIA_TYPES,
+    JsonLimits,
     read_json,
     reject_unknown_parameters,
 )
+from registry.http.contract import (
+    IF_MATCH,
+    MERGE_PATCH,
+    Answer,
+    Body,
+    Param,
+    documented,
+    ref,
+    seed_example,
+)
 from registry.http.ids import thing_id_from
-from registry.wire import Notice
+from registry.wire import Notice, WriteNotices
 
 LIST_PARAMETERS = frozenset({"offset", "limit", "format"})
+NOTICES_TOTAL = "Registry-Notices-Total"
+
+# -- the contract of these operations (see registry/http/contract.py)
+
+_TD_BODY = Body(
+    {media: ref("ThingDescription") for media in TD_MEDIA_TYPES},
+    "The Thing Description; an LMOS agent or tool is one with @type lmos:Agent or lmos:Tool",
+    examples={"weatherAgent": seed_example("weather-agent.td.json"), "tool": seed_example("seed-tool.td.json")},
+)
+_WRITTEN = {
+    "ETag": "The entity tag of the stored description, for If-Match",
+    "Registry-Notices": (
+        "JSON array of notices (lint warnings, unknown contexts) that did not refuse the registration; absent if none"
+    ),
+}
+_CREATED = Answer("Registered", headers=_WRITTEN)
+_REPLACED = Answer("Replaced (or patched)", headers=_WRITTEN)
+_PRECONDITION = {412: "If-Match was given and the stored description has another entity tag (or none)"}
+_RACE = {409: "A concurrent write of the same id won; retry"}
+_THING_COLLECTION = {
+    "type": "object",
+    "description": "WoT Discovery ThingCollection (format=collection)",
+    "required": ["@context", "@type", "total", "members"],
+    "properties": {
+        "@context": {},
+        "@type": {"const": "ThingCollection"},
+        "total": {"type": "integer"},
+        "@id": {"type": "string"},
+        "next": {"type": "string"},
+        "members": {"type": "array", "items": ref("EnrichedThingDescription")},
+    },
+}
+_LISTING = documented(
+    parameters=[
+        Param("offset", "Skip this many descriptions (code-point order of id)", {"type": "integer", "minimum": 0}),
+        Param(
+            "limit",
+            "At most this many (capped by REGISTRY_MAX_PAGE_SIZE); a Link rel=next follows",
+            {"type": "integer", "minimum": 1},
+        ),
+        Param("format", "array (default) or a ThingCollection object", {"enum": ["array", "collection"]}),
+    ],
+    answers={
+        200: Answer(
+            "The enriched descriptions, in code-point order of id",
+            {LD_JSON: {"oneOf": [{"type": "array", "items": ref("EnrichedThingDescription")}, _THING_COLLECTION]}},
+            headers={"Link": "rel=next for the next page (with limit), rel=canonical with the listing's etag"},
+        )
+    },
+)
 
 
-def notice_headers(notices: list[Notice]) -> dict[str, str]:
-    """Notices travel in a header because 204 responses have no body."""
+def _ascii_json(notices: list[Notice]) -> str:
+    """ASCII JSON (non-ASCII escaped as ``\\uXXXX``): header values are Latin-1 on the wire and JSON decoders read
+    the escapes back."""
+    return json.dumps(msgspec.to_builtins(notices), ensure_ascii=True, separators=(",", ":"))
+
+
+#: The caps of ``notice_headers`` when the caller has no settings at hand.
+_DEFAULT_SETTINGS = Settings()
+
+
+def notice_headers(notices: list[Notice], settings: Settings | None = None) -> dict[str, str]:
+    """Notices travel in a header because 204 responses have no body. The header is capped in count and bytes
+    (proxies and clients refuse long headers); ``Registry-Notices-Total`` says when some did not fit."""
     if not notices:
         return {}
-    return {"Registry-Notices": msgspec.json.encode(notices).decode()}
+    limits = settings or _DEFAULT_SETTINGS
+    shown = notices[: limits.max_notice_header_count]
+    value = _ascii_json(shown)
+    while shown and len(value) > limits.max_notice_header_bytes:
+        shown = shown[: len(shown) // 2]
+        value = _ascii_json(shown)
+    headers = {"Registry-Notices": value} if shown else {}
+    if len(shown) < len(notices):
+        headers[NOTICES_TOTAL] = str(len(notices))
+    return headers
 
 
-def _write_response(outcome: WriteOutcome, *, location: bool = False) -> Response[bytes]:
-    headers = {"ETag": outcome.stored.etag, **notice_headers(outcome.notices)}
+def _write_response(outcome: WriteOutcome, settings: Settings, *, location: bool = False) -> Response[bytes]:
+    headers = {"ETag": outcome.stored.etag, **notice_headers(outcome.notices, settings)}
     if location:
         # The bare local id, as LinkSmart and Domus do: clients resolve it against /things/.
         headers["Location"] = outcome.stored.id
+    if NOTICES_TOTAL in headers:
+        # A replacement answers 200 rather than 204 here, because 204 cannot carry the full list.
+        status = HTTP_201_CREATED if outcome.created else HTTP_200_OK
+        body = msgspec.json.encode(WriteNotices(outcome.notices))
+        return Response(content=body, status_code=status, headers=headers, media_type=JSON)
     status = HTTP_201_CREATED if outcome.created else HTTP_204_NO_CONTENT
     return Response(content=b"", status_code=status, headers=headers, media_type=None)
+
+
+def _create_only(request: Request[Any, Any, Any]) -> bool:
+    """``If-None-Match: *`` on PUT: create, never replace (RFC 9110 §13.1.2); other entity tags are not supported."""
+    value = request.headers.get("if-none-match")
+    if value is None:
+        return False
+    if value.strip() != "*":
+        raise BadRequest("If-None-Match on PUT supports only * (create only, 412 if the id exists)")
+    return True
 
 
 #: PostgreSQL's OFFSET is a bigint; larger values would fail after the response has started streaming.
@@ -71,7 +170,7 @@ class ThingsController(Controller):
     path = "/things"
     tags = ["Things (WoT Discovery)"]
 
-    @get("/", operation_id="listThings", summary="List Thing Descriptions", media_type=LD_JSON)
+    @get("/", operation_id="listThings", summary="List Thing Descriptions", media_type=LD_JSON, opt=_LISTING)
     async def list_things(
         self,
         request: Request[Any, Any, Any],
@@ -91,7 +190,10 @@ class ThingsController(Controller):
             )
         if limit is not None:
             limit = min(limit, settings.max_page_size)
-        total = await directory.things.count()
+        # The exact total only where it is shown (a collection); a page of the array format needs only to know
+        # whether another follows.
+        readers = tenant_scope_of(request)
+        total = await directory.things.count(readers) if payload_format == "collection" else None
         version = await directory.things.latest_seq()
         links = [f'</things>; rel="canonical"; etag="v{version}"']
 
@@ -102,7 +204,9 @@ class ThingsController(Controller):
             return "/things?" + urlencode(query)
 
         next_url = None
-        if limit is not None and offset + limit < total:
+        if limit is not None and (
+            offset + limit < total if total is not None else await directory.things.exists_at(offset + limit, readers)
+        ):
             next_url = page_url(offset + limit)
             links.insert(0, f'<{next_url}>; rel="next"')
 
@@ -122,7 +226,7 @@ class ThingsController(Controller):
             else:
                 yield b"["
             first = True
-            async for stored in directory.things.stream(offset=offset, limit=limit):
+            async for stored in directory.things.stream(offset=offset, limit=limit, readers=readers):
                 document = directory.enriched_json(stored, retrieved)
                 yield document if first else b"," + document
                 first = False
@@ -130,17 +234,48 @@ class ThingsController(Controller):
 
         return Stream(body(), media_type=LD_JSON, status_code=HTTP_200_OK, headers={"Link": ", ".join(links)})
 
-    @post("/", operation_id="createAnonymousThing", summary="Register an anonymous Thing Description")
+    @post(
+        "/",
+        operation_id="createAnonymousThing",
+        summary="Register an anonymous Thing Description",
+        opt=documented(
+            body=_TD_BODY,
+            answers={
+                201: Answer(
+                    "Registered under a new urn:uuid id", headers={**_WRITTEN, "Location": "The id given to it"}
+                )
+            },
+            problems=_RACE,
+        ),
+    )
     async def create_anonymous(
-        self, request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+        self,
+        request: Request[Any, Any, Any],
+        directory: NamedDependency[DirectoryService],
+        settings: NamedDependency[Settings],
     ) -> Response[bytes]:
-        document = await read_json(request, TD_MEDIA_TYPES)
-        outcome = await directory.create_anonymous(document)
-        return _write_response(outcome, location=True)
+        document = await read_json(request, TD_MEDIA_TYPES, JsonLimits.of(settings))
+        outcome = await directory.create_anonymous(document, principal=principal_of(request))
+        return _write_response(outcome, settings, location=True)
 
-    @get("/{thing_id:str}", operation_id="retrieveThing", summary="Retrieve a Thing Description")
-    async def retrieve(self, thing_id: FromPath[str], directory: NamedDependency[DirectoryService]) -> Response[bytes]:
-        stored = await directory.get(thing_id_from(thing_id))
+    @get(
+        "/{thing_id:str}",
+        operation_id="retrieveThing",
+        summary="Retrieve a Thing Description",
+        opt=documented(
+            answers={
+                200: Answer(
+                    "The description with its registration information",
+                    {TD_JSON: ref("EnrichedThingDescription")},
+                    headers={"ETag": _WRITTEN["ETag"]},
+                )
+            }
+        ),
+    )
+    async def retrieve(
+        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+    ) -> Response[bytes]:
+        stored = await directory.get(thing_id_from(thing_id), tenant_scope_of(request))
         return Response(
             content=directory.enriched_json(stored),
             media_type=TD_JSON,
@@ -151,24 +286,72 @@ class ThingsController(Controller):
         "/{thing_id:str}",
         operation_id="createOrUpdateThing",
         summary="Create or replace a Thing Description",
+        opt=documented(
+            body=_TD_BODY,
+            parameters=[IF_MATCH],
+            answers={201: _CREATED, 204: _REPLACED},
+            problems={**_PRECONDITION, **_RACE},
+        ),
     )
     async def create_or_replace(
-        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+        self,
+        thing_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        directory: NamedDependency[DirectoryService],
+        settings: NamedDependency[Settings],
     ) -> Response[bytes]:
-        document = await read_json(request, TD_MEDIA_TYPES)
-        outcome = await directory.put(thing_id_from(thing_id), document, if_match=request.headers.get("if-match"))
-        return _write_response(outcome)
+        create_only = _create_only(request)
+        document = await read_json(request, TD_MEDIA_TYPES, JsonLimits.of(settings))
+        outcome = await directory.put(
+            thing_id_from(thing_id),
+            document,
+            if_match=request.headers.get("if-match"),
+            principal=principal_of(request),
+            create_only=create_only,
+        )
+        return _write_response(outcome, settings)
 
-    @patch("/{thing_id:str}", operation_id="partiallyUpdateThing", summary="Merge-patch a Thing Description")
+    @patch(
+        "/{thing_id:str}",
+        operation_id="partiallyUpdateThing",
+        summary="Merge-patch a Thing Description",
+        opt=documented(
+            body=Body(
+                {MERGE_PATCH_JSON: MERGE_PATCH},
+                "The merge patch; the patched description must still be valid",
+                examples={"retitle": {"title": "WeatherAgent 2", "description": None}},
+            ),
+            parameters=[IF_MATCH],
+            answers={204: _REPLACED},
+            problems=_PRECONDITION,
+        ),
+    )
     async def partially_update(
-        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+        self,
+        thing_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        directory: NamedDependency[DirectoryService],
+        settings: NamedDependency[Settings],
     ) -> Response[bytes]:
-        merge_patch = await read_json(request, (MERGE_PATCH_JSON,))
-        outcome = await directory.patch(thing_id_from(thing_id), merge_patch, if_match=request.headers.get("if-match"))
-        return _write_response(outcome)
+        merge_patch = await read_json(request, (MERGE_PATCH_JSON,), JsonLimits.of(settings))
+        outcome = await directory.patch(
+            thing_id_from(thing_id),
+            merge_patch,
+            if_match=request.headers.get("if-match"),
+            principal=principal_of(request),
+        )
+        return _write_response(outcome, settings)
 
-    @delete("/{thing_id:str}", operation_id="deleteThing", summary="Delete a Thing Description", status_code=204)
+    @delete(
+        "/{thing_id:str}",
+        operation_id="deleteThing",
+        summary="Delete a Thing Description",
+        status_code=204,
+        opt=documented(parameters=[IF_MATCH], answers={204: Answer("Deleted")}, problems=_PRECONDITION),
+    )
     async def remove(
         self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
     ) -> None:
-        await directory.delete(thing_id_from(thing_id), if_match=request.headers.get("if-match"))
+        await directory.delete(
+            thing_id_from(thing_id), if_match=request.headers.get("if-match"), principal=principal_of(request)
+        )

@@ -11,7 +11,7 @@ import msgspec
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.lint import lint
 from registry.descriptions.summary import Summary, summarise
-from registry.descriptions.versions import precedence, sort_key
+from registry.descriptions.versions import previous_version
 from registry.store.catalog import CapabilityRow, CatalogStore, NewVersion, SummaryRow
 from registry.store.database import Transaction
 from registry.store.things import StoredDescription
@@ -54,7 +54,7 @@ class CatalogProjection:
             await self._keep_version(tx, stored.id, version, kept)
 
     async def _keep_version(self, tx: Transaction, thing_id: str, version: NewVersion, kept: list[str]) -> None:
-        previous = _previous_version(kept, version.version)
+        previous = previous_version(kept, version.version)
         report = None
         if previous is not None:
             old = msgspec.json.decode(await CatalogStore.version_text(tx, thing_id, previous))
@@ -62,14 +62,6 @@ class CatalogProjection:
         await CatalogStore.keep_version(
             tx, thing_id, version, previous, None if report is None else msgspec.json.encode(report).decode()
         )
-
-
-def _previous_version(kept: list[str], version: str) -> str | None:
-    """The highest kept version below ``version`` (compatibility is judged against it)."""
-    if sort_key(version) is None:
-        return None
-    below = [candidate for candidate in kept if sort_key(candidate) and precedence(candidate) < precedence(version)]
-    return max(below, key=precedence, default=None)
 
 
 class CatalogProjector:

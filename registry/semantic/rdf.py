@@ -21,7 +21,13 @@ from typing import Any
 import msgspec
 import pyoxigraph as ox
 
-from registry.descriptions.model import LMOS_NAMESPACE, LMOS_NAMESPACE_SPELLINGS
+from registry.descriptions.model import (
+    LMOS_NAMESPACE,
+    LMOS_NAMESPACE_SPELLINGS,
+    capability_lists,
+    lmos_local_name,
+    strings_of,
+)
 from registry.semantic.compiled import NAME_PREDICATES, Context, Unsupported, Writer
 from registry.semantic.loader import ContextLibrary
 
@@ -56,6 +62,7 @@ class RdfConverter:
         return [entry for entry in _context_list(document) if isinstance(entry, str) and not self._inline(entry)]
 
     def convert(self, document: dict[str, Any]) -> Rdf:
+        document = explicit_capabilities(document)
         context, unknown = self._local_context(document)
         try:
             return Rdf(self._compiled(context, document), tuple(unknown))
@@ -64,6 +71,7 @@ class RdfConverter:
 
     def convert_general(self, document: dict[str, Any]) -> Rdf:
         """oxigraph's JSON-LD 1.1 processor: every feature, a few milliseconds per description."""
+        document = explicit_capabilities(document)
         return self._general(*self._local_context(document), document)
 
     def _general(self, context: list[Any], unknown: list[str], document: dict[str, Any]) -> Rdf:
@@ -125,6 +133,38 @@ class RdfConverter:
             elif entry is None:
                 context.append(None)
         return context, unknown
+
+
+def explicit_capabilities(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with each LMOS capability entry made an ``lmos:Capability`` node of its own.
+
+    Entries are written with plain keys (``id``, ``name``, ``version``) that the TD context reads as other things:
+    ``id`` as the node's IRI, so two descriptions offering ``urn:cap:weather:forecast`` shared one node and each
+    one's properties showed on the other's; ``version`` as ``td:versionInfo``, so a string version vanished.
+    Here every member becomes an LMOS property (``lmos:id``, ``lmos:version``, …) of a blank node, which is per
+    description. The stored document is not changed.
+    """
+    lists = [(path, value) for path, value in capability_lists(document) if isinstance(value, list)]
+    if not lists:
+        return document
+    result = dict(document)
+    for path, entries in lists:
+        nodes = [_capability_node(entry) if isinstance(entry, dict) else entry for entry in entries]
+        if len(path) == 1:
+            result[path[0]] = nodes
+        else:
+            result[path[0]] = {**result[path[0]], path[1]: nodes}
+    return result
+
+
+def _capability_node(entry: dict[str, Any]) -> dict[str, Any]:
+    node: dict[str, Any] = {"@type": [LMOS_IRI + "Capability", *strings_of(entry.get("@type"))]}
+    for key, value in entry.items():
+        if key == "@type":
+            continue
+        local = "id" if key == "@id" else key if ":" not in key else lmos_local_name(key)
+        node[key if local is None or local.startswith("@") else LMOS_IRI + local] = value
+    return node
 
 
 def _context_list(document: dict[str, Any]) -> list[Any]:

@@ -9,7 +9,8 @@ pulled one by one and the deadline is checked between them, which stops any quer
 interrupt a single long step (an aggregate over a huge join): in the server this engine runs inside the query
 worker process, which is killed and replaced when a query outlives its time (:mod:`registry.sparql_worker`);
 used in-process (``abandon_on_timeout``), such a query is answered 503 while its thread runs to its end.
-At most ``MAX_IN_FLIGHT`` queries wait or run at once; beyond, new ones are told to retry (503).
+``concurrency`` queries run at once; up to ``queue`` more wait for a thread; beyond, new ones are told to retry
+(503 with Retry-After).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import IO, Any, cast
 import msgspec
 import pyoxigraph as ox
 
+from registry.descriptions.model import A2A_NAMESPACE, MCP_NAMESPACE
 from registry.errors import BadRequest, ServiceUnavailable
 from registry.semantic.rdf import LMOS_IRI
 
@@ -38,6 +40,8 @@ PREFIXES = {
     "dct": "http://purl.org/dc/terms/",
     "discovery": "https://www.w3.org/2022/wot/discovery-ontology#",
     "lmos": LMOS_IRI,
+    "a2a": A2A_NAMESPACE,
+    "mcp": MCP_NAMESPACE,
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "xsd": "http://www.w3.org/2001/XMLSchema#",
@@ -45,9 +49,6 @@ PREFIXES = {
 
 MAX_QUERY_CHARS = 100_000
 MAX_NESTING = 64
-#: Queries evaluated at once, and queries accepted at once (the others wait for a thread, within their timeout).
-MAX_CONCURRENT = 2
-MAX_IN_FLIGHT = 16
 #: Largest answer (serialised SELECT results) kept in memory.
 MAX_ANSWER_BYTES = 64 * 2**20
 
@@ -149,6 +150,8 @@ class SparqlEngine:
         max_results: int,
         service_allowlist: Sequence[str],
         abandon_on_timeout: bool = True,
+        concurrency: int = 2,
+        queue: int = 64,
     ) -> None:
         """``abandon_on_timeout``: answer a query stuck in one step when its time is up, leaving its thread to
         finish (in-process use); False when a supervisor kills the whole process instead (the query worker)."""
@@ -157,9 +160,15 @@ class SparqlEngine:
         self.abandon_on_timeout = abandon_on_timeout
         self.max_results = max_results
         self.service_allowlist = tuple(service_allowlist)
-        self._executor = concurrent.futures.ThreadPoolExecutor(MAX_CONCURRENT, thread_name_prefix="sparql")
+        self.accepted = max(1, concurrency) + queue
+        self._executor = concurrent.futures.ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="sparql")
         self._running = 0
         self._running_lock = threading.Lock()
+
+    @property
+    def running(self) -> int:
+        """Queries running or waiting for a thread."""
+        return self._running
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -173,7 +182,7 @@ class SparqlEngine:
     ) -> Answer:
         screen(query, self.service_allowlist)
         with self._running_lock:
-            if self._running >= MAX_IN_FLIGHT:
+            if self._running >= self.accepted:
                 raise ServiceUnavailable(
                     "The SPARQL endpoint is busy with other queries; retry shortly", headers={"Retry-After": "1"}
                 )

@@ -4,23 +4,40 @@ answers the queries its server forwards over stdin/stdout (length-prefixed msgpa
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
+import resource
 import sys
 from typing import Any
 
 from registry.config import Settings
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
+from registry.logs import configure_logging
 from registry.semantic.sparql import SparqlEngine
 from registry.sparql_worker.client import frame, read_frame
 from registry.sparql_worker.index import IndexFollower, RdfIndex
 from registry.store.database import APPLICATION_NAME, Database
+from registry.store.rdf import database_identity
 
 log = logging.getLogger(__name__)
 
 #: The worker's share of a replica's connection budget: one pooled connection and its LISTEN connection.
 WORKER_CONNECTIONS = 2
+
+
+_OUT_OF_MEMORY = (
+    "The query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); narrow it or add LIMIT"
+)
+
+
+def limit_memory(megabytes: int) -> None:
+    """Bound the worker's address space: a query that would need more fails (or the worker dies and is started
+    again, taking up its on-disk index where it left off) instead of the machine running out of memory."""
+    if megabytes > 0:
+        limit = megabytes * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 async def _serve() -> None:
@@ -34,8 +51,10 @@ async def _serve() -> None:
 
     database = Database(settings.database_url, connections=WORKER_CONNECTIONS, name=f"{APPLICATION_NAME}-sparql")
     await database.open()
-    index = RdfIndex()
-    follower = IndexFollower(database, ChangeFeed(database, poll_interval=settings.feed_poll_interval), index)
+    identity = await database_identity(database)
+    directory = settings.sparql_index_path / hashlib.sha256(identity.encode()).hexdigest()[:16]
+    index = await asyncio.to_thread(RdfIndex.open, directory, identity)
+    follower = IndexFollower(database, ChangeFeed(database, poll_interval=settings.feed_poll_interval), index, identity)
     await follower.start()
     sparql = SparqlEngine(
         index.store,
@@ -43,8 +62,9 @@ async def _serve() -> None:
         max_results=settings.sparql_max_results,
         service_allowlist=settings.sparql_service_allowlist,
         abandon_on_timeout=False,
+        concurrency=settings.sparql_concurrency,
+        queue=settings.sparql_queue,
     )
-    follower.on_swap.append(lambda fresh: setattr(sparql, "store", fresh.store))
     writer.write(frame([0, "ready", None]))
 
     async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
@@ -52,8 +72,8 @@ async def _serve() -> None:
             if kind == "stats":
                 payload: Any = {
                     "indexedDescriptions": follower.index.descriptions,
-                    "quads": len(follower.index),
                     "indexPosition": follower.feed.position,
+                    "queriesRunning": sparql.running,
                 }
             else:
                 await follower.catch_up()
@@ -62,6 +82,8 @@ async def _serve() -> None:
             message = [request_id, "ok", payload]
         except RegistryError as error:
             message = [request_id, "error", [int(error.status), error.detail, error.headers, error.extra]]
+        except MemoryError:
+            message = [request_id, "error", [503, _OUT_OF_MEMORY, {"Retry-After": "1"}, {}]]
         except Exception:
             log.exception("SPARQL request failed")
             message = [request_id, "error", [500, "The SPARQL query failed; the error has been logged", {}, {}]]
@@ -85,12 +107,9 @@ async def _serve() -> None:
 
 def main() -> None:
     settings = Settings.from_env()
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s[sparql-worker]: %(message)s",
-    )
+    configure_logging(settings.log_level, settings.log_format, process="sparql-worker")
     sys.stdout = sys.stderr  # fd 1 carries the protocol: nothing else may write to it
+    limit_memory(settings.sparql_memory_limit)
     asyncio.run(_serve())
     os._exit(0)  # query threads stuck in native code must not keep the process alive
 

@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import logging
 import os
+import signal
 import struct
 import sys
 from http import HTTPStatus
@@ -17,6 +18,7 @@ import msgspec
 
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
+from registry.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
 from registry.semantic.sparql import Answer
 
 log = logging.getLogger(__name__)
@@ -24,6 +26,10 @@ log = logging.getLogger(__name__)
 _HEADER = struct.Struct(">I")
 #: Seconds beyond the query timeout before the worker is taken to be stuck.
 GRACE = 1.0
+#: Seconds a query waits for a worker that is starting before it is answered 503 (an empty index is ready in
+#: about a second; on a loaded machine catching up with a few thousand descriptions took over 5 s, and a query
+#: that waits is better served than one told to retry; a large index that has to catch up still answers 503).
+READY_WAIT = 30.0
 
 
 async def read_frame(reader: asyncio.StreamReader) -> Any:
@@ -51,15 +57,15 @@ class QueryWorker:
         self._ids = itertools.count(1)
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
-        self._ever_ready = False
 
     async def start(self) -> None:
-        self._supervisor = asyncio.create_task(self._supervise())
-        ready = asyncio.ensure_future(self._ready.wait())
-        await asyncio.wait({ready, self._supervisor}, return_when=asyncio.FIRST_COMPLETED)
-        if not ready.done():
-            ready.cancel()
-            self._supervisor.result()  # raises what stopped it
+        """Start the worker in the background: the rest of the API answers while its index catches up."""
+        self._supervisor = asyncio.create_task(self._supervise(), name="sparql-worker-supervisor")
+
+    @property
+    def ready(self) -> bool:
+        """Whether queries are answered now (the index has caught up with the change log); for /readyz."""
+        return self._ready.is_set()
 
     async def stop(self) -> None:
         self._stopping = True
@@ -69,7 +75,16 @@ class QueryWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._supervisor
 
+    def unready_reason(self) -> str | None:
+        """Why the worker cannot answer queries now (None when it can): for the readiness check."""
+        if self._process is None or self._process.returncode is not None:
+            return "the SPARQL worker process is not running (it is restarted automatically)"
+        if not self._ready.is_set():
+            return "the SPARQL index is catching up with the catalogue"
+        return None
+
     async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
+        SPARQL_QUERIES.inc()
         content, media_type = await self._call("query", [query, accept, default_graphs, named_graphs])
         return Answer(content, media_type)
 
@@ -78,8 +93,11 @@ class QueryWorker:
         return result
 
     async def _call(self, kind: str, arguments: list[Any]) -> Any:
+        if not self._ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), READY_WAIT)
         if not self._ready.is_set() or self._process is None or self._process.stdin is None:
-            raise _unavailable("The SPARQL index is being built")
+            raise _unavailable("The SPARQL index is catching up with the catalogue")
         if self._process.stdin.is_closing():
             # The worker died and the supervisor has not noticed yet (writing would raise RuntimeError).
             raise _unavailable("The SPARQL worker is restarting")
@@ -92,6 +110,7 @@ class QueryWorker:
             return await asyncio.wait_for(asyncio.shield(future), self.settings.sparql_timeout + GRACE)
         except TimeoutError:
             log.warning("a SPARQL query outlived its timeout; restarting the query worker")
+            SPARQL_TIMEOUTS.inc()
             self._kill()
             raise _unavailable(
                 f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
@@ -112,13 +131,17 @@ class QueryWorker:
         """Run the worker; start it again whenever it exits (killed, crashed), until the server stops."""
         while not self._stopping:
             started = asyncio.get_running_loop().time()
-            returncode = await self._run_once()
+            try:
+                returncode = await self._run_once()
+            except OSError:
+                log.exception("the SPARQL worker cannot be started; retrying")
+                returncode = None
             if self._stopping:
                 return
-            if not self._ever_ready:
-                raise RuntimeError(f"the SPARQL worker exited with {returncode} before its index was built")
             if asyncio.get_running_loop().time() - started < 5:
+                log.warning("the SPARQL worker exited with %s soon after it started; retrying", returncode)
                 await asyncio.sleep(1)  # do not spin on a worker that cannot start
+            SPARQL_WORKER_RESTARTS.inc()
 
     async def _run_once(self) -> int | None:
         process = await asyncio.create_subprocess_exec(
@@ -134,6 +157,12 @@ class QueryWorker:
                 "REGISTRY_SPARQL_TIMEOUT": str(self.settings.sparql_timeout),
                 "REGISTRY_SPARQL_MAX_RESULTS": str(self.settings.sparql_max_results),
                 "REGISTRY_SPARQL_SERVICE_ALLOWLIST": ",".join(self.settings.sparql_service_allowlist),
+                "REGISTRY_SPARQL_INDEX_DIR": str(self.settings.sparql_index_path),
+                "REGISTRY_SPARQL_CONCURRENCY": str(self.settings.sparql_concurrency),
+                "REGISTRY_SPARQL_QUEUE": str(self.settings.sparql_queue),
+                "REGISTRY_SPARQL_MEMORY_LIMIT": str(self.settings.sparql_memory_limit),
+                # glibc's default of one arena per thread reserves address space the memory limit would count.
+                "MALLOC_ARENA_MAX": "2",
             },
         )
         self._process = process
@@ -143,7 +172,6 @@ class QueryWorker:
                 request_id, status, payload = await read_frame(process.stdout)
                 if request_id == 0:
                     self._ready.set()
-                    self._ever_ready = True
                     continue
                 future = self._pending.get(request_id)
                 if future is None or future.done():
@@ -161,11 +189,17 @@ class QueryWorker:
             self._ready.clear()
             self._kill()
             await process.wait()
+            reason = "The SPARQL worker is restarting"
+            if process.returncode == -signal.SIGABRT:  # what oxigraph does when an allocation fails
+                reason = (
+                    "A query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); "
+                    "the worker is restarting"
+                )
             if not self._stopping:
                 log.warning("the SPARQL worker exited with %s; starting it again", process.returncode)
             for future in self._pending.values():
                 if not future.done():
-                    future.set_exception(_unavailable("The SPARQL worker is restarting"))
+                    future.set_exception(_unavailable(reason))
         return process.returncode
 
 

@@ -19,6 +19,7 @@ from sqlalchemy import (
     and_,
     any_,
     bindparam,
+    case,
     cast,
     delete,
     exists,
@@ -32,9 +33,19 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from registry.auth.tenancy import EVERYTHING, TenantScope
+from registry.descriptions.model import (
+    A2A_CARD_TYPE,
+    CONVENTION_A2A,
+    CONVENTION_LMOS,
+    CONVENTION_MCP,
+    MCP_SERVER_TYPE,
+)
+from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_fuzzy_matches, vendor_words
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import (
     SEARCH_CONFIG,
+    changes,
     descriptions,
     live,
     thing_capabilities,
@@ -43,6 +54,10 @@ from registry.store.tables import (
 )
 
 _CONFIG = cast(literal(SEARCH_CONFIG), REGCONFIG)
+#: Vendor names are matched as words, without stemming (thing_summaries.vendor_words).
+_WORDS_CONFIG = cast(literal("simple"), REGCONFIG)
+#: Distinct vendor names a fuzzy vendor filter compares (the most frequent first).
+FUZZY_VENDOR_CANDIDATES = 10_000
 #: Facet lists are cut to the most frequent values.
 FACET_LIMIT = 50
 #: Characters of a title kept in its sort key: a B-tree entry must stay under ~2.7 kB, whatever the title.
@@ -84,11 +99,20 @@ class NewVersion:
 class Filters:
     kind: str | None = None
     vendor: str | None = None
+    #: How ``vendor`` matches a vendor name: exact (any case), words (each word a word or word prefix of the
+    #: name, any case) or fuzzy (similar names, typos included).
+    vendor_match: str = "words"
+    #: The vendor keys a fuzzy ``vendor`` matched (resolved by the store before the query).
+    vendor_keys: tuple[str, ...] = ()
     #: Capability id or name; with ``capability_accepts`` only providers of a version it accepts.
     capability: str | None = None
     capability_accepts: Callable[[str], bool] | None = None
     type: str | None = None
     text: str | None = None
+    #: lmos, a2a or mcp (registry.descriptions.model.convention_of).
+    convention: str | None = None
+    #: Whose descriptions may match (registry/auth/tenancy.py).
+    readers: TenantScope = EVERYTHING
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -124,6 +148,8 @@ class VersionRow:
     revision: int
     previous_version: str | None
     compatibility: dict[str, Any] | None
+    #: Principal that registered it (audit; from the change log), None with authentication off.
+    registered_by: str | None
 
 
 _VERSION_COLUMNS = (
@@ -133,7 +159,12 @@ _VERSION_COLUMNS = (
     thing_versions.c.revision,
     thing_versions.c.previous_version,
     thing_versions.c.compatibility,
+    select(changes.c.actor).where(changes.c.seq == thing_versions.c.revision).scalar_subquery(),
 )
+
+
+#: Matches a relevance-sorted search ranks at most (see :meth:`CatalogStore.search`).
+RANK_CANDIDATES = 1000
 
 
 def _weighted(text: Any, weight: str) -> Any:
@@ -148,12 +179,22 @@ def _capability_match(capability: str) -> ColumnElement[bool]:
 def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[bool]]:
     """Conditions of ``filters``; ``versions``: the capability versions ``capability_accepts`` chose."""
     clauses: list[ColumnElement[bool]] = [live()]
+    if not filters.readers.everything:
+        clauses.append(or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == filters.readers.tenant))
     if filters.kind is not None:
         clauses.append(thing_summaries.c.kind == filters.kind)
     if filters.vendor is not None:
-        clauses.append(thing_summaries.c.vendor_key == filters.vendor.lower())
+        if filters.vendor_match == "exact":
+            clauses.append(thing_summaries.c.vendor_key == filters.vendor.lower())
+        elif filters.vendor_match == "fuzzy":
+            clauses.append(thing_summaries.c.vendor_key.in_(filters.vendor_keys))
+        else:
+            words = func.to_tsquery(_WORDS_CONFIG, vendor_prefix_query(filters.vendor))
+            clauses.append(thing_summaries.c.vendor_words.op("@@")(words))
     if filters.type is not None:
         clauses.append(thing_summaries.c.types.contains([filters.type]))
+    if filters.convention is not None:
+        clauses.append(_convention() == filters.convention)
     if filters.text is not None:
         clauses.append(thing_summaries.c.search.op("@@")(_query(filters.text)))
     if filters.capability is not None:
@@ -166,12 +207,75 @@ def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[b
     return clauses
 
 
+def vendor_prefix_query(vendor: str) -> str:
+    """``Deutsche Tele`` → ``deutsche:* & tele:*`` (words only, so nothing in it is tsquery syntax)."""
+    return " & ".join(f"{word}:*" for word in vendor_words(vendor))
+
+
+def _convention() -> Any:
+    """The convention of a summary row, as ``convention_of`` computes it, from its types and kind."""
+    types = thing_summaries.c.types
+    return case(
+        (types.contains([MCP_SERVER_TYPE]), literal(CONVENTION_MCP)),
+        (types.contains([A2A_CARD_TYPE]), literal(CONVENTION_A2A)),
+        (thing_summaries.c.kind.in_([KIND_AGENT, KIND_TOOL]), literal(CONVENTION_LMOS)),
+        else_=None,
+    )
+
+
 def _query(text: str) -> Any:
     return func.websearch_to_tsquery(_CONFIG, text)
 
 
 def _joined() -> Any:
     return thing_summaries.join(descriptions, descriptions.c.id == thing_summaries.c.thing_id)
+
+
+def search_query(
+    filters: Filters, versions: list[str] | None, sort: str, limit: int, after: tuple[Any, str] | None
+) -> Any:
+    """The statement of one search page (``limit`` + 1 rows, to know whether more follow)."""
+    conditions = _where(filters, versions)
+    columns = (thing_summaries.c.summary, descriptions.c.modified, descriptions.c.expires)
+    thing_id: Any = thing_summaries.c.thing_id
+    key: Any
+    if sort == "relevance" and filters.text is not None:
+        # Ranking reads every match it ranks, and a word most descriptions contain matches them all: so the
+        # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer).
+        candidates = (
+            select(thing_id, *columns, thing_summaries.c.search)
+            .select_from(_joined())
+            .where(*conditions)
+            .order_by(thing_summaries.c.title_key, thing_id)
+            .limit(RANK_CANDIDATES)
+            .subquery("candidates")
+        )
+        thing_id = candidates.c.thing_id
+        key = cast(func.ts_rank_cd(candidates.c.search, _query(filters.text)), Float)
+        query = select(
+            thing_id, candidates.c.summary, candidates.c.modified, candidates.c.expires, key.label("sort_key")
+        )
+        descending = True
+    else:
+        if sort == "modified":
+            # (modified DESC, id) is an index: the newest are read first and the scan stops at the page's end.
+            key, descending, thing_id = descriptions.c.modified, True, descriptions.c.id
+        elif sort == "expires":
+            # Descriptions with a lease, the soonest to expire first (the expiry index serves the purge too).
+            key, descending, thing_id = descriptions.c.expires, False, descriptions.c.id
+            conditions = [*conditions, descriptions.c.expires.is_not(None)]
+        else:
+            key, descending = thing_summaries.c.title_key, False
+        query = (
+            select(thing_id.label("thing_id"), *columns, key.label("sort_key"))
+            .select_from(_joined())
+            .where(*conditions)
+        )
+    if after is not None:
+        after_key, after_id = after
+        beyond = key < after_key if descending else key > after_key
+        query = query.where(or_(beyond, and_(key == after_key, thing_id > after_id)))
+    return query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
 
 
 def _write_summary_statement() -> Any:
@@ -251,8 +355,9 @@ def _write_summary_statement() -> Any:
 
 
 def _changed(table: Any, excluded: Any, key: list[str]) -> dict[str, Any]:
-    """``set_`` and ``where`` of an ON CONFLICT DO UPDATE that leaves an unchanged row alone."""
-    columns = [column.name for column in table.c if column.name not in key]
+    """``set_`` and ``where`` of an ON CONFLICT DO UPDATE that leaves an unchanged row alone (generated columns
+    follow by themselves)."""
+    columns = [column.name for column in table.c if column.name not in key and column.computed is None]
     return {
         "set_": {name: excluded[name] for name in columns},
         "where": tuple_(*(table.c[name] for name in columns)).is_distinct_from(
@@ -377,37 +482,35 @@ class CatalogStore:
         offered = [row[0] for row in await executor.fetch(query)]
         return [version for version in offered if filters.capability_accepts(version)]
 
+    async def resolve_vendor(self, filters: Filters) -> Filters:
+        """``filters`` with the vendor keys a fuzzy vendor filter matches: the distinct vendor names (a bounded
+        set, read from the vendor_key index) compared word by word in Python (rapidfuzz; pg_trgm is not always
+        available)."""
+        if filters.vendor is None or filters.vendor_match != "fuzzy":
+            return filters
+        names = (
+            select(thing_summaries.c.vendor_key)
+            .where(thing_summaries.c.vendor_key.is_not(None))
+            .group_by(thing_summaries.c.vendor_key)
+            .order_by(func.count().desc())
+            .limit(FUZZY_VENDOR_CANDIDATES)
+        )
+        keys = [row[0] for row in await self.database.fetch(names)]
+        matched = tuple(key for key in keys if vendor_fuzzy_matches(filters.vendor, key))
+        return dataclasses.replace(filters, vendor_keys=matched)
+
     async def search(self, filters: Filters, sort: str, limit: int, after: tuple[Any, str] | None) -> Page:
         """One page of live summaries matching ``filters``, ordered by ``sort`` (keyset pagination)."""
-        thing_id = thing_summaries.c.thing_id
-        key: Any
-        if sort == "relevance" and filters.text is not None:
-            key = cast(func.ts_rank_cd(thing_summaries.c.search, _query(filters.text)), Float)
-            descending = True
-        elif sort == "modified":
-            key, descending = descriptions.c.modified, True
-        else:
-            key, descending = thing_summaries.c.title_key, False
-        query = select(
-            thing_id,
-            thing_summaries.c.summary,
-            descriptions.c.modified,
-            descriptions.c.expires,
-            key.label("sort_key"),
-        ).select_from(_joined())
-        if after is not None:
-            after_key, after_id = after
-            beyond = key < after_key if descending else key > after_key
-            query = query.where(or_(beyond, and_(key == after_key, thing_id > after_id)))
-        query = query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
+        filters = await self.resolve_vendor(filters)
         versions = await self._accepted_versions(self.database, filters)
-        rows = await self.database.fetch(query.where(*_where(filters, versions)))
+        rows = await self.database.fetch(search_query(filters, versions, sort, limit, after))
         more = len(rows) > limit
         rows = rows[:limit]
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
 
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
+        filters = await self.resolve_vendor(filters)
         versions = await self._accepted_versions(self.database, filters)
         return await self._facets(self.database, filters, versions)
 
@@ -440,8 +543,16 @@ class CatalogStore:
             .order_by(providers.desc(), capability)
             .limit(FACET_LIMIT)
         )
+        convention = _convention()
+        conventions = (
+            select(convention.label("value"), count)
+            .select_from(joined)
+            .where(convention.is_not(None))
+            .group_by(convention)
+        )
         result: dict[str, list[tuple[str, int]]] = {}
-        for name, query in (("kind", kinds), ("vendor", vendors), ("capability", capabilities)):
+        facets = (("kind", kinds), ("vendor", vendors), ("capability", capabilities), ("convention", conventions))
+        for name, query in facets:
             rows = await executor.fetch(query)
             counted: list[tuple[str, int]] = [(row[0], row[1]) for row in rows]
             result[name] = sorted(counted, key=lambda item: (-item[1], item[0]))
@@ -457,7 +568,10 @@ class CatalogStore:
         return None if row is None else (row[0], row[1], row[2])
 
     async def providers(
-        self, capabilities: Sequence[str], worth_detailing: Callable[[list[Offer]], set[str]]
+        self,
+        capabilities: Sequence[str],
+        worth_detailing: Callable[[list[Offer]], set[str]],
+        readers: TenantScope = EVERYTHING,
     ) -> tuple[list[Offer], dict[str, ProviderDetails]]:
         """Every offer of one of ``capabilities`` (live or expired but not yet purged), and the details of the
         descriptions ``worth_detailing`` picks from them. Two indexed queries on one connection: joining every
@@ -474,6 +588,10 @@ class CatalogStore:
                 thing_capabilities.c.name_key.in_([key.lower() for key in keys]),
             )
         )
+        if not readers.everything:
+            offers_query = offers_query.join_from(
+                thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
+            ).where(or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == readers.tenant))
         offers = [Offer(*row) for row in await self.database.fetch(offers_query)]
         wanted = worth_detailing(offers)
         if not wanted:

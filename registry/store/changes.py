@@ -29,6 +29,8 @@ class Change:
     #: Lifetime of the description if it still is at this revision (for the enriched TD of a create event).
     ttl: float | None = None
     expires: dt.datetime | None = None
+    #: Name of the principal that made the change (audit); None with authentication off and for purges.
+    actor: str | None = None
 
     @property
     def diff(self) -> dict[str, Any] | None:
@@ -47,6 +49,7 @@ _CHANGE_COLUMNS = (
     changes.c.at,
     descriptions.c.ttl,
     descriptions.c.expires,
+    changes.c.actor,
 )
 _WITH_LIFETIME = changes.outerjoin(
     descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)

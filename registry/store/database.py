@@ -108,12 +108,17 @@ def translate(error: BaseException) -> RegistryError | None:
         if state[:2] in _UNAVAILABLE_CLASSES:
             return DatabaseUnavailable("The database is unavailable; retry shortly")
         return None
-    if isinstance(error, asyncpg.InterfaceError | OSError | TimeoutError | asyncpg.PostgresConnectionError):
+    # InternalClientError: a connection left mid-operation when the server went away (e.g. "cannot switch to state
+    # 15; another operation is in progress" on a cursor's connection during an outage).
+    if isinstance(
+        error,
+        asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | TimeoutError | asyncpg.PostgresConnectionError,
+    ):
         return DatabaseUnavailable("The database is unavailable; retry shortly")
     return None
 
 
-_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError, TimeoutError)
 
 
 def _domain(error: BaseException) -> BaseException:
@@ -253,6 +258,11 @@ class Database(Executor):
             return 0, 0
         idle = self._pool.get_idle_size()
         return self._pool.get_size() - idle, idle
+
+    def waiting(self) -> int:
+        """Callers waiting for a pooled connection (asyncpg keeps them as getters of its queue of holders)."""
+        queue = getattr(self._pool, "_queue", None)
+        return len(getattr(queue, "_getters", ()))
 
     async def _run(self, method: str, statement: Statement, arguments: list[Any]) -> Any:
         # The hottest path of the directory (every GET): a plain try/except rather than ``translated()``, and no

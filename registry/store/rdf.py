@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from sqlalchemy import Text, any_, bindparam, cast, delete, func, select, true
+from sqlalchemy import Text, any_, bindparam, cast, delete, func, select, text, true
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -77,6 +77,35 @@ async def all_current_rdf(database: Database) -> AsyncIterator[StoredRdf]:
         yield StoredRdf(*row)
 
 
+_LEASE_ENDS = Statement.of(
+    select(descriptions.c.id, descriptions.c.expires).where(descriptions.c.expires.is_not(None), live())
+)
+_EXPIRED = Statement.of(select(descriptions.c.id).where(~live()))
+_IDENTITY = Statement.of(
+    text(
+        "SELECT concat_ws('/', current_database(), (SELECT oid FROM pg_database WHERE datname = current_database()), "
+        "(SELECT seq::text || '@' || at::text FROM changes ORDER BY seq LIMIT 1))"
+    )
+)
+
+
+async def lease_ends(executor: Executor) -> list[tuple[str, dt.datetime]]:
+    """(id, end of lease) of the live descriptions that hold a lease."""
+    return [(row[0], row[1]) for row in await executor.fetch(_LEASE_ENDS)]
+
+
+async def expired_ids(executor: Executor) -> list[str]:
+    """Descriptions whose lease has ended and that are not purged yet."""
+    return [row[0] for row in await executor.fetch(_EXPIRED)]
+
+
+async def database_identity(executor: Executor) -> str:
+    """Names this database's history (its name and oid, and its first change, to the microsecond): a database
+    dropped and created again under the same name is another one, so an index of the first is not taken for the
+    second. Needs no privileges."""
+    return str(await executor.fetchval(_IDENTITY))
+
+
 async def rdf_statistics(executor: Executor) -> dict[str, Any]:
     """Descriptions whose RDF is incomplete (unknown remote contexts, by URL) or missing."""
     urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
@@ -94,4 +123,14 @@ async def rdf_statistics(executor: Executor) -> dict[str, Any]:
     }
 
 
-__all__ = ["StoredRdf", "all_current_rdf", "current_rdf_of", "rdf_statistics", "remove_rdf", "store_rdf"]
+__all__ = [
+    "StoredRdf",
+    "all_current_rdf",
+    "current_rdf_of",
+    "database_identity",
+    "expired_ids",
+    "lease_ends",
+    "rdf_statistics",
+    "remove_rdf",
+    "store_rdf",
+]

@@ -13,6 +13,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     ColumnElement,
+    Computed,
     DateTime,
     Float,
     Identity,
@@ -54,8 +55,15 @@ descriptions = Table(
     Column("last_seen", DateTime(timezone=True), nullable=False),
     # Change-log sequence of the last write: the ETag, and the position replicas compare against.
     Column("revision", BigInteger, nullable=False),
+    # The owner (a principal's owner name) that may change it; null when registered with authentication off.
+    Column("owner", Text, nullable=True),
+    # The tenant of its creator; null = shared by all tenants.
+    Column("tenant", Text, nullable=True),
     Index("ix_descriptions_expires", "expires", postgresql_where="expires IS NOT NULL"),
+    Index("ix_descriptions_owner", "owner", postgresql_where="owner IS NOT NULL"),
 )
+# Newest first (search sorted by modification), id ascending within a moment as the keyset order has it.
+Index("ix_descriptions_modified", descriptions.c.modified.desc(), descriptions.c.id)
 
 
 def live(moment: Any = None) -> ColumnElement[bool]:
@@ -73,7 +81,27 @@ changes = Table(
     # For creates the full document, for updates an RFC 7396 merge patch, for deletes null.
     Column("diff", JSONB, nullable=True),
     Column("at", DateTime(timezone=True), nullable=False),
+    # Name of the principal that made the change (never a secret); null with authentication off and for purges.
+    Column("actor", Text, nullable=True),
     Index("ix_changes_thing_id", "thing_id"),
+)
+
+#: API keys: only a SHA-256 hash of each secret is stored; ``id`` is the public part of the key.
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("secret_hash", Text, nullable=False),
+    Column("scopes", ARRAY(Text), nullable=False),
+    Column("owner", Text, nullable=False),
+    Column("namespaces", ARRAY(Text), nullable=False),
+    Column("vendors", ARRAY(Text), nullable=False),
+    Column("tenant", Text, nullable=True),
+    Column("created", DateTime(timezone=True), nullable=False),
+    Column("expires", DateTime(timezone=True), nullable=True),
+    Column("revoked", DateTime(timezone=True), nullable=True),
+    Column("last_used", DateTime(timezone=True), nullable=True),
 )
 
 #: RDF (N-Triples) of each description, computed when it was written; replicas build their SPARQL index from it.
@@ -105,6 +133,13 @@ thing_summaries = Table(
     Column("vendor_name", Text, nullable=True),
     # lower(vendor name): vendor filters are case-insensitive.
     Column("vendor_key", Text, nullable=True),
+    # The vendor name's words (no stemming): vendor=telekom finds "Deutsche Telekom AG".
+    Column(
+        "vendor_words",
+        TSVECTOR,
+        Computed("to_tsvector('simple'::regconfig, coalesce(vendor_name, ''))", persisted=True),
+        nullable=True,
+    ),
     Column("version", Text, nullable=True),
     Column("types", ARRAY(Text), nullable=False),
     # The whole summary (capabilities with schemas, languages, lint warnings) as served by /summary.
@@ -112,6 +147,7 @@ thing_summaries = Table(
     Column("search", TSVECTOR, nullable=False),
     Index("ix_thing_summaries_kind", "kind"),
     Index("ix_thing_summaries_vendor_key", "vendor_key"),
+    Index("ix_thing_summaries_vendor_words", "vendor_words", postgresql_using="gin"),
     Index("ix_thing_summaries_title_key", "title_key", "thing_id"),
     Index("ix_thing_summaries_types", "types", postgresql_using="gin"),
     Index("ix_thing_summaries_search", "search", postgresql_using="gin"),

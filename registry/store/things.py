@@ -15,10 +15,26 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
-from sqlalchemy import BigInteger, Boolean, DateTime, Float, Text, bindparam, cast, delete, func, insert, null, select
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    null,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import changes, descriptions, live
 
@@ -40,6 +56,9 @@ class StoredDescription:
     expires: dt.datetime | None
     ttl: float | None
     revision: int
+    #: Owner name that may change it (None: registered with authentication off) and its tenant (None: shared).
+    owner: str | None = None
+    tenant: str | None = None
 
     @property
     def etag(self) -> str:
@@ -63,6 +82,10 @@ class Write:
     created: dt.datetime
     expires: dt.datetime | None
     ttl: float | None
+    owner: str | None = None
+    tenant: str | None = None
+    #: Name of the principal making the write (audit); None with authentication off.
+    actor: str | None = None
 
 
 _COLUMNS = (
@@ -74,6 +97,8 @@ _COLUMNS = (
     descriptions.c.expires,
     descriptions.c.ttl,
     descriptions.c.revision,
+    descriptions.c.owner,
+    descriptions.c.tenant,
 )
 _TIMESTAMP = DateTime(timezone=True)
 
@@ -105,6 +130,7 @@ def _write_statement() -> Any:
             type=bindparam("type"),
             diff=cast(bindparam("diff", type_=Text), JSONB),
             at=bindparam("now", type_=_TIMESTAMP),
+            actor=bindparam("actor", type_=Text),
         )
         .returning(changes.c.seq)
         .cte("change")
@@ -119,6 +145,8 @@ def _write_statement() -> Any:
         bindparam("ttl", type_=Float).label("ttl"),
         bindparam("now", type_=_TIMESTAMP).label("last_seen"),
         change.c.seq.label("revision"),
+        bindparam("owner", type_=Text).label("owner"),
+        bindparam("tenant", type_=Text).label("tenant"),
     )
     columns = [column.name for column in row.selected_columns]
     upsert = pg_insert(descriptions).from_select(columns, row)
@@ -137,7 +165,13 @@ def _delete_statement() -> Any:
     gone = delete(descriptions).where(descriptions.c.id == bindparam("id"))
     change = (
         insert(changes)
-        .values(thing_id=bindparam("id"), type=THING_DELETED, diff=null(), at=bindparam("now", type_=_TIMESTAMP))
+        .values(
+            thing_id=bindparam("id"),
+            type=THING_DELETED,
+            diff=null(),
+            at=bindparam("now", type_=_TIMESTAMP),
+            actor=bindparam("actor", type_=Text),
+        )
         .returning(changes.c.seq)
         .cte("change")
     )
@@ -178,7 +212,47 @@ _LISTING = Statement.of(
     .offset(bindparam("offset", type_=BigInteger))
     .limit(bindparam("limit", type_=BigInteger))
 )
+_EXISTS_AT = Statement.of(
+    select(descriptions.c.id)
+    .where(live())
+    .order_by(descriptions.c.id)
+    .offset(bindparam("offset", type_=BigInteger))
+    .limit(1)
+)
+_COUNT_OWNED = Statement.of(
+    select(func.count()).select_from(descriptions).where(descriptions.c.owner == bindparam("owner", type_=Text), live())
+)
+_OWNER = Statement.of(
+    select(descriptions.c.owner, descriptions.c.tenant).where(descriptions.c.id == bindparam("id"), live())
+)
+_TRANSFER = Statement.of(
+    update(descriptions)
+    .where(descriptions.c.id == bindparam("id"))
+    .values(owner=bindparam("owner", type_=Text))
+    .returning(descriptions.c.id)
+)
 _DOCUMENTS = Statement.of(select(descriptions.c.document_text).where(live()).order_by(descriptions.c.id))
+
+#: The same reads for a reader of one tenant: the shared descriptions (no tenant) and that tenant's.
+_OF_TENANT = or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == bindparam("tenant", type_=Text))
+_COUNT_OF_TENANT = Statement.of(select(func.count()).select_from(descriptions).where(live(), _OF_TENANT))
+_LISTING_OF_TENANT = Statement.of(
+    select(*_COLUMNS)
+    .where(live(), _OF_TENANT)
+    .order_by(descriptions.c.id)
+    .offset(bindparam("offset", type_=BigInteger))
+    .limit(bindparam("limit", type_=BigInteger))
+)
+_EXISTS_AT_OF_TENANT = Statement.of(
+    select(descriptions.c.id)
+    .where(live(), _OF_TENANT)
+    .order_by(descriptions.c.id)
+    .offset(bindparam("offset", type_=BigInteger))
+    .limit(1)
+)
+_DOCUMENTS_OF_TENANT = Statement.of(
+    select(descriptions.c.document_text).where(live(), _OF_TENANT).order_by(descriptions.c.id)
+)
 
 #: The bigint bound of an unbounded page.
 _NO_LIMIT = 2**63 - 1
@@ -195,21 +269,56 @@ class ThingStore:
         row = await self.database.fetchrow(_GET, id=thing_id)
         return None if row is None else _stored(row)
 
-    async def count(self) -> int:
-        return int(await self.database.fetchval(_COUNT))
+    async def count(self, readers: TenantScope = EVERYTHING) -> int:
+        if readers.everything:
+            return int(await self.database.fetchval(_COUNT))
+        return int(await self.database.fetchval(_COUNT_OF_TENANT, tenant=readers.tenant))
+
+    async def exists_at(self, offset: int, readers: TenantScope = EVERYTHING) -> bool:
+        """Whether a live description is at ``offset`` in the listing: a page's "next" link without counting all
+        descriptions (the index on id is walked up to there, the table is not counted)."""
+        if readers.everything:
+            return await self.database.fetchval(_EXISTS_AT, offset=offset) is not None
+        return await self.database.fetchval(_EXISTS_AT_OF_TENANT, offset=offset, tenant=readers.tenant) is not None
 
     async def latest_seq(self) -> int:
         """Sequence of the latest change: any write changes it, so it serves as the listing's etag."""
         return int(await self.database.fetchval(_LATEST_SEQ))
 
-    async def stream(self, *, offset: int = 0, limit: int | None = None) -> AsyncIterator[StoredDescription]:
-        """Live descriptions in code-point order of id, through a server-side cursor."""
-        async for row in self.database.stream(_LISTING, offset=offset, limit=_NO_LIMIT if limit is None else limit):
+    async def stream(
+        self, *, offset: int = 0, limit: int | None = None, readers: TenantScope = EVERYTHING
+    ) -> AsyncIterator[StoredDescription]:
+        """Live descriptions ``readers`` may see, in code-point order of id, through a server-side cursor."""
+        page = {"offset": offset, "limit": _NO_LIMIT if limit is None else limit}
+        rows = (
+            self.database.stream(_LISTING, **page)
+            if readers.everything
+            else self.database.stream(_LISTING_OF_TENANT, **page, tenant=readers.tenant)
+        )
+        async for row in rows:
             yield _stored(row)
 
-    async def documents(self) -> AsyncIterator[str]:
-        """The JSON of every live description, for search engines that scan."""
-        async for row in self.database.stream(_DOCUMENTS, batch=500):
+    async def owner(self, thing_id: str) -> tuple[str | None, str | None] | None:
+        """(owner, tenant) of a live description, None if there is none."""
+        row = await self.database.fetchrow(_OWNER, id=thing_id)
+        return None if row is None else (row[0], row[1])
+
+    async def ids(self, readers: TenantScope = EVERYTHING) -> AsyncIterator[str]:
+        """The ids of the live descriptions ``readers`` may see."""
+        query = select(descriptions.c.id).where(live())
+        if not readers.everything:
+            query = query.where(_OF_TENANT)
+        async for row in self.database.stream(query, batch=2000, tenant=readers.tenant):
+            yield row[0]
+
+    async def documents(self, readers: TenantScope = EVERYTHING) -> AsyncIterator[str]:
+        """The JSON of every live description ``readers`` may see, for search engines that scan."""
+        rows = (
+            self.database.stream(_DOCUMENTS, batch=500)
+            if readers.everything
+            else self.database.stream(_DOCUMENTS_OF_TENANT, batch=500, tenant=readers.tenant)
+        )
+        async for row in rows:
             yield row[0]
 
     # -- steps of a write, inside its transaction
@@ -239,16 +348,37 @@ class ThingStore:
                 created=write.created,
                 expires=write.expires,
                 ttl=write.ttl,
+                owner=write.owner,
+                tenant=write.tenant,
+                actor=write.actor,
             )
         )
         return StoredDescription(
-            write.thing_id, write.document_text, write.anonymous, write.created, now, write.expires, write.ttl, seq
+            write.thing_id,
+            write.document_text,
+            write.anonymous,
+            write.created,
+            now,
+            write.expires,
+            write.ttl,
+            seq,
+            write.owner,
+            write.tenant,
         )
 
     @staticmethod
-    async def delete(tx: Transaction, thing_id: str, now: dt.datetime) -> int:
-        """Delete with its ``thing_deleted`` change; returns the change sequence."""
-        return int(await tx.fetchval(_DELETE, id=thing_id, now=now))
+    async def delete(tx: Transaction, thing_id: str, now: dt.datetime, actor: str | None = None) -> int:
+        """Delete with its ``thing_deleted`` change (made by ``actor``); returns the change sequence."""
+        return int(await tx.fetchval(_DELETE, id=thing_id, now=now, actor=actor))
+
+    @staticmethod
+    async def count_owned(tx: Executor, owner: str) -> int:
+        return int(await tx.fetchval(_COUNT_OWNED, owner=owner))
+
+    @staticmethod
+    async def transfer(tx: Transaction, thing_id: str, owner: str) -> None:
+        """Give the description to ``owner`` (no new revision: the document does not change)."""
+        await tx.fetchval(_TRANSFER, id=thing_id, owner=owner)
 
     @staticmethod
     async def purge_expired(tx: Transaction) -> list[str]:

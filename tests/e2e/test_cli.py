@@ -72,6 +72,18 @@ def test_unreachable_directory(tmp_path: Path) -> None:
     assert "unreachable" in result.stderr
 
 
+def test_import_registers_concurrently(base_url: str, tmp_path: Path) -> None:
+    documents = [thing(f"Concurrent {index}") for index in range(40)]
+    for index, document in enumerate(documents):
+        (tmp_path / f"{index:02}.td.json").write_text(json.dumps(document))
+    result = registry(base_url, "import", str(tmp_path), "--concurrency", "8", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert [item["file"] for item in summary["registered"]] == [f"{index:02}.td.json" for index in range(40)]
+    assert {item["id"] for item in summary["registered"]} == {document["id"] for document in documents}
+    assert summary["failed"] == []
+
+
 def test_import_directory_with_failure_summary(base_url: str, tmp_path: Path) -> None:
     good = [thing(f"Imported {index}") for index in range(3)]
     for index, document in enumerate(good):
@@ -91,7 +103,8 @@ def test_import_directory_with_failure_summary(base_url: str, tmp_path: Path) ->
     assert failures["nested/invalid.jsonld"]["validationErrors"]
 
     human = registry(base_url, "import", str(tmp_path))
-    assert "3 registered, 2 failed (of 5)" in human.stdout
+    assert "3 registered, 2 failed (of 5) in " in human.stdout
+    assert "descriptions/s" in human.stdout
     assert "broken.json" in human.stdout
     assert "not JSON" in human.stdout
     assert "The Thing Description is invalid" in human.stdout

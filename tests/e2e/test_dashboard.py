@@ -77,6 +77,6 @@ def test_the_apis_the_dashboard_reads_have_the_fields_it_uses(client: httpx.Clie
     assert "indexReady" in stats
     assert {"descriptionsWithUnknownContexts", "unknownContexts"} <= set(stats)
     if stats["indexReady"]:
-        assert {"quads", "indexedDescriptions"} <= set(stats)
+        assert {"indexPosition", "indexedDescriptions"} <= set(stats)
     page = client.get("/api/v1/search", params={"limit": 1}).json()
     assert set(page) >= {"items", "next_cursor"}

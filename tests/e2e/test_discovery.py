@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -15,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from registry.client import RegistryClient
 
 TD11 = "https://www.w3.org/2022/wot/td/v1.1"
 TOKEN = uuid.uuid4().hex[:8]
@@ -291,10 +295,12 @@ def test_every_version_is_kept_with_its_verdict(client: httpx.Client, corpus: An
     assert detail["compatibility"]["changes"] == [
         {
             "pointer": "/actions/lookup_invoice/input/properties/customer",
-            "kind": "input_required_added",
+            "kind": "required_property_added",
             "breaking": True,
-            "message": "new required input property 'customer'",
+            "message": "lookup_invoice input: new required property 'customer': callers that do not send it will be "
+            "refused (breaking: needs a new major version)",
             "bump": "major",
+            "document": "new",
         }
     ]
 
@@ -417,9 +423,9 @@ def test_compatibility_between_kept_versions(client: httpx.Client, corpus: Any) 
     )
     assert report["honest"] is True
     assert {(change["pointer"], change["kind"]) for change in report["changes"]} == {
-        ("/actions/lookup_invoice/input/properties/note", "input_optional_added"),
-        ("/actions/lookup_invoice/input/properties/customer", "input_required_added"),
-        ("/actions/lookup_invoice/output/properties/total", "output_property_removed"),
+        ("/actions/lookup_invoice/input/properties/note", "optional_property_added"),
+        ("/actions/lookup_invoice/input/properties/customer", "required_property_added"),
+        ("/actions/lookup_invoice/output/properties/total", "schema_property_removed"),
     }
 
 
@@ -434,6 +440,25 @@ def test_compatibility_of_two_documents(client: httpx.Client) -> None:
         False,
     )
     assert [change["pointer"] for change in report["changes"] if change["breaking"]] == ["/actions/b"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ({"actions": 5}, {"actions": [1]}, "old.(root)"),
+        ("agent", {"actions": [1]}, "new.actions"),
+    ],
+)
+def test_compatibility_of_things_that_are_not_descriptions(
+    client: httpx.Client, old: Any, new: Any, field: str
+) -> None:
+    if old == "agent":
+        old = agent("doc", "acme", "1.0.0", [])
+    response = client.post("/api/v1/compatibility", json={"old": old, "new": new})
+    assert response.status_code == 400, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    fields = [error["field"] for error in response.json()["validationErrors"]]
+    assert field in fields
 
 
 # -- tool formats and lint
@@ -479,10 +504,10 @@ TOOLS: dict[str, dict[str, Any]] = {
 def test_tool_round_trip(client: httpx.Client, tool_format: str) -> None:
     response = client.post(
         "/api/v1/tools/import",
-        params={"format": tool_format, "vendor": f"Tools {TOKEN}", "version": "1.0.0"},
+        params={"format": tool_format, "vendor": f"Tools {TOKEN} {tool_format}", "version": "1.0.0"},
         json=TOOLS[tool_format],
     )
-    assert response.status_code in (200, 201), response.text
+    assert response.status_code == 201, response.text
     assert "Registry-Notices" not in response.headers
     thing_id = response.json()["id"]
     assert response.headers["Location"] == f"/things/{thing_id}"
@@ -583,7 +608,7 @@ def test_every_endpoint_is_in_the_openapi_document(client: httpx.Client) -> None
         ("get", "/api/v1/search", {"capability": "x", "capability_version": "[1.0,2.0"}, None, 400),
         ("get", "/api/v1/facets", {"limit": "3"}, None, 400),
         ("get", "/api/v1/things/urn:nothing:here/summary", {}, None, 404),
-        ("get", "/api/v1/things/%FF/summary", {}, None, 404),
+        ("get", "/api/v1/things/%FF/summary", {}, None, 400),  # refused at the input boundary
         ("get", "/api/v1/things/urn:nothing:here/versions", {}, None, 404),
         ("get", "/api/v1/things/urn:nothing:here/versions", {"satisfies": ">>1"}, None, 400),
         ("get", "/api/v1/things/urn:nothing:here/versions", {"latest": "1"}, None, 400),
@@ -602,7 +627,7 @@ def test_every_endpoint_is_in_the_openapi_document(client: httpx.Client) -> None
         ("post", "/api/v1/compatibility", {}, {"id": "urn:nothing", "from": "1.0.0", "to": "2.0.0"}, 404),
         ("post", "/api/v1/tools/import", {"format": "openai"}, {"nothing": True}, 400),
         ("post", "/api/v1/tools/import", {"format": "yaml"}, {"name": "x"}, 400),
-        ("post", "/api/v1/tools/import", {}, {"name": "x"}, 400),
+        ("post", "/api/v1/tools/import", {}, {"tool": "x"}, 400),
         ("post", "/api/v1/tools/import", {"format": "anthropic", "x": "1"}, TOOLS["anthropic"], 400),
         ("post", "/api/v1/tools/import", {"format": "anthropic", "version": "one"}, TOOLS["anthropic"], 400),
         ("post", "/api/v1/tools/import", {"format": "anthropic"}, [1], 400),
@@ -648,3 +673,133 @@ def test_framework_parameter_errors_name_the_parameter(client: httpx.Client) -> 
     problem = client.get("/api/v1/search", params={"limit": "0"}).json()
     assert [param["name"] for param in problem["invalidParams"]] == ["limit"]
     assert all(param["reason"] for param in problem["invalidParams"])
+
+
+def test_versions_in_a_resolve_error_are_in_semantic_order(client: httpx.Client) -> None:
+    capability = f"ordered_{TOKEN}"
+    for index, version in enumerate(["1.2.17", "1.10.0", "1.2.9"]):
+        put(client, agent(f"ordered-{index}", "acme", version, [{"name": capability, "version": version}]))
+    result = client.post("/api/v1/resolve", json={"requirements": [{"capability": capability, "range": "^3"}]})
+    detail = result.json()["results"][0]["detail"]
+    assert "versions 1.2.9, 1.2.17, 1.10.0, none in '^3'" in detail
+
+
+def test_import_refuses_a_file_under_another_format_and_detects_an_unnamed_one(client: httpx.Client) -> None:
+    params = {"vendor": f"Strict {TOKEN}", "version": "1.0.0"}
+    first = client.post("/api/v1/tools/import", params={**params, "format": "mcp"}, json=TOOLS["mcp"])
+    assert first.status_code == 201, first.text
+    stored = client.get(f"/things/{first.json()['id']}").json()
+    wrong = client.post("/api/v1/tools/import", params={**params, "format": "openai"}, json=TOOLS["mcp"])
+    assert wrong.status_code == 400
+    problem = wrong.json()
+    assert "format=mcp" in problem["detail"]
+    assert problem["validationErrors"][0]["field"] in {"inputSchema", "outputSchema", "annotations"}
+    assert client.get(f"/things/{first.json()['id']}").json()["actions"] == stored["actions"]  # not overwritten
+    detected = client.post("/api/v1/tools/import", params={"vendor": f"Detected {TOKEN}"}, json=TOOLS["anthropic"])
+    assert detected.status_code == 201, detected.text
+    assert detected.json()["notices"][0] == {
+        "code": "tool-format-detected",
+        "message": "the body was read as a anthropic tool",
+        "field": "format",
+    }
+    unknown = client.post("/api/v1/tools/import", json={"tool": "?"})
+    assert unknown.status_code == 400
+    assert unknown.json()["invalidParams"][0]["name"] == "format"
+
+
+def test_mcp_export_wraps_an_output_that_is_not_an_object(client: httpx.Client) -> None:
+    document = agent("string-output", "acme", "1.0.0", [], actions={"echo": {**action(), "output": {"type": "string"}}})
+    put(client, document)
+    exported = client.get(f"/api/v1/things/{document['id']}/export", params={"format": "mcp"}).json()
+    assert exported[0]["outputSchema"] == {
+        "type": "object",
+        "properties": {"result": {"type": "string"}},
+        "required": ["result"],
+    }
+
+
+def test_vendor_matches_words_prefixes_exactly_or_fuzzily(client: httpx.Client) -> None:
+    vendor = f"Deutsche Telekom AG {TOKEN}"
+    document = agent("telekom", "acme", "1.0.0", [])
+    document["lmos:metadata"]["lmos:vendor"]["lmos:name"] = vendor
+    put(client, document)
+
+    def found(**params: str) -> bool:
+        return document["id"] in {item["id"] for item in search(client, **params)["items"]}
+
+    assert found(vendor=f"telekom {TOKEN}")
+    assert found(vendor=f"Deutsche Tele {TOKEN}")
+    assert found(vendor=vendor.lower(), vendor_match="exact")
+    assert not found(vendor=f"telekom {TOKEN}", vendor_match="exact")
+    assert found(vendor=f"Deutsche Telecom AG {TOKEN}", vendor_match="fuzzy")
+    assert not found(vendor=f"Deutsche Telecom AG {TOKEN}")
+    facets = client.get("/api/v1/facets", params={"vendor": f"telekom {TOKEN}"}).json()
+    assert facets["vendor"] == [{"value": vendor, "count": 1}]
+    with RegistryClient(str(client.base_url)) as sdk:
+        assert [item.id for item in sdk.search(vendor=f"Deutsche Telecom {TOKEN}", vendor_match="fuzzy").items] == [
+            document["id"]
+        ]
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "registry",
+            "search",
+            "--vendor",
+            f"tele {TOKEN}",
+            "--ids-only",
+            "--url",
+            str(client.base_url),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cli.stdout.split() == [document["id"]], cli.stderr
+    bad = client.get("/api/v1/search", params={"vendor": "telekom", "vendor_match": "sounds-like"})
+    assert bad.status_code == 400
+    assert bad.json()["invalidParams"][0]["name"] == "vendor_match"
+
+
+def test_events_take_the_kinds_search_takes(base_url: str) -> None:
+    with httpx.Client(base_url=base_url, timeout=10) as client:
+        for kind in ("agent", "tool", "thing"):
+            with client.stream("GET", "/events", params={"kind": kind}) as response:
+                assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("preferences", "provider", "excluded"),
+    [
+        ({"exclude_vendors": [f"globex {TOKEN}"]}, "acme-billing", {"globex-billing": "vendor_excluded"}),
+        ({"include_vendors": [f"Acme {TOKEN}"]}, "acme-billing", {"globex-billing": "vendor_not_included"}),
+        ({"prefer_vendors": [f"acme {TOKEN}"]}, "acme-billing", {}),
+    ],
+)
+def test_resolution_with_vendor_preferences_explains_itself(
+    client: httpx.Client, corpus: Any, preferences: dict[str, Any], provider: str, excluded: dict[str, str]
+) -> None:
+    (result,) = resolve(client, {"capability": BILLING, "range": "^1.2", **preferences})["results"]
+    assert result["resolved"] is True
+    assert result["provider"]["id"] == agent_id(provider)
+    explanation = result["explanation"]
+    assert explanation["considered"] == 3
+    notes = {note["id"]: note for note in explanation["candidates"]}
+    assert notes[agent_id(provider)]["status"] == "chosen"
+    assert notes[agent_id("initech-billing")] == {
+        "id": agent_id("initech-billing"),
+        "version": "2.1.0",
+        "status": "excluded",
+        "reason": "out_of_range",
+    }
+    for name, reason in excluded.items():
+        assert (notes[agent_id(name)]["status"], notes[agent_id(name)]["reason"]) == ("excluded", reason)
+        assert notes[agent_id(name)]["vendor"] == VENDORS[name.split("-")[0]]
+    assert "the highest version in range '^1.2' among live providers" in explanation["rule"]
+
+
+def test_resolution_refused_by_vendor_preferences_says_so(client: httpx.Client, corpus: Any) -> None:
+    requirement = {"capability": BILLING, "range": "^1.2", "exclude_vendors": [f"Acme {TOKEN}", f"Globex {TOKEN}"]}
+    (result,) = resolve(client, requirement)["results"]
+    assert (result["resolved"], result["reason"]) == (False, "vendor_excluded")
+    assert {note["reason"] for note in result["explanation"]["candidates"]} == {"vendor_excluded", "out_of_range"}

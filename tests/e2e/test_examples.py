@@ -8,11 +8,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support.servers import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER_ID = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())["id"]
@@ -79,9 +81,13 @@ def _waiter(base_url: str, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def test_wait_for_capability_resolves_once_a_version_in_range_appears(base_url: str, client: httpx.Client) -> None:
+def test_wait_for_capability_resolves_once_a_version_in_range_appears(
+    start_server: Callable[..., ServerProcess], own_database_url: str
+) -> None:
+    # A server of its own: other tests register providers of getWeather in range on the shared one.
+    base_url = start_server(database=own_database_url).base_url
+    client = httpx.Client(base_url=base_url, timeout=30)
     document = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())
-    client.delete(f"/things/{WEATHER_ID}")
     waiter = _waiter(base_url, "--range", "^1.2", "--timeout", "20")
     time.sleep(1.5)
     # A provider outside the range does not end the wait; the next version, in range, does.
@@ -95,7 +101,7 @@ def test_wait_for_capability_resolves_once_a_version_in_range_appears(base_url: 
     assert headline == f"getWeather is offered by {WEATHER_ID} (version 1.2.3)"
     resolved = json.loads(resolution)
     assert (resolved["resolved"], resolved["range"], resolved["provider"]["id"]) == (True, "^1.2", WEATHER_ID)
-    client.delete(f"/things/{WEATHER_ID}")
+    client.close()
 
 
 def test_wait_for_capability_gives_the_reason_on_timeout(base_url: str, client: httpx.Client) -> None:

@@ -23,7 +23,11 @@ from tests.support.servers import ServerProcess
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TD_JSON = {"content-type": "application/td+json"}
-AGENT_QUERY = "SELECT ?n WHERE { ?a a lmos:Agent ; td:hasActionAffordance/td:name ?n }"
+# Scoped to the weather agent's graph: the session's database holds every other test's agents too, and a
+# query over all of them could pass the result cap (REGISTRY_SPARQL_MAX_RESULTS).
+AGENT_QUERY = (
+    "SELECT ?n WHERE { GRAPH <urn:test:sparql-weather> { ?a a lmos:Agent ; td:hasActionAffordance/td:name ?n } }"
+)
 
 
 def weather(thing_id: str | None = None) -> dict[str, Any]:
@@ -45,6 +49,23 @@ def registered(client: httpx.Client) -> str:
     document = weather("urn:test:sparql-weather")
     assert client.put(f"/things/{document['id']}", json=document, headers=TD_JSON).status_code in (201, 204)
     return document["id"]
+
+
+@pytest.fixture
+def start_alone(
+    own_database_url: str, start_server: Callable[..., ServerProcess]
+) -> Callable[[dict[str, str]], ServerProcess]:
+    """A server on a database of its own holding only the weather agent: its index is built from that alone,
+    so timings and memory limits do not depend on what the rest of the session registered."""
+
+    def start(env: dict[str, str]) -> ServerProcess:
+        server = start_server(env, database=own_database_url)
+        document = weather("urn:test:sparql-weather")
+        with httpx.Client(base_url=server.base_url, timeout=30) as http:
+            assert http.put(f"/things/{document['id']}", json=document, headers=TD_JSON).status_code == 201
+        return server
+
+    return start
 
 
 def test_get_form_decoded_and_visible_at_once(client: httpx.Client, registered: str) -> None:
@@ -105,7 +126,10 @@ def test_dataset_parameters(client: httpx.Client, registered: str) -> None:
 
 def test_sparqlwrapper_select_ask_construct(base_url: str, registered: str) -> None:
     wrapper = SPARQLWrapper(base_url + "/search/sparql")
-    wrapper.setQuery("PREFIX td: <https://www.w3.org/2019/wot/td#> SELECT ?n WHERE { ?a td:name ?n }")
+    # Scoped to one graph: the session's database holds every other test's descriptions too.
+    wrapper.setQuery(
+        f"PREFIX td: <https://www.w3.org/2019/wot/td#> SELECT ?n WHERE {{ GRAPH <{registered}> {{ ?a td:name ?n }} }}"
+    )
     wrapper.setReturnFormat(JSON)
     rows = wrapper.query().convert()["results"]["bindings"]  # type: ignore[index, call-overload]
     assert "getWeather" in {row["n"]["value"] for row in rows}
@@ -203,10 +227,8 @@ def test_hostile_inputs_are_4xx_and_never_go_out(client: httpx.Client, listener:
     assert seen == []
 
 
-def test_strict_mode_and_runaway_query(
-    start_server: Callable[..., ServerProcess], client: httpx.Client, registered: str
-) -> None:
-    strict = start_server({"REGISTRY_STRICT_CONTEXTS": "true", "REGISTRY_SPARQL_TIMEOUT": "1"})
+def test_strict_mode_and_runaway_query(start_alone: Callable[[dict[str, str]], ServerProcess]) -> None:
+    strict = start_alone({"REGISTRY_STRICT_CONTEXTS": "true", "REGISTRY_SPARQL_TIMEOUT": "1"})
     with httpx.Client(base_url=strict.base_url, timeout=30) as other:
         document = weather("urn:test:strict")
         document["@context"] = [*document["@context"], "https://webthings.io/schemas"]
@@ -220,7 +242,7 @@ def test_strict_mode_and_runaway_query(
         assert "did not finish" in response.json()["detail"]
         assert time.monotonic() - started < 5
         # Other requests are served meanwhile, and the stuck query was stopped: SPARQL answers again.
-        assert other.get("/things/" + registered).status_code == 200
+        assert other.get("/things/urn:test:sparql-weather").status_code == 200
         assert wait_for_sparql(other) == ["getWeather"]
 
 
@@ -249,8 +271,8 @@ def wait_for_sparql(http: httpx.Client, thing_id: str = "urn:test:sparql-weather
     return [row["n"]["value"] for row in response.json()["results"]["bindings"]]
 
 
-def test_a_crashed_sparql_worker_is_replaced(start_server: Callable[..., ServerProcess], registered: str) -> None:
-    server = start_server()
+def test_a_crashed_sparql_worker_is_replaced(start_alone: Callable[[dict[str, str]], ServerProcess]) -> None:
+    server = start_alone({})
     with httpx.Client(base_url=server.base_url, timeout=30) as http:
         assert wait_for_sparql(http) == ["getWeather"]
         (worker,) = sparql_worker_pids(server)
@@ -278,3 +300,24 @@ def test_replicas_follow_writes_deletes_and_expiry(
             time.sleep(0.2)
         assert names(client, leased["id"]) == []
         assert names(other, leased["id"]) == []
+
+
+def test_a_query_over_the_memory_limit_costs_no_rebuild(
+    start_alone: Callable[[dict[str, str]], ServerProcess],
+) -> None:
+    server = start_alone(
+        {"REGISTRY_SPARQL_MEMORY_LIMIT": "700", "REGISTRY_SPARQL_TIMEOUT": "60", "REGISTRY_LOG_LEVEL": "info"}
+    )
+    with httpx.Client(base_url=server.base_url, timeout=90) as http:
+        assert wait_for_sparql(http) == ["getWeather"]
+        padding = "x" * 4000
+        hog = f'SELECT (GROUP_CONCAT(?t) AS ?all) WHERE {{ ?x ?p ?a . ?y ?q ?b . ?z ?r ?c BIND("{padding}" AS ?t) }}'
+        response = http.get("/search/sparql", params={"query": hog})
+        assert response.status_code == 503, response.text
+        assert "REGISTRY_SPARQL_MEMORY_LIMIT" in response.json()["detail"]
+        assert "Retry-After" in response.headers
+        assert http.get("/things/urn:test:sparql-weather").status_code == 200  # the rest of the API never noticed
+        assert wait_for_sparql(http) == ["getWeather"]  # the worker is back, with its index
+    log = server.output()
+    assert log.count("SPARQL index built") == 1, log  # built once, at the first start
+    assert "SPARQL index opened" in log  # taken up again after the worker died, not rebuilt

@@ -13,9 +13,9 @@ from registry.config import Settings
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-async def test_register_read_search_and_query_in_process(database_url: str) -> None:
+async def test_register_read_search_and_query_in_process(own_database_url: str) -> None:
     document = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": "urn:test:in-process:1"}
-    app = create_app(Settings(database_url=database_url, db_pool_size=3))
+    app = create_app(Settings(database_url=own_database_url, db_pool_size=3))
     async with AsyncTestClient(app=app) as client:
         created = await client.put(
             "/things/urn:test:in-process:1",

@@ -18,6 +18,7 @@ from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.sparql_worker.index import IndexFollower, RdfIndex
 from registry.store.database import Database, Transaction
+from registry.store.rdf import database_identity
 from registry.store.things import StoredDescription
 from registry.wire import Notice
 from tests.integration.conftest import directory_service
@@ -118,26 +119,71 @@ async def test_notify_wakes_the_follower_without_queries(directory: DirectorySer
     assert indexed(follower, "urn:test:follower:notified")
 
 
-async def test_compaction_swaps_in_a_fresh_index_that_misses_nothing(
-    directory: DirectoryService, follower: IndexFollower
+async def test_a_stored_index_takes_up_where_it_left_off(
+    database: Database, directory: DirectoryService, tmp_path: Path
 ) -> None:
-    swapped: list[RdfIndex] = []
-    follower.on_swap.append(swapped.append)
-    for number in range(3):
-        thing_id = f"urn:test:compact:{number}"
-        await directory.put(thing_id, agent(thing_id))
-        await directory.put(thing_id, agent(thing_id))  # churn: replaced once
-    await follower.catch_up()
-    assert follower.churn >= 3
-    old = follower.index
-    building = asyncio.create_task(follower.compact())
-    await directory.put("urn:test:compact:late", agent("urn:test:compact:late"))  # during or after the build
-    await directory.delete("urn:test:compact:0")
-    await building
-    await follower.catch_up()
-    assert swapped == [follower.index]
-    assert follower.index is not old
-    assert follower.churn <= 2
-    graphs = {str(graph) for graph in follower.index.store.named_graphs()}
-    assert {"<urn:test:compact:1>", "<urn:test:compact:2>", "<urn:test:compact:late>"} <= graphs
-    assert "<urn:test:compact:0>" not in graphs
+    identity = await database_identity(database)
+    await directory.put("urn:test:resume:kept", agent("urn:test:resume:kept"))
+    await directory.put("urn:test:resume:deleted", agent("urn:test:resume:deleted"))
+    first = IndexFollower(database, ChangeFeed(database, poll_interval=30), RdfIndex.open(tmp_path, identity), identity)
+    await first.start()
+    assert indexed(first, "urn:test:resume:kept")
+    built_at = first.index.state
+    assert built_at is not None
+    await first.stop()
+    first.index.close()
+
+    # While no worker runs: a write, a delete, and a lease that ends.
+    await directory.put("urn:test:resume:new", agent("urn:test:resume:new"))
+    await directory.delete("urn:test:resume:deleted")
+    leased = {**agent("urn:test:resume:leased"), "registration": {"ttl": 1}}
+    await directory.put("urn:test:resume:leased", leased)
+
+    reopened = RdfIndex.open(tmp_path, identity)
+    assert reopened.state == built_at  # not rebuilt: the stored index and what it had applied
+    assert indexed_in(reopened, "urn:test:resume:kept")
+    assert not indexed_in(reopened, "urn:test:resume:new")
+    second = IndexFollower(database, ChangeFeed(database, poll_interval=30), reopened, identity)
+    await second.start()  # applies the changes since, only those
+    try:
+        assert indexed(second, "urn:test:resume:new")
+        assert indexed(second, "urn:test:resume:leased")
+        assert not indexed(second, "urn:test:resume:deleted")
+        assert second.index.state is not None
+        assert second.index.state.position > built_at.position
+        await asyncio.sleep(1.1)
+        await second.catch_up()
+        assert not indexed(second, "urn:test:resume:leased")  # its lease ended
+    finally:
+        await second.stop()
+        second.index.close()
+
+
+async def test_an_index_of_another_database_is_rebuilt(database: Database, tmp_path: Path) -> None:
+    identity = await database_identity(database)
+    stale = RdfIndex.open(tmp_path, "another database")
+    stale.replace([("urn:test:other-database", "<urn:a> <urn:b> <urn:c> .\n")])
+    stale.remember("another database", 10**9)
+    stale.close()
+    index = RdfIndex.open(tmp_path, identity)
+    assert index.state is None
+    assert not indexed_in(index, "urn:test:other-database")
+    index.close()
+
+
+async def test_a_second_process_on_the_same_directory_neither_opens_nor_wipes_the_index(
+    database: Database, tmp_path: Path
+) -> None:
+    identity = await database_identity(database)
+    first = RdfIndex.open(tmp_path, "another database")  # a state to be wiped, were the directory not held
+    first.replace([("urn:test:held", "<urn:a> <urn:b> <urn:c> .\n")])
+    second = RdfIndex.open(tmp_path, identity)
+    assert second.directory != tmp_path  # a temporary index of its own
+    assert second.state is None
+    assert indexed_in(first, "urn:test:held")
+    first.close()
+    second.close()
+
+
+def indexed_in(index: RdfIndex, thing_id: str) -> bool:
+    return bool(index.store.contains_named_graph(graph_name(thing_id)))

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from registry.errors import BadRequest
-from registry.semantic.jsonpath import compile_query, per_description, search
+from registry.semantic.jsonpath import JsonPathLimits, compile_query, per_description, search
 from tests.conftest import REAL_TDS
 
 TEXTS = [path.read_text() for path in sorted(REAL_TDS.glob("*.json"))]
@@ -44,3 +44,33 @@ async def test_same_nodes_as_on_the_whole_array(expression: str, streamed: bool)
 def test_invalid_expression_is_a_bad_request() -> None:
     with pytest.raises(BadRequest):
         compile_query("$[?")
+
+
+def _nested(depth: int) -> dict[str, object]:
+    document: dict[str, object] = {"leaf": True}
+    for _ in range(depth - 1):
+        document = {"x": document}
+    return document
+
+
+async def test_documents_as_deep_as_registration_accepts_do_not_break_descendant_queries() -> None:
+    deepest = msgspec.json.encode(_nested(JsonPathLimits().max_depth)).decode()
+
+    async def documents() -> AsyncIterator[str]:
+        yield deepest
+        yield TEXTS[0]
+
+    assert msgspec.json.decode(await search("$..leaf", documents())) == [True]
+
+
+@pytest.mark.parametrize(
+    ("limits", "reached"),
+    [
+        (JsonPathLimits(max_results=50), "REGISTRY_JSONPATH_MAX_RESULTS"),
+        (JsonPathLimits(max_bytes=10_000), "REGISTRY_JSONPATH_MAX_BYTES"),
+        (JsonPathLimits(timeout=0.0), "REGISTRY_JSONPATH_TIMEOUT"),
+    ],
+)
+async def test_explosive_queries_stop_at_their_limits(limits: JsonPathLimits, reached: str) -> None:
+    with pytest.raises(BadRequest, match=reached):
+        await search("$..*..*..*", stream(), limits)

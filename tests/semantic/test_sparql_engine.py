@@ -152,6 +152,20 @@ def test_new_descriptions_are_in_their_graph_and_the_default_graph() -> None:
     assert index.descriptions == 1  # a description without RDF has no graph and is not counted
 
 
+def test_bulk_loaded_descriptions_keep_their_blank_nodes_apart(tmp_path: Path) -> None:
+    index = RdfIndex(tmp_path)
+    text = '<urn:{0}> <urn:p> _:x .\n_:x <urn:q> "_:x stays \\" _:x" .\n_:x <urn:r> <urn:a_:x> .\n'
+    index.load([("urn:one", text.format("one")), ("urn:two", text.format("two"))])
+    assert index.descriptions == 2
+    nodes = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:p"), None, None)}
+    assert len(nodes) == 2  # one per description, the same in its graph and in the default graph
+    literals = {quad.object.value for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:q"), None, None)}
+    assert literals == {'_:x stays " _:x'}
+    iris = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:r"), None, None)}
+    assert iris == {ox.NamedNode("urn:a_:x")}
+    assert len(list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:one")))) == 3
+
+
 async def test_result_cap(corpus: tuple[RdfIndex, rdflib.Graph]) -> None:
     index, _ = corpus
     engine = SparqlEngine(index.store, timeout=10, max_results=3, service_allowlist=())

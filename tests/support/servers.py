@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -89,6 +90,7 @@ class ServerProcess:
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.database_url = database_url
+        self.data_dir = tempfile.mkdtemp(prefix="registry-serve-data-")
         self.env = {
             **os.environ,
             "REGISTRY_DATABASE_URL": database_url,
@@ -99,6 +101,8 @@ class ServerProcess:
             # A small budget (4 + the SPARQL worker's 2), so that the many servers of a test run fit in a stock
             # PostgreSQL's 100 connections.
             "REGISTRY_DB_POOL_SIZE": "4",
+            # The on-disk SPARQL index of this server (kept across restarts of the same ServerProcess).
+            "REGISTRY_DATA_DIR": self.data_dir,
             **(env or {}),
         }
         descriptor, log_name = tempfile.mkstemp(prefix="registry-serve-", suffix=".log")
@@ -144,8 +148,57 @@ class ServerProcess:
             self.process.kill()
             self.process.wait()
 
+    def close(self) -> None:
+        """Stop for good: the server's data directory (its SPARQL index) goes too."""
+        self.stop()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
     def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.close()
+
+
+POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL cluster of the test's own (initdb + pg_ctl), so that a test may stop and start it.
+
+    Uses the machine's PostgreSQL 15 binaries; as root, they run as the ``postgres`` user (initdb refuses root).
+    """
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="registry-throwaway-pg-"))
+        self.data = self.directory / "data"
+        self.log = self.directory / "postgres.log"
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    @staticmethod
+    def available() -> bool:
+        return (POSTGRES_BIN / "initdb").is_file()
+
+    def _run(self, *command: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*prefix, *command], check=True, capture_output=True, cwd=self.directory)
+
+    def init(self) -> ThrowawayPostgres:
+        if os.geteuid() == 0:
+            shutil.chown(self.directory, "postgres")
+        self._run(str(POSTGRES_BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-N")
+        return self.start()
+
+    def start(self) -> ThrowawayPostgres:
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.directory} -F"
+        self._run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
+        return self
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def destroy(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.stop("immediate")
+        shutil.rmtree(self.directory, ignore_errors=True)

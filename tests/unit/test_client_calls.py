@@ -90,3 +90,25 @@ def test_problem_details_with_invalid_params_and_plain_errors() -> None:
         assert (plain.value.status, plain.value.detail) == (502, "upstream broke")
         with pytest.raises(UnexpectedResponse, match="application/ld\\+json"):
             client.sparql("CONSTRUCT WHERE { ?s ?p ?o }")
+
+
+def test_create_only_and_notices_from_the_body() -> None:
+    seen: list[httpx.Request] = []
+
+    def capped(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        notices = [{"code": "lint", "message": f"notice {index}"} for index in range(3)]
+        return httpx.Response(
+            201,
+            json={"notices": notices},
+            headers={
+                "ETag": '"1"',
+                "Registry-Notices": '[{"code":"lint","message":"notice 0"}]',
+                "Registry-Notices-Total": "3",
+            },
+        )
+
+    with RegistryClient("http://directory", transport=httpx.MockTransport(capped)) as client:
+        result = client.register({"id": "urn:a", "title": "A"}, create_only=True)
+    assert seen[0].headers["if-none-match"] == "*"
+    assert [notice.message for notice in result.notices] == ["notice 0", "notice 1", "notice 2"]

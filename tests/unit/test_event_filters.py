@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from registry.descriptions.summary import vendor_fuzzy_matches, vendor_matches
 from registry.errors import BadRequest
 from registry.events.filters import DescriptionFilter, capabilities_of, vendor_of
 
@@ -37,6 +38,7 @@ def test_vendor() -> None:
         ({}, True),
         ({"kind": "agent"}, True),
         ({"kind": "tool"}, False),
+        ({"kind": "thing"}, False),
         ({"vendor": "deutsche telekom ag"}, True),
         ({"vendor": "ACME"}, False),
         ({"capability": "alerts"}, True),
@@ -59,3 +61,23 @@ def test_nothing_matches_a_missing_document() -> None:
 def test_bad_filters(query: dict[str, str]) -> None:
     with pytest.raises(BadRequest):
         DescriptionFilter.from_query(query)
+
+
+def test_kind_thing_is_a_description_without_an_lmos_type() -> None:
+    assert DescriptionFilter.from_query({"kind": "thing"}).matches({"title": "Lamp"})
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [("telekom", True), ("Deutsche Tele", True), ("DEUTSCHE TELEKOM AG", True), ("telecom", False), ("", False)],
+)
+def test_vendor_words_match_prefixes_of_words(query: str, matches: bool) -> None:
+    assert vendor_matches(query, "Deutsche Telekom AG") is matches
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [("Deutsche Telecom", True), ("telecom", True), ("Deutsch", True), ("Acme", False), ("telekom bank", False)],
+)
+def test_fuzzy_vendor_words_tolerate_typos(query: str, matches: bool) -> None:
+    assert vendor_fuzzy_matches(query, "Deutsche Telekom AG") is matches

@@ -12,8 +12,11 @@ from registry.descriptions.summary import summarise
 from registry.descriptions.tool_formats import (
     FORMATS,
     ToolFormatError,
+    ToolFunction,
+    detect_format,
     export_tool,
     import_tool,
+    published_schema,
     tool_description,
     tool_functions,
 )
@@ -139,3 +142,64 @@ def test_lint_follows_lmkit_guidelines() -> None:
     }
     clean = tool_description(import_tool("anthropic", SAMPLES["anthropic"]), "urn:test:tool", href=None)
     assert lint(clean, summarise(clean)) == []
+
+
+#: Mojentic's descriptor is OpenAI's Chat Completions tool: the two read each other's files (and only they do).
+SAME_SHAPE = {("openai", "mojentic"), ("mojentic", "openai")}
+
+
+@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("source", FORMATS)
+def test_a_file_under_another_format_name_is_refused(source: str, target: str) -> None:
+    if source == target or (source, target) in SAME_SHAPE:
+        import_tool(target, SAMPLES[source])
+        return
+    with pytest.raises(ToolFormatError) as raised:
+        import_tool(target, SAMPLES[source])
+    assert target in str(raised.value)
+
+
+def test_the_mismatch_names_the_format_the_file_is_in() -> None:
+    with pytest.raises(ToolFormatError) as raised:
+        import_tool("openai", SAMPLES["mcp"])
+    assert raised.value.field in {"inputSchema", "outputSchema", "annotations", "title"}
+    assert "it looks like a mcp tool (format=mcp)" in str(raised.value)
+
+
+@pytest.mark.parametrize("tool_format", FORMATS)
+def test_formats_are_detected(tool_format: str) -> None:
+    assert detect_format(SAMPLES[tool_format]) == ("openai" if tool_format == "mojentic" else tool_format)
+
+
+@pytest.mark.parametrize("tool_format", ["openai", "mojentic", "anthropic", "mcp"])
+@pytest.mark.parametrize(
+    ("input_schema", "output_schema"),
+    [
+        (SCHEMA, {"type": "string"}),
+        (None, {"type": "array", "items": {"type": "number"}}),
+        ({"type": "string"}, None),
+        ({"properties": {"a": {"type": "string"}}}, {"type": "object"}),
+    ],
+)
+def test_exports_validate_against_the_published_schemas(
+    tool_format: str, input_schema: dict[str, Any] | None, output_schema: dict[str, Any] | None
+) -> None:
+    function = ToolFunction(name=NAME, description=DESCRIPTION, input_schema=input_schema, output_schema=output_schema)
+    exported = export_tool(tool_format, function)
+    validator = published_schema(tool_format)
+    assert validator is not None
+    assert list(validator.iter_errors(exported)) == []
+    if tool_format == "mcp" and output_schema is not None and output_schema.get("type") != "object":
+        assert exported["outputSchema"] == {
+            "type": "object",
+            "properties": {"result": output_schema},
+            "required": ["result"],
+        }
+
+
+def test_the_published_schemas_refuse_what_the_formats_refuse() -> None:
+    mcp, anthropic = published_schema("mcp"), published_schema("anthropic")
+    assert mcp is not None
+    assert anthropic is not None
+    assert not mcp.is_valid({"name": NAME, "inputSchema": SCHEMA, "outputSchema": {"type": "string"}})
+    assert not anthropic.is_valid({"name": NAME, "inputSchema": SCHEMA})

@@ -12,6 +12,7 @@ from registry.descriptions.versions import (
     parse_range,
     precedence,
     satisfies,
+    version_order,
 )
 
 
@@ -92,3 +93,16 @@ def test_precedence_follows_semver() -> None:
         "1.10.0",
     ]
     assert sorted(reversed(ordered), key=precedence) == ordered
+
+
+def test_version_order_is_semantic_then_text() -> None:
+    versions = ["1.2.17", "1.2.9", "v2", "1.10.0-rc.1", "banana", "1.10.0", "1.2.9-alpha"]
+    assert sorted(versions, key=version_order) == [
+        "1.2.9-alpha",
+        "1.2.9",
+        "1.2.17",
+        "1.10.0-rc.1",
+        "1.10.0",
+        "v2",
+        "banana",
+    ]

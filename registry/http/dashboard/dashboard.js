@@ -7,6 +7,10 @@ const PAGE_SIZE = 25;
 const FEED_LIMIT = 200;
 const REFRESH_DELAY_MS = 1000;
 const RESUBSCRIBE_DELAY_MS = 5000;
+const HEALTH_INTERVAL_MS = 5000;
+const METRICS_INTERVAL_MS = 5000;
+const RECENT_CHANGES = 50;
+const QUALITY_LIMIT = 100;
 
 const $ = (id) => document.getElementById(id);
 
@@ -33,9 +37,35 @@ function url(path, params = {}) {
   return target;
 }
 
+// A registry with REGISTRY_AUTH=all needs credentials to read: the dashboard asks for an API key or access token
+// on the first 401 and keeps it in this variable only (never in localStorage or a cookie): closing the page
+// forgets it. The event stream gets it as ?access_token=, since EventSource cannot send an Authorization header.
+let token = "";
+
+function askForToken() {
+  const given = window.prompt("This registry needs an API key or access token to read. It is kept in this page only.");
+  token = (given || "").trim();
+  return Boolean(token);
+}
+
+async function authorizedFetch(target, headers) {
+  const sent = token;
+  const request = () =>
+    fetch(target, { cache: "no-store", headers: token ? { ...headers, Authorization: `Bearer ${token}` } : headers });
+  const response = await request();
+  // Ask once per refused token; requests refused meanwhile retry with the token another one was given.
+  if (response.status === 401 && (token !== sent || askForToken())) return request();
+  return response;
+}
+
+/** Every request of the page goes through here, with the token when one was given. */
+function call(path, params, headers = {}) {
+  return authorizedFetch(url(path, params), headers);
+}
+
 /** GET a JSON resource; a problem+json answer becomes an Error carrying its detail. */
 async function getJSON(path, params) {
-  const response = await fetch(url(path, params), { headers: { Accept: "application/json" } });
+  const response = await call(path, params, { Accept: "application/json" });
   const body = await response.json().catch(() => null);
   if (!response.ok) {
     const error = new Error((body && (body.detail || body.title)) || `${response.status} ${response.statusText}`);
@@ -77,6 +107,136 @@ function safeHttpLink(href, text) {
     // not a URL: shown as text below
   }
   return text;
+}
+
+/** The full id with a button that copies it (the row's click opens details; the button's does not). */
+function fullId(id) {
+  const code = el("code", {}, id);
+  const button = el("button", { type: "button", className: "copy", title: "Copy the id" }, "copy");
+  button.addEventListener("click", async (event) => {
+    event.stopPropagation();
+    try {
+      await navigator.clipboard.writeText(id);
+    } catch {
+      // no clipboard (an insecure origin): select the id for Ctrl+C instead
+      getSelection().selectAllChildren(code);
+    }
+    button.dataset.copied = "";
+    button.textContent = "copied";
+    setTimeout(() => {
+      delete button.dataset.copied;
+      button.textContent = "copy";
+    }, 1500);
+  });
+  return el("div", { className: "full-id" }, code, button);
+}
+
+/** Sort the loaded rows of a table by a column's data-* value; a second click reverses the order. */
+function sortRows(th) {
+  const table = th.closest("table");
+  const column = th.dataset.column;
+  const descending = th.getAttribute("aria-sort") === "ascending";
+  for (const other of table.querySelectorAll("th")) other.removeAttribute("aria-sort");
+  th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+  const body = table.tBodies[0];
+  const value = (row) => row.dataset[column] ?? "";
+  const rows = [...body.rows].sort((a, b) => {
+    const [x, y] = [value(a), value(b)];
+    const numeric = x !== "" && y !== "" && !Number.isNaN(Number(x)) && !Number.isNaN(Number(y));
+    const order = numeric ? Number(x) - Number(y) : x.localeCompare(y, undefined, { sensitivity: "base" });
+    return descending ? -order : order;
+  });
+  body.append(...rows);
+}
+
+// -- health, traffic and leases (this replica's /readyz and /metrics)
+
+async function checkHealth() {
+  const card = $("health");
+  let state = "unreachable";
+  let checks = {};
+  try {
+    const response = await call("readyz", {}, { Accept: "application/json" });
+    const body = await response.json().catch(() => ({}));
+    state = response.ok ? "ready" : "unready";
+    checks = body.checks || {};
+  } catch {
+    // the registry does not answer at all
+  }
+  card.dataset.state = state;
+  $("health-state").textContent = { ready: "ready", unready: "not ready", unreachable: "unreachable" }[state];
+  $("health-checks").replaceChildren(
+    ...Object.entries(checks).map(([name, check]) =>
+      el("li", { className: check.ok ? "ok" : "failing", dataset: { check: name } }, `${name}: ${check.detail}`)),
+  );
+}
+
+/** Samples of the Prometheus text format: [{name, labels, value}]. */
+function parseMetrics(text) {
+  const samples = [];
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const match = /^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const labels = {};
+    for (const [, name, value] of (match[2] || "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[name] = value;
+    samples.push({ name: match[1], labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+function total(samples, name, keep = () => true) {
+  return samples.filter((sample) => sample.name === name && keep(sample.labels)).reduce((sum, s) => sum + s.value, 0);
+}
+
+let previousMetrics = null;
+
+async function pollMetrics() {
+  let samples;
+  try {
+    const response = await call("metrics");
+    if (!response.ok) return;
+    samples = parseMetrics(await response.text());
+  } catch {
+    return;
+  }
+  const now = performance.now();
+  const notStream = (labels) => !String(labels.path || "").startsWith("/events");
+  const current = {
+    at: now,
+    requests: total(samples, "registry_http_requests_total"),
+    errors: total(samples, "registry_http_requests_total", (labels) => Number(labels.status_code) >= 500),
+    count: total(samples, "registry_http_request_duration_seconds_count", notStream),
+    sum: total(samples, "registry_http_request_duration_seconds_sum", notStream),
+    buckets: new Map(),
+  };
+  for (const sample of samples) {
+    if (sample.name === "registry_http_request_duration_seconds_bucket" && notStream(sample.labels)) {
+      const bound = Number(sample.labels.le);
+      current.buckets.set(bound, (current.buckets.get(bound) || 0) + sample.value);
+    }
+  }
+  setCount("stat-expiring", total(samples, "registry_leases_expiring_soon"));
+  $("stat-expired").textContent = `${total(samples, "registry_descriptions_expired")} expired, awaiting purge`;
+  if (previousMetrics) {
+    const seconds = (now - previousMetrics.at) / 1000;
+    const requests = current.requests - previousMetrics.requests;
+    const errors = current.errors - previousMetrics.errors;
+    $("stat-rate").textContent = `${(requests / seconds).toFixed(1)}/s`;
+    $("stat-errors").textContent =
+      `errors (5xx): ${(errors / seconds).toFixed(2)}/s, ${requests ? ((100 * errors) / requests).toFixed(1) : "0.0"} %`;
+    const count = current.count - previousMetrics.count;
+    if (count > 0) {
+      const mean = (1000 * (current.sum - previousMetrics.sum)) / count;
+      const bounds = [...current.buckets.keys()].sort((a, b) => a - b);
+      const p95 = bounds.find((bound) => current.buckets.get(bound) - (previousMetrics.buckets.get(bound) || 0) >= 0.95 * count);
+      const p95Text = p95 === undefined || p95 === Infinity ? "> largest bucket" : `≤ ${(p95 * 1000).toFixed(0)} ms`;
+      $("stat-latency").textContent = `latency: mean ${mean.toFixed(1)} ms, p95 ${p95Text}`;
+    } else {
+      $("stat-latency").textContent = "latency: no requests in the last interval";
+    }
+  }
+  previousMetrics = current;
 }
 
 // -- counts and facets
@@ -122,7 +282,7 @@ async function loadCounts() {
   }
   if (stats.status === "fulfilled") {
     const value = stats.value;
-    $("stat-index").textContent = value.indexReady ? `${value.quads} quads` : "building";
+    $("stat-index").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions` : "building";
     $("stat-index-detail").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions indexed` : "";
     setCount("stat-unknown", value.descriptionsWithUnknownContexts);
     $("stat-unknown-detail").textContent = Object.keys(value.unknownContexts || {}).join(", ");
@@ -134,6 +294,8 @@ async function loadCounts() {
 let nextCursor = null;
 let matches = 0;
 let loading = 0;
+/** The server-side order of the table: title (default), modified or expires. */
+let sort = "";
 
 function capabilityChips(capabilities) {
   const shown = capabilities.slice(0, 3).map((capability) =>
@@ -149,9 +311,16 @@ const titles = new Map();
 
 function resultRow(item) {
   if (item.title) titles.set(item.id, item.title);
-  const row = el("tr", { tabIndex: 0, dataset: { id: item.id }, title: item.id },
+  const dataset = {
+    id: item.id,
+    kind: item.kind,
+    vendor: (item.vendor && item.vendor.name) || "",
+    version: item.version || "",
+    capabilities: String((item.capabilities || []).length),
+  };
+  const row = el("tr", { tabIndex: 0, dataset },
     el("td", { className: "title" }, item.title || item.id,
-      item.description ? el("div", { className: "sub" }, item.description) : null),
+      item.description ? el("div", { className: "sub" }, item.description) : null, fullId(item.id)),
     el("td", {}, el("span", { className: `kind kind-${item.kind}` }, item.kind)),
     el("td", {}, item.vendor && item.vendor.name ? item.vendor.name : "–"),
     el("td", {}, item.version || "–"),
@@ -169,7 +338,9 @@ function resultRow(item) {
 async function loadResults(append = false) {
   const ticket = ++loading;
   // The first page asks for facets too: their kind counts add up to the number of matches.
-  const params = { ...filters, limit: PAGE_SIZE, cursor: append ? nextCursor : null, facets: append ? null : "true" };
+  const params = {
+    ...filters, sort: sort || null, limit: PAGE_SIZE, cursor: append ? nextCursor : null, facets: append ? null : "true",
+  };
   try {
     const page = await getJSON("api/v1/search", params);
     if (ticket !== loading) return; // a newer search has started
@@ -179,7 +350,9 @@ async function loadResults(append = false) {
     else $("rows").replaceChildren(...rows);
     nextCursor = page.next_cursor;
     if (page.facets) matches = page.facets.kind.reduce((sum, { count }) => sum + count, 0);
-    $("matches").textContent = `${$("rows").children.length} of ${matches} shown`;
+    $("matches").textContent = sort === "expires"
+      ? `${$("rows").children.length} with a lease shown, soonest to expire first`
+      : `${$("rows").children.length} of ${matches} shown`;
     $("more").hidden = !nextCursor;
     $("empty").hidden = $("rows").children.length > 0;
     $("table-notice").hidden = true;
@@ -277,6 +450,38 @@ function renderVersions(items) {
   );
 }
 
+// -- quality
+
+async function loadQuality() {
+  try {
+    const report = await getJSON("api/v1/quality", { limit: QUALITY_LIMIT });
+    showError($("quality-error"), null);
+    $("quality-lint-count").textContent = String(report.lint.length);
+    $("quality-bumps-count").textContent = String(report.bumps.length);
+    $("quality-lint").tBodies[0].replaceChildren(...report.lint.map((item) => {
+      const codes = [...new Set(item.warnings.map((warning) => warning.code))];
+      const row = el("tr", { dataset: { title: item.title || item.id, kind: item.kind, warnings: String(item.warnings.length), codes: codes.join(" ") } },
+        el("td", {}, el("button", { type: "button", className: "link", onclick: () => openDetail(item.id) }, item.title || item.id), fullId(item.id)),
+        el("td", {}, el("span", { className: `kind kind-${item.kind}` }, item.kind)),
+        el("td", {}, item.warnings.length),
+        el("td", {}, codes.map((code) => el("span", { className: "chip" }, code))));
+      return row;
+    }));
+    $("quality-bumps").tBodies[0].replaceChildren(...report.bumps.map((bump) => {
+      const honest = bump.honest === null || bump.honest === undefined ? "" : bump.honest ? "yes" : "no";
+      return el("tr", { dataset: { title: bump.title || bump.id, version: bump.version, previous: bump.previous_version || "", verdict: bump.verdict || "", honest, registered: bump.registered } },
+        el("td", {}, el("button", { type: "button", className: "link", onclick: () => openDetail(bump.id) }, bump.title || bump.id), fullId(bump.id)),
+        el("td", {}, bump.version),
+        el("td", {}, bump.previous_version || "–"),
+        el("td", {}, bump.verdict ? el("span", { className: `verdict verdict-${bump.verdict}` }, bump.verdict) : "–"),
+        el("td", {}, honest || "–"),
+        el("td", { title: formatTime(bump.registered) }, relative(bump.registered)));
+    }));
+  } catch (error) {
+    showError($("quality-error"), error);
+  }
+}
+
 // -- the live activity feed
 
 let staleChanges = 0;
@@ -294,9 +499,32 @@ function scheduleRefresh() {
   refreshTimer ??= setTimeout(() => {
     refreshTimer = null;
     loadCounts();
+    loadQuality();
   }, REFRESH_DELAY_MS);
   staleChanges += 1;
   showStale(`${staleChanges} change(s) since the table was loaded.`);
+}
+
+/** Sequence number of the newest change shown: a new stream starts after it, so none is missed or repeated. */
+let lastSeq = null;
+
+function showEvent({ type, id, seq, at, actor, replayed }) {
+  const verb = type.replace("thing_", "");
+  const title = titles.get(id);
+  const name = verb === "deleted" || !id
+    ? el("span", { className: "name" }, title || id)
+    : el("button", { type: "button", className: "link name", onclick: () => openDetail(id) }, title || id);
+  const item = el("li", { className: `event event-${verb}${replayed ? " replayed" : ""}`, dataset: { seq, id } },
+    el("span", { className: "verb" }, verb),
+    el("time", { dateTime: at.toISOString(), title: at.toLocaleString() }, at.toLocaleTimeString()),
+    name,
+    title ? el("span", { className: "id" }, id) : null,
+    actor ? el("span", { className: "actor" }, `by ${actor}`) : null);
+  const list = $("events");
+  list.prepend(item);
+  $("events-empty").hidden = true;
+  while (list.children.length > FEED_LIMIT) list.lastElementChild.remove();
+  if (seq && /^\d+$/.test(String(seq))) lastSeq = Math.max(lastSeq || 0, Number(seq));
 }
 
 function addEvent(type, event) {
@@ -306,24 +534,24 @@ function addEvent(type, event) {
   } catch {
     // a frame without JSON data: shown without an id
   }
-  const verb = type.replace("thing_", "");
   const id = typeof data.id === "string" ? data.id : "";
-  const title = titles.get(id);
-  const name = verb === "deleted" || !id
-    ? el("span", { className: "name" }, title || id)
-    : el("button", { type: "button", className: "link name", onclick: () => openDetail(id) }, title || id);
-  // Events carry no time of their own: this is when the page received it (replayed ones included).
-  const received = new Date();
-  const item = el("li", { className: `event event-${verb}`, dataset: { seq: event.lastEventId, id } },
-    el("span", { className: "verb" }, verb),
-    el("time", { dateTime: received.toISOString() }, received.toLocaleTimeString()),
-    name,
-    title ? el("span", { className: "id" }, id) : null);
-  const list = $("events");
-  list.prepend(item);
-  $("events-empty").hidden = true;
-  while (list.children.length > FEED_LIMIT) list.lastElementChild.remove();
+  // Live events carry no time of their own: this is when the page received it.
+  // With authentication on, events name the principal that made the change (docs/security.md, "Audit").
+  const actor = typeof data.actor === "string" ? data.actor : null;
+  showEvent({ type, id, seq: event.lastEventId, at: new Date(), actor, replayed: false });
   scheduleRefresh();
+}
+
+/** The latest changes from the change log, shown before the live stream starts after the newest of them. */
+async function loadRecentChanges() {
+  try {
+    const recent = await getJSON("api/v1/changes", { limit: RECENT_CHANGES });
+    for (const change of [...recent.items].reverse()) {
+      showEvent({ type: change.type, id: change.id, seq: String(change.seq), at: new Date(change.at), actor: change.actor, replayed: true });
+    }
+  } catch {
+    // without the history the live stream still starts; the panel shows only new changes
+  }
 }
 
 function setFeedStatus(state, text) {
@@ -336,9 +564,10 @@ function subscribe(afterFailure = false) {
   // EventSource reconnects by itself and sends Last-Event-ID, so the registry replays what was missed. Without
   // an event received yet there is no id to send, and a new EventSource starts without one: then the counts are
   // reloaded and the table is marked as possibly stale.
-  const source = new EventSource(url("events"));
+  // After the changes already shown (lastSeq), so a reconnection of this EventSource resumes there too.
+  const source = new EventSource(url("events", { lastEventId: lastSeq, access_token: token }));
   let interrupted = afterFailure;
-  let resumable = false; // an event with an id has arrived, so a reconnection resumes after it
+  let resumable = lastSeq !== null; // a reconnection resumes after the newest change shown
   source.addEventListener("open", () => {
     setFeedStatus("live", "live");
     if (interrupted && !resumable) {
@@ -349,6 +578,7 @@ function subscribe(afterFailure = false) {
   });
   source.addEventListener("error", () => {
     interrupted = true;
+    checkHealth();
     if (source.readyState === EventSource.CLOSED) {
       // The server refused the stream (not a dropped connection): start afresh after a pause.
       setFeedStatus("down", "disconnected");
@@ -386,11 +616,33 @@ $("clear").addEventListener("click", () => {
   loadResults();
 });
 $("more").addEventListener("click", () => loadResults(true));
+for (const th of document.querySelectorAll("#results th[data-sort]")) {
+  th.querySelector(".sort").addEventListener("click", () => orderTableBy(th.dataset.sort));
+}
+for (const th of document.querySelectorAll("th[data-column]")) {
+  th.querySelector(".sort").addEventListener("click", () => sortRows(th));
+}
+$("show-expiring").addEventListener("click", () => orderTableBy("expires"));
+
+/** A server-side order (title, modified, expires): reloads the table from its first page. */
+function orderTableBy(name) {
+  sort = name === "title" ? "" : name;
+  for (const th of document.querySelectorAll("#results th")) {
+    th.removeAttribute("aria-sort");
+    if (th.dataset.sort === name) th.setAttribute("aria-sort", name === "modified" ? "descending" : "ascending");
+  }
+  loadResults();
+}
 $("detail-close").addEventListener("click", () => $("detail").close());
 $("detail").addEventListener("click", (event) => {
   if (event.target === $("detail")) $("detail").close(); // a click on the backdrop
 });
 
-subscribe();
+loadRecentChanges().then(() => subscribe());
 loadCounts();
 loadResults();
+loadQuality();
+checkHealth();
+pollMetrics();
+setInterval(checkHealth, HEALTH_INTERVAL_MS);
+setInterval(pollMetrics, METRICS_INTERVAL_MS);

@@ -1,0 +1,1 @@
+"""Authentication (API keys, access tokens), ownership of ids and namespaces, rate limits: docs/security.md."""

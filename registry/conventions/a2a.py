@@ -1,0 +1,440 @@
+"""A2A Agent Cards as ``lmos:Agent`` Thing Descriptions, and back.
+
+A card is validated with the official A2A types (the ``a2a-sdk`` protobuf messages and their REQUIRED field
+annotations), then mapped member by member: name/description/version, ``provider`` → ``lmos:vendor``, skills →
+``lmos:capabilities``, ``supportedInterfaces`` → top-level forms, ``securitySchemes`` → ``securityDefinitions``,
+icon and documentation → links. Every member without a TD counterpart (and every member whose value the TD rules
+would refuse, such as a version that is not SemVer in ``version.instance``) is kept verbatim under ``a2a:card``,
+so that exporting an imported card gives back exactly the card. Descriptions that never were cards export to
+cards built from their TD members alone (docs/interop.md lists what is lossy).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from a2a.client.card_resolver import parse_agent_card
+from a2a.types import AgentCard
+from a2a.utils.errors import InvalidParamsError
+from a2a.utils.proto_utils import validate_proto_required_fields
+from google.protobuf.json_format import ParseError
+
+from registry.descriptions.model import A2A_CARD_TYPE, A2A_NAMESPACE, LMOS_NAMESPACE, TD11_CONTEXT, lmos_member
+from registry.descriptions.summary import summarise
+from registry.descriptions.validation import SEMVER, FieldError
+
+#: The type that marks a description imported from an Agent Card (the ``a2a`` convention).
+CARD_TYPE = A2A_CARD_TYPE
+#: Members of the TD that hold A2A JSON verbatim.
+CARD_MEMBER = "a2a:card"
+SKILL_MEMBER = "a2a:skill"
+SCHEME_MEMBER = "a2a:scheme"
+REQUIREMENTS_MEMBER = "a2a:securityRequirements"
+BINDING, PROTOCOL_VERSION, TENANT = "a2a:protocolBinding", "a2a:protocolVersion", "a2a:tenant"
+CONTEXT: list[Any] = [
+    TD11_CONTEXT,
+    # The TD schema allows prefix definitions only (no @json terms): nested A2A JSON is partly RDF.
+    {"lmos": LMOS_NAMESPACE, "a2a": A2A_NAMESPACE},
+]
+#: The root operation an A2A interface is given: A2A tasks are the agent's running actions (GetTask, ListTasks).
+INTERFACE_OP = "queryallactions"
+_HTTP_URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.IGNORECASE)
+#: Skill members carried as LMOS capability members (the rest stay under ``a2a:skill``).
+_SKILL_MEMBERS = {
+    "id": "lmos:id",
+    "name": "lmos:name",
+    "description": "lmos:description",
+    "tags": "lmos:tags",
+    "examples": "lmos:examples",
+    "inputModes": "lmos:inputModes",
+    "outputModes": "lmos:outputModes",
+}
+_DEFAULT_MODES = ["text/plain", "application/json"]
+
+
+class CardError(ValueError):
+    """The body is not a valid A2A Agent Card; ``errors`` name every problem."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(f"{error.field}: {error.description}" for error in errors))
+        self.errors = errors
+
+
+def parse_card(card: Any) -> AgentCard:
+    """The card as the official A2A type, or :class:`CardError` listing what the A2A specification requires.
+
+    Cards of A2A 0.3 (``url``, ``preferredTransport``) are read the way the SDK's card resolver reads them.
+    """
+    if not isinstance(card, dict):
+        raise CardError([FieldError("(root)", "an Agent Card must be a JSON object")])
+    try:
+        parsed = parse_agent_card(copy.deepcopy(card))
+    except ParseError as error:
+        raise CardError([FieldError("(root)", f"not an A2A Agent Card: {error}")]) from error
+    try:
+        validate_proto_required_fields(parsed)
+    except InvalidParamsError as error:
+        details = (error.data or {}).get("errors", [])
+        raise CardError(
+            [FieldError(_camel_path(item["field"]), item["message"]) for item in details]
+            or [FieldError("(root)", str(error))]
+        ) from error
+    return parsed
+
+
+def _camel_path(path: str) -> str:
+    """``supported_interfaces[0].protocol_binding`` → ``supportedInterfaces[0].protocolBinding`` (the JSON names)."""
+    return re.sub(r"_([a-z])", lambda match: match.group(1).upper(), path)
+
+
+def signatures_of(card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The card's JWS signatures (each ``protected``, ``signature``, optional ``header``), as registered."""
+    signatures = card.get("signatures")
+    return [item for item in signatures if isinstance(item, dict)] if isinstance(signatures, list) else []
+
+
+# -- card → TD
+
+
+def card_to_description(card: dict[str, Any], thing_id: str) -> dict[str, Any]:
+    """The ``lmos:Agent`` TD of a (validated) card; ``description_to_card`` of it gives ``card`` back."""
+    kept = dict(card)
+    document: dict[str, Any] = {"@context": CONTEXT, "@type": ["lmos:Agent", CARD_TYPE], "id": thing_id}
+    document["title"] = kept.pop("name")
+    if isinstance(kept.get("description"), str):
+        document["description"] = kept.pop("description")
+    version = kept.get("version")
+    if isinstance(version, str) and SEMVER.match(version):
+        # LMOS agents carry a SemVer version.instance; any other version stays with the card.
+        document["version"] = {"instance": kept.pop("version")}
+    metadata: dict[str, Any] = {}
+    provider = kept.get("provider")
+    if isinstance(provider, dict) and _mappable_provider(provider):
+        kept.pop("provider")
+        metadata["lmos:vendor"] = {"lmos:name": provider["organization"], "lmos:url": provider["url"]}
+    skills = kept.get("skills")
+    if isinstance(skills, list) and all(isinstance(skill, dict) for skill in skills):
+        metadata["lmos:capabilities"] = [_capability(skill) for skill in kept.pop("skills")]
+    if metadata:
+        document["lmos:metadata"] = metadata
+    links = []
+    for member, rel in (("documentationUrl", "service-doc"), ("iconUrl", "icon")):
+        if isinstance(kept.get(member), str):
+            links.append({"href": kept.pop(member), "rel": rel})
+    if links:
+        document["links"] = links
+    interfaces = kept.get("supportedInterfaces")
+    if isinstance(interfaces, list) and interfaces and all(_mappable_interface(item) for item in interfaces):
+        document["forms"] = [_form(item) for item in kept.pop("supportedInterfaces")]
+    document.update(_security(kept))
+    if kept:
+        document[CARD_MEMBER] = kept
+    return document
+
+
+def _mappable_provider(provider: dict[str, Any]) -> bool:
+    return (
+        set(provider) == {"organization", "url"}
+        and isinstance(provider["organization"], str)
+        and provider["organization"].strip() != ""
+        and isinstance(provider["url"], str)
+        and _HTTP_URL.match(provider["url"]) is not None
+    )
+
+
+def _capability(skill: dict[str, Any]) -> dict[str, Any]:
+    capability = {_SKILL_MEMBERS[key]: value for key, value in skill.items() if key in _SKILL_MEMBERS}
+    rest = {key: value for key, value in skill.items() if key not in _SKILL_MEMBERS}
+    if rest:
+        capability[SKILL_MEMBER] = rest
+    return capability
+
+
+def _mappable_interface(interface: Any) -> bool:
+    return (
+        isinstance(interface, dict)
+        and isinstance(interface.get("url"), str)
+        and set(interface) <= {"url", "protocolBinding", "protocolVersion", "tenant"}
+    )
+
+
+def _form(interface: dict[str, Any]) -> dict[str, Any]:
+    form: dict[str, Any] = {"href": interface["url"], "op": INTERFACE_OP}
+    for member, key in (("protocolBinding", BINDING), ("protocolVersion", PROTOCOL_VERSION), ("tenant", TENANT)):
+        if member in interface:
+            form[key] = interface[member]
+    return form
+
+
+#: TD security schemes of A2A schemes (the A2A original is kept under ``a2a:scheme`` for the way back).
+def _td_scheme(scheme: Any) -> dict[str, Any]:
+    inner_name, inner = next(iter(scheme.items())) if isinstance(scheme, dict) and len(scheme) == 1 else ("", {})
+    inner = inner if isinstance(inner, dict) else {}
+    td: dict[str, Any]
+    if inner_name == "apiKeySecurityScheme":
+        td = {"scheme": "apikey", "in": inner.get("location", "header"), "name": inner.get("name")}
+    elif inner_name == "httpAuthSecurityScheme" and str(inner.get("scheme", "")).lower() in ("basic", "bearer"):
+        td = {"scheme": str(inner["scheme"]).lower()}
+        if inner.get("bearerFormat"):
+            td["format"] = inner["bearerFormat"]
+    elif inner_name == "oauth2SecurityScheme":
+        td = {"scheme": "oauth2", **_oauth2_flow(inner.get("flows"))}
+    else:
+        # OpenID Connect, mutual TLS and legacy 0.3 shapes have no TD scheme: "auto" says the client finds out.
+        td = {"scheme": "auto"}
+    if isinstance(inner.get("description"), str):
+        td["description"] = inner["description"]
+    td = {key: value for key, value in td.items() if value is not None}
+    td[SCHEME_MEMBER] = scheme
+    return td
+
+
+def _oauth2_flow(flows: Any) -> dict[str, Any]:
+    if not isinstance(flows, dict):
+        return {}
+    for name, td_flow in (("authorizationCode", "code"), ("clientCredentials", "client"), ("deviceCode", "device")):
+        flow = flows.get(name)
+        if isinstance(flow, dict):
+            mapped = {
+                "flow": td_flow,
+                "authorization": flow.get("authorizationUrl"),
+                "token": flow.get("tokenUrl"),
+                "scopes": sorted(flow["scopes"]) if isinstance(flow.get("scopes"), dict) else None,
+            }
+            return {key: value for key, value in mapped.items() if value}
+    return {}
+
+
+def _security(kept: dict[str, Any]) -> dict[str, Any]:
+    schemes = kept.get("securitySchemes")
+    if not (isinstance(schemes, dict) and schemes):
+        return {"securityDefinitions": {"nosec_sc": {"scheme": "nosec"}}, "security": ["nosec_sc"]}
+    definitions = {name: _td_scheme(scheme) for name, scheme in kept.pop("securitySchemes").items()}
+    security: dict[str, Any] = {"securityDefinitions": definitions}
+    requirements = kept.pop("securityRequirements", None)
+    names = _required_names(requirements, definitions)
+    if len(names) > 1:
+        # A TD requires every name of "security" at once: alternatives become one oneOf combo scheme.
+        definitions["a2a_combo_sc"] = {"scheme": "combo", "oneOf": names}
+        names = ["a2a_combo_sc"]
+    security["security"] = names or ["nosec_sc"]
+    if not names:
+        definitions["nosec_sc"] = {"scheme": "nosec"}
+    if requirements is not None:
+        security[REQUIREMENTS_MEMBER] = requirements
+    return security
+
+
+def _required_names(requirements: Any, definitions: dict[str, Any]) -> list[str]:
+    """Scheme names the card's security requirements use (legacy 0.3 lists of {name: scopes} too)."""
+    names: list[str] = []
+    for requirement in requirements if isinstance(requirements, list) else []:
+        schemes = requirement.get("schemes", requirement) if isinstance(requirement, dict) else {}
+        for name in schemes if isinstance(schemes, dict) else []:
+            if name in definitions and name not in names:
+                names.append(name)
+    return names
+
+
+# -- TD → card
+
+
+def description_to_card(document: dict[str, Any]) -> dict[str, Any]:
+    """The Agent Card of a description: exact for an imported card, built from the TD for any other agent."""
+    kept = document.get(CARD_MEMBER)
+    card: dict[str, Any] = dict(kept) if isinstance(kept, dict) else {}
+    summary = summarise(document)
+    card["name"] = summary.title or str(document.get("id", ""))
+    if "description" not in card:
+        card["description"] = summary.description or card["name"]
+    if "version" not in card:
+        card["version"] = summary.version or "0.0.0"
+    _, metadata = lmos_member(document, "metadata")
+    if "provider" not in card and summary.vendor is not None and summary.vendor.name and summary.vendor.url:
+        card["provider"] = {"organization": summary.vendor.name, "url": summary.vendor.url}
+    if "skills" not in card:
+        card["skills"] = _skills(document, metadata if isinstance(metadata, dict) else {})
+    for link in document.get("links", []) if isinstance(document.get("links"), list) else []:
+        if not isinstance(link, dict) or not isinstance(link.get("href"), str):
+            continue
+        member = {"service-doc": "documentationUrl", "icon": "iconUrl"}.get(str(link.get("rel")))
+        if member is not None and member not in card:
+            card[member] = link["href"]
+    if "supportedInterfaces" not in card and "url" not in card:
+        card["supportedInterfaces"] = _interfaces(document)
+    _card_security(document, card)
+    if not isinstance(kept, dict):
+        card.setdefault("capabilities", {})
+        modes = _content_types(document)
+        card.setdefault("defaultInputModes", modes)
+        card.setdefault("defaultOutputModes", modes)
+    return card
+
+
+def _skills(document: dict[str, Any], metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = [
+        entry
+        for holder in (document, metadata)
+        for entry in _list(lmos_member(holder, "capabilities")[1])
+        if isinstance(entry, dict)
+    ]
+    skills = [_skill(entry) for entry in entries]
+    if skills:
+        return [skill for skill in skills if skill is not None]
+    actions = document.get("actions")
+    return [
+        {
+            "id": name,
+            "name": action.get("title") or name,
+            "description": action.get("description") or action.get("title") or name,
+            "tags": [name],
+        }
+        for name, action in (actions.items() if isinstance(actions, dict) else [])
+        if isinstance(action, dict)
+    ]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _skill(entry: dict[str, Any]) -> dict[str, Any] | None:
+    reverse = {value: key for key, value in _SKILL_MEMBERS.items()}
+    skill: dict[str, Any] = {}
+    for key, value in entry.items():
+        local = key if key in _SKILL_MEMBERS else reverse.get(key)
+        if local is None and key.startswith("lmos:"):
+            local = reverse.get("lmos:" + key.split(":", 1)[1])
+        if local is not None:
+            skill[local] = value
+    rest = entry.get(SKILL_MEMBER)
+    if isinstance(rest, dict):
+        skill.update(rest)
+    if not (skill.get("id") or skill.get("name")):
+        return None
+    if isinstance(rest, dict) or set(skill) >= {"id", "name", "description", "tags"}:
+        return skill
+    skill.setdefault("id", skill.get("name"))
+    skill.setdefault("name", skill["id"])
+    skill.setdefault("description", skill["name"])
+    skill.setdefault("tags", [skill["name"]])
+    return skill
+
+
+def _interfaces(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Interfaces from the A2A forms; an agent without them is reached at its actions' forms (HTTP+JSON)."""
+    interfaces = []
+    for form in document.get("forms", []) if isinstance(document.get("forms"), list) else []:
+        if isinstance(form, dict) and BINDING in form and isinstance(form.get("href"), str):
+            interface = {"url": form["href"], "protocolBinding": form[BINDING]}
+            if PROTOCOL_VERSION in form:
+                interface["protocolVersion"] = form[PROTOCOL_VERSION]
+            if TENANT in form:
+                interface["tenant"] = form[TENANT]
+            interfaces.append(interface)
+    if interfaces:
+        return interfaces
+    hrefs: list[str] = []
+    actions = document.get("actions")
+    for action in actions.values() if isinstance(actions, dict) else []:
+        for form in action.get("forms", []) if isinstance(action, dict) else []:
+            if isinstance(form, dict) and isinstance(form.get("href"), str) and form["href"] not in hrefs:
+                hrefs.append(form["href"])
+    base = document.get("base")
+    if not hrefs and isinstance(base, str):
+        hrefs.append(base)
+    return [{"url": href, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"} for href in hrefs[:1]] or [
+        {"url": str(document.get("id", "")), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+    ]
+
+
+def _card_security(document: dict[str, Any], card: dict[str, Any]) -> None:
+    definitions = document.get("securityDefinitions")
+    if "securitySchemes" in card or "security" in card or not isinstance(definitions, dict):
+        return
+    schemes = {}
+    for name, scheme in definitions.items():
+        if not isinstance(scheme, dict):
+            continue
+        a2a_scheme = scheme.get(SCHEME_MEMBER, _a2a_scheme(scheme))
+        if a2a_scheme is not None:
+            schemes[name] = a2a_scheme
+    if schemes:
+        card["securitySchemes"] = schemes
+        requirements = document.get(REQUIREMENTS_MEMBER)
+        if requirements is not None:
+            card["securityRequirements"] = requirements
+        else:
+            names = [name for name in _security_names(document, definitions) if name in schemes]
+            if names:
+                card["securityRequirements"] = [{"schemes": {name: {"list": []}}} for name in names]
+
+
+def _security_names(document: dict[str, Any], definitions: dict[str, Any]) -> list[str]:
+    security = document.get("security")
+    names = [security] if isinstance(security, str) else security if isinstance(security, list) else []
+    expanded: list[str] = []
+    for name in names:
+        scheme = definitions.get(name)
+        if isinstance(scheme, dict) and scheme.get("scheme") == "combo":
+            expanded.extend(scheme.get("oneOf") or scheme.get("allOf") or [])
+        else:
+            expanded.append(name)
+    return expanded
+
+
+def _a2a_scheme(scheme: dict[str, Any]) -> dict[str, Any] | None:
+    """The A2A scheme of a TD scheme; None for schemes A2A cannot express (nosec, psk, digest, combo…)."""
+    kind = scheme.get("scheme")
+    described = {"description": scheme["description"]} if isinstance(scheme.get("description"), str) else {}
+    if kind in ("basic", "bearer"):
+        http = {"scheme": "Basic" if kind == "basic" else "Bearer", **described}
+        if kind == "bearer" and isinstance(scheme.get("format"), str):
+            http["bearerFormat"] = scheme["format"]
+        return {"httpAuthSecurityScheme": http}
+    if kind == "apikey":
+        location = scheme.get("in", "header")
+        return {
+            "apiKeySecurityScheme": {
+                "location": location if location in ("header", "query", "cookie") else "header",
+                "name": scheme.get("name") or "Authorization",
+                **described,
+            }
+        }
+    if kind == "oauth2" and isinstance(scheme.get("token"), str):
+        scopes = {scope: scope for scope in _scopes(scheme.get("scopes"))}
+        if scheme.get("flow") == "code" and isinstance(scheme.get("authorization"), str):
+            flow = {"authorizationCode": {"authorizationUrl": scheme["authorization"], "tokenUrl": scheme["token"]}}
+        else:
+            flow = {"clientCredentials": {"tokenUrl": scheme["token"]}}
+        next(iter(flow.values()))["scopes"] = scopes
+        return {"oauth2SecurityScheme": {"flows": flow, **described}}
+    return None
+
+
+def _scopes(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else [item for item in value or [] if isinstance(item, str)]
+
+
+def _content_types(document: dict[str, Any]) -> list[str]:
+    types: list[str] = []
+    actions = document.get("actions")
+    for action in actions.values() if isinstance(actions, dict) else []:
+        for form in action.get("forms", []) if isinstance(action, dict) else []:
+            content_type = form.get("contentType") if isinstance(form, dict) else None
+            if isinstance(content_type, str) and content_type not in types:
+                types.append(content_type)
+    return types or list(_DEFAULT_MODES)
+
+
+__all__ = [
+    "A2A_NAMESPACE",
+    "CONTEXT",
+    "CardError",
+    "card_to_description",
+    "description_to_card",
+    "parse_card",
+    "signatures_of",
+]

@@ -1,0 +1,123 @@
+"""Version policy at write time: a registration is compared with the versions kept for its id.
+
+Three things a registrant must hear about, because resolvers and callers trust version numbers:
+
+- ``version-content-changed``: the version is already kept with other content. Kept versions are immutable
+  (``/versions`` keeps the first registration), so the change needs a new version.
+- ``version-downgrade``: the version is lower than the one of the description it replaces.
+- ``version-bump-too-small``: the changes since the highest kept version below it need a larger bump (a removed
+  action under a minor bump).
+
+``warn`` (default) accepts the write and reports these as ``Registry-Notices``; ``enforce`` refuses it with 409 and
+the changes that require a higher version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from sqlalchemy import bindparam, select
+
+from registry.descriptions.compatibility import compare_documents
+from registry.descriptions.summary import summarise
+from registry.descriptions.versions import bump, previous_version
+from registry.errors import Conflict
+from registry.store.database import Statement, Transaction
+from registry.store.tables import thing_versions
+from registry.store.things import StoredDescription
+from registry.wire import Change, Notice
+
+WARN = "warn"
+ENFORCE = "enforce"
+POLICIES = (WARN, ENFORCE)
+#: Changes named in a notice (the 409 problem lists them all).
+NOTICE_CHANGES = 3
+
+_KEPT = Statement.of(select(thing_versions.c.version).where(thing_versions.c.thing_id == bindparam("thing_id")))
+_KEPT_TEXT = Statement.of(
+    select(thing_versions.c.document_text).where(
+        thing_versions.c.thing_id == bindparam("thing_id"), thing_versions.c.version == bindparam("version")
+    )
+)
+
+
+class VersionPolicy:
+    def __init__(self, mode: str) -> None:
+        if mode not in POLICIES:
+            raise ValueError(f"version policy must be one of {', '.join(POLICIES)}, got {mode!r}")
+        self.mode = mode
+
+    async def check(
+        self, tx: Transaction, thing_id: str, current: StoredDescription | None, document: dict[str, Any], text: str
+    ) -> list[Notice]:
+        """Notices for writing ``document`` (encoded: ``text``) over ``current`` (None: a new id); raises Conflict
+        under ``enforce``. Runs under the id's lock, so two writes of one version cannot both pass."""
+        version = summarise(document).version
+        if version is None:
+            return []
+        kept = [row[0] for row in await tx.fetch(_KEPT, thing_id=thing_id)]
+        if not kept:
+            return []
+        if version in kept:
+            kept_text = await tx.fetchval(_KEPT_TEXT, thing_id=thing_id, version=version)
+            if kept_text == text:
+                return []
+            kept_document = msgspec.json.decode(kept_text)
+            if kept_document == document:  # the same content, members in another order
+                return []
+            report = compare_documents(kept_document, document, version, version)
+            changes = (
+                f"{report.verdict}, {len(report.changes)} change(s){_first(report.changes)}"
+                if report.changes
+                else "no change to the contract"
+            )
+            needed = "patch" if report.required_bump == "none" else report.required_bump
+            return self._refuse_or_warn(
+                "version-content-changed",
+                f"version {version} is already registered with other content ({changes}); /versions keeps the "
+                f"first registration of {version}; register the change as a new {needed} version",
+                report.changes,
+            )
+        notices: list[Notice] = []
+        current_version = None if current is None else summarise(current.document()).version
+        if current_version is not None and bump(current_version, version) == "downgrade":
+            notices += self._refuse_or_warn(
+                "version-downgrade",
+                f"version {version} is lower than {current_version}, the version it replaces; resolvers asking for "
+                f"the highest version in a range may now pick another provider",
+                [],
+            )
+        previous = previous_version(kept, version)
+        if previous is not None:
+            old = msgspec.json.decode(await tx.fetchval(_KEPT_TEXT, thing_id=thing_id, version=previous))
+            report = compare_documents(old, document, previous, version)
+            if report.honest is False:
+                required = [change for change in report.changes if change.bump == report.required_bump]
+                notices += self._refuse_or_warn(
+                    "version-bump-too-small",
+                    f"{previous} → {version} is a {report.declared_bump} bump, but the changes need a "
+                    f"{report.required_bump} bump{_first(required)}",
+                    required,
+                )
+        return notices
+
+    def _refuse_or_warn(self, code: str, message: str, changes: list[Change]) -> list[Notice]:
+        if self.mode == ENFORCE:
+            raise Conflict(
+                f"{message} (REGISTRY_VERSION_POLICY=enforce)",
+                code=code,
+                changes=msgspec.to_builtins(changes),
+            )
+        return [Notice(code=code, message=message, field="version.instance")]
+
+
+def _first(changes: list[Change]) -> str:
+    if not changes:
+        return ""
+    shown = "; ".join(f"{change.kind} at {change.pointer}" for change in changes[:NOTICE_CHANGES])
+    more = f" and {len(changes) - NOTICE_CHANGES} more" if len(changes) > NOTICE_CHANGES else ""
+    return f": {shown}{more}"
+
+
+__all__ = ["ENFORCE", "POLICIES", "WARN", "VersionPolicy"]

@@ -1,0 +1,72 @@
+"""Readiness: what a replica needs to serve every endpoint, checked on demand for ``/readyz``.
+
+Liveness (``/livez``) only says the process answers; readiness says the replica should receive traffic: its
+database answers and carries the schema this code expects, its SPARQL worker is up, and its change feed is not
+lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import sqlalchemy as sa
+
+from registry.errors import RegistryError
+from registry.events.feed import ChangeFeed
+from registry.sparql_worker.client import QueryWorker
+from registry.store.database import Database
+
+#: Seconds the database check may take before it counts as failed.
+DATABASE_CHECK_TIMEOUT = 2.0
+_SCHEMA_REVISION = sa.text("SELECT version_num FROM alembic_version")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+class Readiness:
+    """The checks behind ``/readyz``; each names what failed so that an operator knows where to look."""
+
+    def __init__(
+        self, database: Database, worker: QueryWorker, feed: ChangeFeed, *, schema_revision: str, max_feed_lag: float
+    ) -> None:
+        self.database = database
+        self.worker = worker
+        self.feed = feed
+        self.schema_revision = schema_revision
+        self.max_feed_lag = max_feed_lag
+
+    async def checks(self) -> list[Check]:
+        return [await self._database(), self._sparql_worker(), self._change_feed()]
+
+    async def _database(self) -> Check:
+        try:
+            async with asyncio.timeout(DATABASE_CHECK_TIMEOUT):
+                revision = await self.database.fetchval(_SCHEMA_REVISION)
+        except TimeoutError:
+            return Check("database", False, f"did not answer within {DATABASE_CHECK_TIMEOUT:g} s")
+        except RegistryError as error:
+            return Check("database", False, error.detail)
+        if revision != self.schema_revision:
+            return Check(
+                "database", False, f"schema at revision {revision}, this code needs {self.schema_revision}; migrate"
+            )
+        return Check("database", True, f"reachable, schema at {revision}")
+
+    def _sparql_worker(self) -> Check:
+        problem = self.worker.unready_reason()
+        return Check("sparql_worker", problem is None, problem or "up, index built")
+
+    def _change_feed(self) -> Check:
+        lag = self.feed.lag
+        if lag > self.max_feed_lag:
+            return Check("change_feed", False, f"{lag:.1f} s behind the change log (bound {self.max_feed_lag:g} s)")
+        return Check("change_feed", True, f"{lag:.1f} s behind the change log")
+
+
+__all__ = ["Check", "Readiness"]

@@ -1,0 +1,141 @@
+"""Access control at the HTTP edge: one guard authenticates each request, checks its scope and counts it.
+
+Each route says what it needs in ``opt={"access": …}``: ``public`` (the directory TD, the dashboard, the API
+document), ``read``, ``write`` or ``admin``; without it, GET and HEAD need ``read`` and other methods ``write``.
+The verified principal is kept in the request scope for the handlers (``principal_of``), which hand it to the
+services: ownership and namespaces are checked there (registry/auth/ownership.py), under the id's lock.
+The guard is installed only when authentication or a limit is on, so an open loopback directory pays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from litestar import Litestar
+from litestar.connection import ASGIConnection
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import Guard
+
+from registry.auth.authenticator import AuthMode
+from registry.auth.principal import Principal, Scope
+from registry.auth.tenancy import EVERYTHING, TenantScope, tenant_scope
+from registry.errors import NotFound
+from registry.http.dependencies import ServiceHolder
+from registry.store.things import ThingStore
+
+PUBLIC = "public"
+#: ``opt`` of routes that also take the credential as ``?access_token=`` (RFC 6750 §2.3): event streams, because a
+#: browser's EventSource cannot send an Authorization header. The access log records paths without queries.
+QUERY_TOKEN = "query_token"
+#: Name of the security scheme in the OpenAPI document.
+BEARER = "bearer"
+READ_METHODS = frozenset({"GET", "HEAD"})
+#: Path prefixes of routes the framework adds (the OpenAPI document and its renderers).
+PUBLIC_PREFIXES = ("/schema",)
+
+
+def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """Who a request counts against for limits: its principal, or its client address when anonymous."""
+    principal = principal_of(connection)
+    if principal is not None:
+        return f"principal:{principal.name}"
+    client = connection.client
+    return f"address:{client.host if client else 'unknown'}"
+
+
+def tenant_scope_of(connection: ASGIConnection[Any, Any, Any, Any]) -> TenantScope:
+    """Which descriptions the request may read (registry/auth/tenancy.py); everything without the guard."""
+    scope = connection.scope.get("auth")
+    return scope if isinstance(scope, TenantScope) else EVERYTHING
+
+
+async def require_visible(connection: ASGIConnection[Any, Any, Any, Any], things: ThingStore, thing_id: str) -> None:
+    """404 for another tenant's description, as if it did not exist (reads that are not of /things/{id} itself)."""
+    readers = tenant_scope_of(connection)
+    if readers.everything:
+        return
+    held = await things.owner(thing_id)
+    if held is not None and not readers.sees(held[1]):
+        raise NotFound(f"No Thing Description with id {thing_id!r}")
+
+
+def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
+    """The request's verified principal; None when anonymous or with authentication off."""
+    principal = connection.scope.get("user")
+    return principal if isinstance(principal, Principal) else None
+
+
+def declared_access(handler: BaseRouteHandler, methods: Iterable[str]) -> Scope | None:
+    """The scope a route handler needs for ``methods``; None for public routes."""
+    declared = handler.opt.get("access")
+    if declared == PUBLIC:
+        return None
+    if declared is not None:
+        return Scope(declared)
+    return Scope.READ if set(methods) <= READ_METHODS else Scope.WRITE
+
+
+def needed_access(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> Scope | None:
+    """The scope a request needs; None for public routes."""
+    if connection.scope["path"].startswith(PUBLIC_PREFIXES):
+        return None
+    return declared_access(handler, (str(connection.scope.get("method", "GET")),))
+
+
+def security_components(mode: AuthMode, issuer: str) -> Components:
+    """The OpenAPI document's security scheme: HTTP bearer (an API key, or an access token of ``issuer``)."""
+    if mode is AuthMode.OFF:
+        return Components()
+    description = "An API key of this directory (`registry keys create`)"
+    if issuer:
+        description += f", or an access token (JWT) issued by {issuer}"
+    return Components(security_schemes={BEARER: SecurityScheme(type="http", scheme="bearer", description=description)})
+
+
+def declare_security(app: Litestar, mode: AuthMode) -> None:
+    """Each operation of the OpenAPI document says whether it needs a bearer credential, may carry one (reads
+    with REGISTRY_AUTH=writes: verified when given), or is public, by the same rule as the guard."""
+    if mode is AuthMode.OFF:
+        return
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if not isinstance(handler, HTTPRouteHandler):
+                continue
+            needed = declared_access(handler, handler.http_methods)
+            if needed is None:
+                continue
+            required = mode is AuthMode.ALL or needed is not Scope.READ
+            handler.security = [{BEARER: []}] if required else [{}, {BEARER: []}]
+
+
+def access_guard(holder: ServiceHolder) -> Guard:
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+        needed = needed_access(connection, handler)
+        if needed is None:
+            return
+        access = holder.services.access
+        authorization = connection.headers.get("authorization")
+        if authorization is None and handler.opt.get(QUERY_TOKEN) and "access_token" in connection.query_params:
+            authorization = "Bearer " + connection.query_params["access_token"]
+        principal = await access.authenticator.authorize(authorization, needed)
+        connection.scope["user"] = principal
+        connection.scope["auth"] = tenant_scope(principal, access.authenticator.mode)
+        access.limits.hit(needed, requester(connection))
+
+    return guard
+
+
+__all__ = [
+    "PUBLIC",
+    "QUERY_TOKEN",
+    "access_guard",
+    "declare_security",
+    "needed_access",
+    "principal_of",
+    "requester",
+    "require_visible",
+    "security_components",
+    "tenant_scope_of",
+]

@@ -1,0 +1,42 @@
+"""``GET /api/v1/quality`` (descriptions with lint warnings, breaking or dishonest version bumps) and
+``GET /api/v1/changes`` (the latest changes, for a page that shows them before following ``/events``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import get
+from litestar.di import NamedDependency
+from litestar.params import Parameter
+
+from registry.discovery.oversight import OversightService
+from registry.wire import QualityReport, RecentChanges
+
+
+@get(
+    "/api/v1/quality",
+    operation_id="quality",
+    summary="Descriptions with lint warnings; kept versions that broke compatibility or misstate their bump",
+    tags=["Discovery"],
+)
+async def quality(
+    oversight: NamedDependency[OversightService],
+    limit: Annotated[int, Parameter(ge=1, le=1000, description="Entries per list, the worst first")] = 100,
+) -> QualityReport:
+    return await oversight.report(limit)
+
+
+@get(
+    "/api/v1/changes",
+    operation_id="recentChanges",
+    summary="The latest entries of the change log, newest first; follow on with /events?lastEventId=<newest seq>",
+    tags=["Discovery"],
+)
+async def recent_changes(
+    oversight: NamedDependency[OversightService],
+    limit: Annotated[int, Parameter(ge=1, le=1000, description="How many of the latest changes")] = 50,
+) -> RecentChanges:
+    return await oversight.recent_changes(limit)
+
+
+__all__ = ["quality", "recent_changes"]

@@ -1,0 +1,54 @@
+"""Ownership of ids: ``/api/v1/things/{id}/owner`` tells who owns a description; an admin transfers it with PUT."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+
+from registry.directory.service import DirectoryService
+from registry.errors import BadRequest, NotFound
+from registry.http.access import tenant_scope_of
+from registry.http.ids import thing_id_from
+from registry.wire import Ownership, OwnerTransfer
+
+
+class OwnersController(Controller):
+    path = "/api/v1/things/{thing_id:str}/owner"
+    tags = ["Ownership"]
+
+    @get(operation_id="thingOwner", summary="The owner (and tenant) of a description")
+    async def current_owner(
+        self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+    ) -> Ownership:
+        thing_id = thing_id_from(thing_id)
+        held = await directory.things.owner(thing_id)
+        if held is None or not tenant_scope_of(request).sees(held[1]):
+            raise NotFound(f"No Thing Description with id {thing_id!r}")
+        return Ownership(id=thing_id, owner=held[0], tenant=held[1])
+
+    @put(
+        operation_id="transferThing",
+        summary="Give a description to another owner (admin)",
+        opt={"access": "admin"},
+        status_code=200,
+    )
+    async def transfer(
+        self,
+        thing_id: FromPath[str],
+        data: JSONBody[OwnerTransfer],
+        directory: NamedDependency[DirectoryService],
+    ) -> Ownership:
+        thing_id = thing_id_from(thing_id)
+        if not data.owner.strip():
+            raise BadRequest(
+                "The new owner must be a non-empty name", invalidParams=[{"name": "owner", "reason": "empty"}]
+            )
+        await directory.transfer(thing_id, data.owner)
+        held = await directory.things.owner(thing_id)
+        return Ownership(id=thing_id, owner=data.owner, tenant=held[1] if held else None)
+
+
+__all__ = ["OwnersController"]

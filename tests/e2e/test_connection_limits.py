@@ -1,0 +1,98 @@
+"""Connection hardening of ``registry serve`` (issue 14): slowloris connections are timed out and bounded, so
+legitimate requests keep succeeding; oversized heads get 431."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+
+from tests.support.servers import ServerProcess
+
+ATTACKERS = 300
+
+
+#: The attacker's address: all of 127.0.0.0/8 is loopback, so it differs from the legitimate client's 127.0.0.1.
+ATTACKER = "127.0.0.2"
+
+
+@contextlib.contextmanager
+def slowloris(port: int, count: int, source: str = "127.0.0.1") -> Iterator[list[socket.socket]]:
+    """``count`` connections that send the start of a request and then one header line now and then."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\n")
+            sockets.append(sock)
+        yield sockets
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def trickle(sockets: list[socket.socket]) -> int:
+    """One more header line on each connection; the number the server has not closed yet."""
+    open_ = 0
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.sendall(b"X-Slow: 1\r\n")
+            open_ += 1
+    return open_
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    sock.settimeout(0.5)
+    try:
+        data = sock.recv(65536)
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+    return data == b"" or data.startswith(b"HTTP/1.1 408") or data.startswith(b"HTTP/1.1 503")
+
+
+def test_slowloris_is_timed_out_and_bounded_while_legitimate_requests_succeed(
+    start_server: Callable[..., ServerProcess],
+) -> None:
+    server = start_server(
+        {"REGISTRY_HEADER_TIMEOUT": "2", "REGISTRY_MAX_CONNECTIONS": "200", "REGISTRY_MAX_CONNECTIONS_PER_CLIENT": "50"}
+    )
+    latencies: list[float] = []
+    with slowloris(server.port, ATTACKERS, ATTACKER) as sockets:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            trickle(sockets)
+            # A fresh connection per request, as a new client would open.
+            with httpx.Client(base_url=server.base_url, timeout=10) as client:
+                sent = time.monotonic()
+                response = client.get("/.well-known/wot")
+                latencies.append(time.monotonic() - sent)
+            assert response.status_code == 200, response.text
+            time.sleep(0.2)
+        # Every slow connection was closed: refused beyond the per-client limit at once, the others after the
+        # header timeout.
+        assert all(closed_by_server(sock) for sock in sockets)
+    latencies.sort()
+    print(
+        f"{len(latencies)} requests during the attack, median {latencies[len(latencies) // 2] * 1000:.1f} ms, "
+        f"max {latencies[-1] * 1000:.1f} ms"
+    )
+
+
+def test_per_client_limit_and_oversized_heads(start_server: Callable[..., ServerProcess]) -> None:
+    server = start_server({"REGISTRY_MAX_CONNECTIONS_PER_CLIENT": "5", "REGISTRY_MAX_HEADER_BYTES": "2048"})
+    with slowloris(server.port, 5) as sockets:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sixth:
+            answer = sixth.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 503"), answer
+        assert b"application/problem+json" in answer
+        assert not any(closed_by_server(sock) for sock in sockets)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 80_000 + b"\r\n\r\n")
+        answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    assert httpx.get(server.base_url + "/.well-known/wot").status_code == 200

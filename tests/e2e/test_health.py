@@ -1,0 +1,183 @@
+"""Health: /livez, /readyz, and a database outage answered 503 + Retry-After everywhere, recovered without restart.
+
+The outage tests run a PostgreSQL cluster of their own (never the machine's shared one) and stop it under load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from registry.store.migrations import migrate
+from tests.support.servers import ServerProcess, ThrowawayPostgres
+from tests.support.things import thing
+
+
+def test_livez_and_readyz_on_a_healthy_server(client: httpx.Client) -> None:
+    live = client.get("/livez")
+    assert live.status_code == 200
+    assert live.json() == {"status": "alive"}
+    # The server answers at once; it is ready when its SPARQL index has caught up (at once, or shortly after).
+    deadline = time.monotonic() + 20
+    while (ready := client.get("/readyz")).status_code == 503 and time.monotonic() < deadline:
+        assert ready.json()["checks"]["sparql_worker"]["ok"] is False
+        time.sleep(0.1)
+    assert ready.status_code == 200, ready.text
+    body = ready.json()
+    assert body["status"] == "ready"
+    assert set(body["checks"]) == {"database", "sparql_worker", "change_feed"}
+    assert all(check["ok"] for check in body["checks"].values())
+
+
+@pytest.fixture
+def cluster() -> Iterator[ThrowawayPostgres]:
+    if not ThrowawayPostgres.available():
+        pytest.skip("PostgreSQL 15 binaries (initdb, pg_ctl) are not installed")
+    postgres = ThrowawayPostgres().init()
+    try:
+        migrate(postgres.url)
+        yield postgres
+    finally:
+        postgres.destroy()
+
+
+@pytest.fixture
+def outage_server(cluster: ThrowawayPostgres) -> Iterator[ServerProcess]:
+    env = {"REGISTRY_PURGE_INTERVAL": "1", "REGISTRY_FEED_POLL_INTERVAL": "0.5"}
+    with ServerProcess(cluster.url, env) as process:
+        yield process
+
+
+def _anonymous() -> dict[str, object]:
+    return {key: value for key, value in thing("Anonymous").items() if key != "id"}
+
+
+#: One request per kind of endpoint: reads, writes, listings, search, discovery, leases, the dashboard's feeds.
+def _requests(thing_id: str) -> list[tuple[str, str, dict[str, object]]]:
+    return [
+        ("GET", f"/things/{thing_id}", {}),
+        ("GET", "/things", {}),
+        ("PUT", f"/things/{thing_id}", {"json": thing("Outage", id=thing_id)}),
+        ("POST", "/things", {"json": _anonymous(), "headers": {"content-type": "application/td+json"}}),
+        ("DELETE", "/things/urn:test:not-there", {}),
+        ("GET", "/search/jsonpath", {"params": {"query": "$[*].title"}}),
+        ("GET", "/api/v1/search", {"params": {"q": "weather"}}),
+        ("GET", "/api/v1/facets", {}),
+        ("GET", f"/api/v1/things/{thing_id}/summary", {}),
+        ("GET", f"/api/v1/things/{thing_id}/versions", {}),
+        ("POST", "/api/v1/resolve", {"json": {"requirements": [{"capability": "weather"}]}}),
+    ]
+
+
+class Load:
+    """Requests in a loop on a background thread, every answer recorded."""
+
+    def __init__(self, base_url: str, thing_id: str) -> None:
+        self.base_url = base_url
+        self.thing_id = thing_id
+        self.answers: list[tuple[str, str, int, str | None]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with httpx.Client(base_url=self.base_url, timeout=30) as http:
+            while not self._stop.is_set():
+                for method, path, options in _requests(self.thing_id):
+                    response = http.request(method, path, **options)  # type: ignore[arg-type]
+                    self.answers.append((method, path, response.status_code, response.headers.get("retry-after")))
+
+    def __enter__(self) -> Load:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(60)
+
+
+def _wait_for(condition: object, within: float, what: str) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if condition():  # type: ignore[operator]
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"not within {within} s: {what}")
+
+
+def test_database_outage_is_503_with_retry_after_and_recovers_without_restart(
+    cluster: ThrowawayPostgres, outage_server: ServerProcess
+) -> None:
+    thing_id = "urn:test:outage"
+    with httpx.Client(base_url=outage_server.base_url, timeout=30) as http:
+        assert http.put(f"/things/{thing_id}", json=thing("Before", id=thing_id)).status_code == 201
+        with Load(outage_server.base_url, thing_id) as load:
+            time.sleep(1)
+            cluster.stop()
+            _wait_for(lambda: http.get(f"/things/{thing_id}").status_code == 503, 15, "reads answer 503")
+            time.sleep(2)
+            outage = {
+                (method, path): http.request(method, path, **options)  # type: ignore[arg-type]
+                for method, path, options in _requests(thing_id)
+            }
+            ready = http.get("/readyz")
+            assert http.get("/livez").status_code == 200
+            cluster.start()
+            _wait_for(lambda: http.get(f"/things/{thing_id}").status_code == 200, 30, "reads recover")
+            _wait_for(lambda: http.get("/readyz").status_code == 200, 30, "/readyz recovers")
+            time.sleep(1)
+        for (method, path), response in outage.items():
+            assert response.status_code == 503, (method, path, response.status_code, response.text)
+            assert response.headers["content-type"].startswith("application/problem+json")
+            assert int(response.headers["retry-after"]) > 0, (method, path)
+        assert ready.status_code == 503
+        assert ready.headers["retry-after"]
+        problem = ready.json()
+        assert "database" in problem["detail"]
+        assert problem["checks"]["database"]["ok"] is False
+        failures = [answer for answer in load.answers if answer[2] >= 500]
+        assert failures, "the load saw no outage at all"
+        assert all(status == 503 and retry_after for _, _, status, retry_after in failures), failures
+        # Full service again, writes included, without a restart of the server.
+        assert outage_server.process is not None
+        assert outage_server.process.poll() is None
+        assert http.put(f"/things/{thing_id}", json=thing("After", id=thing_id)).status_code == 204
+        assert http.get(f"/things/{thing_id}").json()["title"] == "After"
+    assert "unhandled error" not in outage_server.output()
+
+
+def _sparql_worker_pid(server: ServerProcess) -> int:
+    assert server.process is not None
+    children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
+    for child in children:
+        if b"registry.sparql_worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    raise AssertionError(f"no SPARQL worker among {children}")
+
+
+def test_a_killed_sparql_worker_is_named_by_readyz_while_things_keep_working(
+    outage_server: ServerProcess,
+) -> None:
+    thing_id = "urn:test:worker"
+    with httpx.Client(base_url=outage_server.base_url, timeout=30) as http:
+        assert http.put(f"/things/{thing_id}", json=thing("Worker", id=thing_id)).status_code == 201
+        os.kill(_sparql_worker_pid(outage_server), signal.SIGKILL)
+        unready: list[httpx.Response] = []
+        _wait_for(lambda: unready.append(http.get("/readyz")) or unready[-1].status_code == 503, 5, "/readyz 503")
+        problem = unready[-1].json()
+        assert problem["checks"]["sparql_worker"]["ok"] is False
+        assert "sparql_worker" in problem["detail"]
+        assert problem["checks"]["database"]["ok"] is True
+        assert http.get(f"/things/{thing_id}").status_code == 200
+        assert http.put(f"/things/{thing_id}", json=thing("Still", id=thing_id)).status_code == 204
+        _wait_for(lambda: http.get("/readyz").status_code == 200, 30, "/readyz recovers")
+        sparql = http.get("/search/sparql", params={"query": "ASK { ?s ?p ?o }"})
+        assert sparql.status_code == 200, sparql.text

@@ -1,0 +1,91 @@
+"""One large registration does not stall everyone (issue 14): while a body of nearly REGISTRY_MAX_BODY_BYTES is
+decoded, validated and projected, other requests are still answered at once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from tests.support.servers import ServerProcess
+
+MAX_BODY = 4 * 1024 * 1024
+
+
+def large_description(thing_id: str, limit: int) -> bytes:
+    """A valid TD with as many properties as fit in ``limit`` bytes."""
+    document = {
+        "@context": "https://www.w3.org/2022/wot/td/v1.1",
+        "id": thing_id,
+        "title": "Large",
+        "securityDefinitions": {"nosec": {"scheme": "nosec"}},
+        "security": "nosec",
+        "properties": {},
+    }
+    body = json.dumps(document).encode()
+    properties: dict[str, object] = {}
+    index = 0
+    step = 2000
+    while True:
+        batch = {
+            f"p{number}": {
+                "type": "string",
+                "description": f"property {number}",
+                "forms": [{"href": f"https://example.com/large/p{number}"}],
+            }
+            for number in range(index, index + step)
+        }
+        candidate = json.dumps({**document, "properties": {**properties, **batch}}).encode()
+        if len(candidate) > limit:
+            return body
+        properties.update(batch)
+        body = candidate
+        index += step
+
+
+#: Sends the body on stdin as a PUT from another process, so that the client measuring latency shares no GIL with it.
+PUT_SCRIPT = """
+import sys, httpx
+body = sys.stdin.buffer.read()
+response = httpx.put(sys.argv[1], content=body, headers={"Content-Type": "application/td+json"}, timeout=120)
+print(response.status_code)
+"""
+
+
+def test_a_maximum_size_registration_does_not_stall_other_requests(
+    start_server: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    server = start_server({"REGISTRY_MAX_BODY_BYTES": str(MAX_BODY)})
+    body_file = tmp_path / "large.td.json"
+    body_file.write_bytes(large_description("urn:test:loop-latency:large", MAX_BODY - 4096))
+    assert body_file.stat().st_size > MAX_BODY * 0.9
+    latencies: list[float] = []
+    with httpx.Client(base_url=server.base_url, timeout=30) as client, body_file.open("rb") as body:
+        client.get("/.well-known/wot")
+        started = time.monotonic()
+        writer = subprocess.Popen(
+            [sys.executable, "-c", PUT_SCRIPT, f"{server.base_url}/things/urn:test:loop-latency:large"],
+            stdin=body,
+            stdout=subprocess.PIPE,
+        )
+        while writer.poll() is None:
+            sent = time.monotonic()
+            assert client.get("/.well-known/wot").status_code == 200
+            latencies.append(time.monotonic() - sent)
+            time.sleep(0.02)
+        took = time.monotonic() - started
+        answer, _ = writer.communicate()
+    assert writer.returncode == 0
+    assert answer.strip() == b"201"
+    latencies.sort()
+    print(
+        f"PUT of {body_file.stat().st_size} bytes took {took:.2f} s; {len(latencies)} GETs meanwhile, "
+        f"median {latencies[len(latencies) // 2] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
+    )
+    assert len(latencies) >= 5
+    assert latencies[-1] < 0.1, latencies[-5:]

@@ -1,0 +1,119 @@
+"""Query plans at 10⁵ descriptions: every search filter, sort and the listing read a page's worth through indexes,
+never the whole catalogue (EXPLAIN ANALYZE on a generated catalogue, statistics refreshed as after an import)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import delete
+
+from registry.store.catalog import Filters, search_query
+from registry.store.database import Database, Statement
+from registry.store.statistics import refresh_stale_statistics
+from registry.store.tables import thing_capabilities
+from registry.store.things import _EXISTS_AT, _LISTING
+from tests.support.generated import FLUSH_STATISTICS, generate
+from tests.support.servers import fresh_database
+
+SIZE = 100_000
+#: Rows a page may read from tables, summed over every scan of its plan: a page of 20 must not cost a pass over
+#: the catalogue (intersecting two indexes may read a few thousand entries).
+BUDGET = SIZE // 10
+
+CASES: dict[str, tuple[Filters, str]] = {
+    "no filter, by title": (Filters(), "title"),
+    "kind, by title": (Filters(kind="agent"), "title"),
+    "vendor, by title": (Filters(vendor="Vendor 7"), "title"),
+    "vendor, newest first": (Filters(vendor="Vendor 7"), "modified"),
+    "type, by title": (Filters(type="lmos:Tool"), "title"),
+    "rare word, by relevance": (Filters(text="topic42"), "relevance"),
+    "word in every description, by relevance": (Filters(text="service"), "relevance"),
+    "word in every description, by title": (Filters(text="service"), "title"),
+    "word in every description, newest first": (Filters(text="service"), "modified"),
+    "capability, by title": (Filters(capability="urn:capability:17"), "title"),
+    "capability name and vendor, by title": (Filters(capability="capability17", vendor="Vendor 3"), "title"),
+}
+
+
+async def _generate(url: str) -> None:
+    database = Database(url, connections=2)
+    await database.open()
+    try:
+        await generate(database, SIZE)
+    finally:
+        await database.close()
+
+
+@pytest.fixture(scope="module")
+def catalogue_url(postgres_admin_url: str) -> Iterator[str]:
+    """A database of its own holding the generated catalogue (once for the module: a few seconds)."""
+    with fresh_database(postgres_admin_url) as url:
+        asyncio.run(_generate(url))
+        yield url
+
+
+@pytest.fixture
+async def catalogue(catalogue_url: str) -> AsyncIterator[Database]:
+    database = Database(catalogue_url, connections=2)
+    await database.open()
+    yield database
+    await database.close()
+
+
+async def explain(database: Database, query: Any, **values: Any) -> dict[str, Any]:
+    statement = query if isinstance(query, Statement) else Statement.of(query)
+    async with database.pool.acquire() as connection:
+        plan = await connection.fetchval(
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + statement.sql, *statement.arguments(values)
+        )
+    if isinstance(plan, str):  # without the pool's json codec
+        plan = json.loads(plan)
+    return dict(plan[0]["Plan"])
+
+
+def scans(node: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(node type, relation, rows read over all loops) of every scan in the plan."""
+    found = []
+    if "Scan" in node["Node Type"] and node["Node Type"] != "Bitmap Index Scan":  # its heap scan counts
+        found.append((node["Node Type"], node.get("Relation Name", ""), node["Actual Rows"] * node["Actual Loops"]))
+    for child in node.get("Plans", []):
+        found += scans(child)
+    return found
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_search_pages_read_through_indexes(catalogue: Database, case: str) -> None:
+    filters, sort = CASES[case]
+    plan = await explain(catalogue, search_query(filters, None, sort, 20, None))
+    read = scans(plan)
+    assert not [scan for scan in read if scan[0] == "Seq Scan"], read
+    assert plan["Actual Rows"] == 21  # a full page and one more: there are more than 20 of each
+    assert sum(rows for _, _, rows in read) <= BUDGET, read
+
+
+async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: Database) -> None:
+    page = await explain(catalogue, _LISTING, offset=0, limit=100)
+    following = await explain(catalogue, _EXISTS_AT, offset=100)
+    for plan in (page, following):
+        read = scans(plan)
+        assert [scan[0] for scan in read] in (["Index Scan"], ["Index Only Scan"]), read
+        assert sum(rows for _, _, rows in read) <= 101
+
+
+async def test_stale_statistics_are_refreshed_after_a_bulk_change(own_database_url: str) -> None:
+    database = Database(own_database_url, connections=2)
+    await database.open()
+    try:
+        await generate(database, 2000)  # analyzed: nothing stale
+        assert await refresh_stale_statistics(database) == []
+        async with database.transaction() as tx:
+            await tx.execute(delete(thing_capabilities))  # 6,000 rows changed, every row of the table
+            await tx.execute(FLUSH_STATISTICS)
+        assert await refresh_stale_statistics(database) == ["thing_capabilities"]
+        assert await refresh_stale_statistics(database) == []
+    finally:
+        await database.close()

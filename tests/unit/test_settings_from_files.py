@@ -1,0 +1,36 @@
+"""REGISTRY_X_FILE: a setting read from a mounted secret file (Docker/Compose secrets, Kubernetes secret volumes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from registry.config import ConfigError, Settings
+
+
+def test_a_setting_is_read_from_its_file(tmp_path: Path) -> None:
+    secret = tmp_path / "database-url"
+    secret.write_text("postgresql://registry:s3cret@db/registry\n")
+    settings = Settings.from_env({"REGISTRY_DATABASE_URL_FILE": str(secret)})
+    assert settings.database_url == "postgresql://registry:s3cret@db/registry"
+
+
+def test_the_variable_itself_wins_over_its_file(tmp_path: Path) -> None:
+    secret = tmp_path / "database-url"
+    secret.write_text("postgresql://from-file/db")
+    settings = Settings.from_env(
+        {"REGISTRY_DATABASE_URL": "postgresql://from-env/db", "REGISTRY_DATABASE_URL_FILE": str(secret)}
+    )
+    assert settings.database_url == "postgresql://from-env/db"
+
+
+def test_an_unreadable_file_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="REGISTRY_DATABASE_URL_FILE"):
+        Settings.from_env({"REGISTRY_DATABASE_URL_FILE": str(tmp_path / "missing")})
+
+
+def test_a_file_value_is_parsed_like_the_variable(tmp_path: Path) -> None:
+    (tmp_path / "port").write_text("nine")
+    with pytest.raises(ConfigError, match="REGISTRY_PORT"):
+        Settings.from_env({"REGISTRY_PORT_FILE": str(tmp_path / "port")})
