@@ -5,8 +5,10 @@ descriptions instead of holding them all."""
 from __future__ import annotations
 
 import asyncio
+import tracemalloc
 from collections.abc import AsyncIterator, Iterator
 
+import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
@@ -14,8 +16,10 @@ from sqlalchemy import text
 from registry.app import create_app
 from registry.config import Settings
 from registry.errors import ServiceUnavailable
+from registry.semantic.jsonpath import search
 from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Database
+from registry.store.things import ThingStore
 from tests.support.generated import generate
 from tests.support.servers import fresh_database
 
@@ -60,6 +64,26 @@ async def test_a_search_past_its_statement_timeout_is_a_503_and_leaves_the_conne
     assert sum(count for _, count in facets["kind"]) == SIZE
 
 
+async def _peak_memory(things: ThingStore, expression: str) -> tuple[list[object], int]:
+    tracemalloc.start()
+    try:
+        values = msgspec.json.decode(await search(expression, things.documents(), things.count))
+        return values, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+async def test_jsonpath_pages_through_the_catalogue_instead_of_holding_it(catalogue: Database) -> None:
+    things = ThingStore(catalogue)
+    streamed, streamed_peak = await _peak_memory(things, "$[?@.title == 'Generated 7'].id")
+    descendants, descendants_peak = await _peak_memory(things, "$..[?@.title == 'Generated 7'].id")
+    # The same query referring to the root again needs the whole array in memory: the reference figure.
+    held, held_peak = await _peak_memory(things, "$[?@.title == 'Generated 7' && $[0]].id")
+    assert streamed == descendants == held == ["urn:gen:7"]
+    assert streamed_peak < held_peak / 4, (streamed_peak, held_peak)
+    assert descendants_peak < held_peak / 4, (descendants_peak, held_peak)
+
+
 async def test_search_and_facets_answer_503_problems_when_they_time_out(catalogue_url: str) -> None:
     settings = Settings(database_url=catalogue_url, db_pool_size=3, search_timeout=0.001)
     async with AsyncTestClient(app=create_app(settings), timeout=60) as client:
@@ -70,3 +94,6 @@ async def test_search_and_facets_answer_503_problems_when_they_time_out(catalogu
             assert response.headers["retry-after"]
             assert "REGISTRY_SEARCH_TIMEOUT" in response.json()["detail"]
         assert (await client.get("/things/urn:gen:1")).status_code == 200
+        # JSONPath positions count from the end of the whole catalogue, read page by page in id order.
+        last = await client.get("/search/jsonpath", params={"query": "$[-1].id"})
+        assert last.json() == ["urn:gen:9999"]  # ids sort as text
