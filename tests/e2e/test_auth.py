@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 import httpx
@@ -416,6 +416,28 @@ def test_sdk_raises_permanent_refusals_at_once(setup: Setup) -> None:
     with pytest.raises(ForbiddenError) as refused:
         asyncio.run(register_as("bob"))
     assert refused.value.problem["rule"] == "owner"
+
+
+def test_agent_registration_takes_a_url_and_a_token(setup: Setup) -> None:
+    from registry.client import AgentRegistration, AsyncRegistryClient, UnauthorizedError
+
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+
+    async def register(who: str) -> str | None:
+        registration = AgentRegistration(
+            setup.server.base_url, weather(thing_id), ttl=60, token=setup.credentials[who], handle_signals=False
+        )
+        async with registration:
+            with setup.client("anonymous") as anonymous:
+                owner = anonymous.get(f"/api/v1/things/{thing_id}/owner").json()["owner"]
+        assert registration.client.http.is_closed  # its own client, closed on stop
+        return cast(str | None, owner)
+
+    assert asyncio.run(register("alice")) == "alice"
+    with pytest.raises(UnauthorizedError):
+        asyncio.run(asyncio.wait_for(register("revoked"), 10))
+    with pytest.raises(ValueError, match="token goes with a URL"):
+        AgentRegistration(AsyncRegistryClient(setup.server.base_url), weather(thing_id), ttl=60, token="x")
 
 
 def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
