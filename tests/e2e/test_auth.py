@@ -573,7 +573,7 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: s
 
 def test_readers_see_shared_descriptions_and_their_own_tenants(setup: Setup) -> None:
     """The Things API, JSONPath, SPARQL, search, facets, resolution and the per-id /api/v1 reads are scoped by
-    tenant; see docs/security.md for the read paths not yet scoped."""
+    tenant (events, changes and quality: test_events_changes_and_quality_show_only_what_the_reader_may_see)."""
     shared, of_b = f"urn:alice:{uuid.uuid4()}", f"urn:tenant-b:{uuid.uuid4()}"
     word, capability = f"Zq{uuid.uuid4().hex[:10]}", f"forecast_{uuid.uuid4().hex[:10]}"
     reset(setup, shared)
