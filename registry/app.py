@@ -169,7 +169,7 @@ def create_app(settings: Settings) -> Litestar:
                 feed=feed,
                 events=events,
                 directory=directory,
-                discovery=DiscoveryService(CatalogStore(database), directory),
+                discovery=DiscoveryService(CatalogStore(database, search_timeout=settings.search_timeout), directory),
                 search=SearchService(
                     database,
                     things,

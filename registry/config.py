@@ -100,6 +100,8 @@ class Settings:
     # -- listing
     #: Page size used when ``limit`` is larger than this.
     max_page_size: int = 1000
+    #: Seconds PostgreSQL lets each statement of ``/api/v1/search`` and ``/api/v1/facets`` run (503 after).
+    search_timeout: float = 5.0
 
     # -- semantic layer
     #: Reject descriptions whose @context names a remote context that is not bundled (default: store them).
@@ -300,6 +302,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_page_size": _positive(int),
     "strict_contexts": _parse_bool,
     "context_dir": _optional_path,
+    "search_timeout": _positive(float),
     "jsonpath_timeout": _positive(float),
     "jsonpath_max_results": _positive(int),
     "jsonpath_max_bytes": _positive(int),

@@ -259,7 +259,14 @@ def _transfer_statement() -> Any:
 
 
 _TRANSFER = Statement.of(_transfer_statement())
-_DOCUMENTS = Statement.of(select(descriptions.c.document_text).where(live()).order_by(descriptions.c.id))
+#: A page of live descriptions after an id (keyset), for scans.
+_AFTER = descriptions.c.id > bindparam("after", type_=Text)
+_DOCUMENTS = Statement.of(
+    select(descriptions.c.id, descriptions.c.document_text)
+    .where(live(), _AFTER)
+    .order_by(descriptions.c.id)
+    .limit(bindparam("limit", type_=BigInteger))
+)
 
 #: The same reads for a reader of one tenant: the shared descriptions (no tenant) and that tenant's.
 _OF_TENANT = of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text))
@@ -279,7 +286,10 @@ _EXISTS_AT_OF_TENANT = Statement.of(
     .limit(1)
 )
 _DOCUMENTS_OF_TENANT = Statement.of(
-    select(descriptions.c.document_text).where(live(), _OF_TENANT).order_by(descriptions.c.id)
+    select(descriptions.c.id, descriptions.c.document_text)
+    .where(live(), _OF_TENANT, _AFTER)
+    .order_by(descriptions.c.id)
+    .limit(bindparam("limit", type_=BigInteger))
 )
 
 #: The bigint bound of an unbounded page.
@@ -339,15 +349,24 @@ class ThingStore:
         async for row in self.database.stream(query, batch=2000, tenant=readers.tenant):
             yield row[0]
 
-    async def documents(self, readers: TenantScope = EVERYTHING) -> AsyncIterator[str]:
-        """The JSON of every live description ``readers`` may see, for search engines that scan."""
-        rows = (
-            self.database.stream(_DOCUMENTS, batch=500)
-            if readers.everything
-            else self.database.stream(_DOCUMENTS_OF_TENANT, batch=500, tenant=readers.tenant)
-        )
-        async for row in rows:
-            yield row[0]
+    async def documents(self, readers: TenantScope = EVERYTHING, *, page: int = 500) -> AsyncIterator[str]:
+        """The JSON of every live description ``readers`` may see, in id order, for search engines that scan.
+
+        Read ``page`` at a time by keyset on id, each page its own short statement: a scan as slow as its
+        consumer holds no connection between pages (a cursor would hold one, and a transaction, for as long), and
+        never the whole directory. A description written during the scan is seen if its page is read after."""
+        after = ""
+        while True:
+            rows = (
+                await self.database.fetch(_DOCUMENTS, after=after, limit=page)
+                if readers.everything
+                else await self.database.fetch(_DOCUMENTS_OF_TENANT, after=after, limit=page, tenant=readers.tenant)
+            )
+            for row in rows:
+                yield row[1]
+            if len(rows) < page:
+                return
+            after = rows[-1][0]
 
     # -- steps of a write, inside its transaction
 
