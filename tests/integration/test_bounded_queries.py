@@ -5,9 +5,14 @@ descriptions instead of holding them all."""
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 import tracemalloc
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import httpx
 import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
@@ -21,9 +26,11 @@ from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Database
 from registry.store.things import ThingStore
 from tests.support.generated import generate
-from tests.support.servers import fresh_database
+from tests.support.servers import ServerProcess, fresh_database
 
 SIZE = 20_000
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+JSONPATH_TIMEOUT = 2.0
 
 
 async def _generate(url: str) -> None:
@@ -85,7 +92,9 @@ async def test_jsonpath_pages_through_the_catalogue_instead_of_holding_it(catalo
 
 
 async def test_search_and_facets_answer_503_problems_when_they_time_out(catalogue_url: str) -> None:
-    settings = Settings(database_url=catalogue_url, db_pool_size=3, search_timeout=0.001)
+    settings = Settings(
+        database_url=catalogue_url, db_pool_size=3, search_timeout=0.001, jsonpath_timeout=JSONPATH_TIMEOUT
+    )
     async with AsyncTestClient(app=create_app(settings), timeout=60) as client:
         for path in ("/api/v1/search?q=service&facets=true", "/api/v1/facets?q=service"):
             response = await client.get(path)
@@ -97,3 +106,50 @@ async def test_search_and_facets_answer_503_problems_when_they_time_out(catalogu
         # JSONPath positions count from the end of the whole catalogue, read page by page in id order.
         last = await client.get("/search/jsonpath", params={"query": "$[-1].id"})
         assert last.json() == ["urn:gen:9999"]  # ids sort as text
+        # A full-text query of 1,000 terms is refused before it reaches the database (it took 30-45 s).
+        response = await client.get("/api/v1/facets", params={"q": " ".join(["word"] * 1000)})
+        assert response.status_code == 400
+        assert response.json()["invalidParams"][0]["name"] == "q"
+        # An explosive JSONPath query stops at a limit within its timeout, and the next query answers at once.
+        started = time.monotonic()
+        response = await client.get("/search/jsonpath", params={"query": "$..*"})
+        assert response.status_code == 400
+        assert "REGISTRY_JSONPATH" in response.json()["detail"]
+        assert time.monotonic() - started < JSONPATH_TIMEOUT + 1
+        started = time.monotonic()
+        response = await client.get("/search/jsonpath", params={"query": "$[?@.title == 'Generated 7'].id"})
+        assert response.json() == ["urn:gen:7"]
+        assert time.monotonic() - started < 2
+
+
+def test_one_client_cannot_hold_more_sparql_queries_than_its_share(
+    start_server: Callable[..., ServerProcess], own_database_url: str
+) -> None:
+    server = start_server(
+        {"REGISTRY_SPARQL_CLIENT_CONCURRENCY": "1", "REGISTRY_SPARQL_TIMEOUT": "2"}, database=own_database_url
+    )
+    runaway = "SELECT (COUNT(*) AS ?c) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+    names = "SELECT ?n WHERE { ?a <https://www.w3.org/2019/wot/td#name> ?n }"
+    with httpx.Client(base_url=server.base_url, timeout=30) as client, ThreadPoolExecutor(1) as pool:
+        weather = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+        assert client.put(f"/things/{weather['id']}", json=weather).status_code == 201
+        assert _sparql_when_ready(client, names).status_code == 200
+        first = pool.submit(client.get, "/search/sparql", params={"query": runaway})
+        time.sleep(0.5)
+        second = client.get("/search/sparql", params={"query": names})
+        assert second.status_code == 429, second.text
+        assert second.headers["retry-after"]
+        assert "REGISTRY_SPARQL_CLIENT_CONCURRENCY" in second.json()["detail"]
+        assert first.result().status_code == 503  # the runaway query stopped at REGISTRY_SPARQL_TIMEOUT
+        # Its slot is free again, and the worker (restarted) answers with its index.
+        assert _sparql_when_ready(client, names).status_code == 200
+
+
+def _sparql_when_ready(client: httpx.Client, query: str) -> httpx.Response:
+    """The answer once the SPARQL worker is up (503 with Retry-After while it starts or catches up)."""
+    deadline = time.monotonic() + 20
+    while True:
+        response = client.get("/search/sparql", params={"query": query})
+        if response.status_code != 503 or time.monotonic() > deadline:
+            return response
+        time.sleep(0.2)
