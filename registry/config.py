@@ -116,7 +116,8 @@ class Settings:
     strict_contexts: bool = False
     #: Directory holding extra JSON-LD contexts: ``index.json`` maps context URLs to files in it.
     context_dir: Path | None = None
-    #: JSONPath search: seconds a query may run, and the most values / bytes it may return (400 above: narrow it).
+    #: JSONPath search: seconds a query may run, and the most values / bytes it may return (400 above: narrow it);
+    #: a query referring to the root inside a filter may hold at most ``jsonpath_max_bytes`` of descriptions.
     jsonpath_timeout: float = 10.0
     jsonpath_max_results: int = 10_000
     jsonpath_max_bytes: int = 16 * 1024 * 1024

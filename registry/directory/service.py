@@ -247,7 +247,7 @@ class DirectoryService:
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
-            await self.things.delete(tx, thing_id, now, principal.name if principal else None)
+            await self.things.delete(tx, current, now, principal.name if principal else None)
             await self.projections.remove(tx, [thing_id])
         self.cache.evict([thing_id])
 
@@ -263,13 +263,16 @@ class DirectoryService:
         finally:
             self.cache.evict([thing_id])
 
-    async def transfer(self, thing_id: str, owner: str) -> None:
-        """Give a description to another owner (an admin's decision, checked by the caller)."""
+    async def transfer(self, thing_id: str, owner: str, *, principal: Principal | None = None) -> StoredDescription:
+        """Give a description to another owner (an admin's decision, checked by the caller); the change log
+        records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
             now = await self.things.lock(tx, thing_id)
-            if await self.things.current(tx, thing_id, now) is None:
+            current = await self.things.current(tx, thing_id, now)
+            if current is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
-            await self.things.transfer(tx, thing_id, owner)
+            await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
+        return current
 
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions (``tdd-registrationinfo-expiry-purge``); safe on every replica at once."""

@@ -50,6 +50,7 @@ from registry.store.tables import (
     changes,
     descriptions,
     live,
+    of_tenant,
     thing_capabilities,
     thing_summaries,
     thing_versions,
@@ -184,7 +185,7 @@ def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[b
     """Conditions of ``filters``; ``versions``: the capability versions ``capability_accepts`` chose."""
     clauses: list[ColumnElement[bool]] = [live()]
     if not filters.readers.everything:
-        clauses.append(or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == filters.readers.tenant))
+        clauses.append(of_tenant(descriptions.c.tenant, filters.readers.tenant))
     if filters.kind is not None:
         clauses.append(thing_summaries.c.kind == filters.kind)
     if filters.vendor is not None:
@@ -614,7 +615,7 @@ class CatalogStore:
         if not readers.everything:
             offers_query = offers_query.join_from(
                 thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
-            ).where(or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == readers.tenant))
+            ).where(of_tenant(descriptions.c.tenant, readers.tenant))
         offers = [Offer(*row) for row in await self.database.fetch(offers_query)]
         wanted = worth_detailing(offers)
         if not wanted:
