@@ -7,7 +7,7 @@
 Per size, on a fresh database of its own: start ``registry serve`` on the empty database (start-up), write the
 generated catalogue (bench/catalogue.py: LMOS agents and tools of 12 vendors, 80 capabilities, three versions) as
 files and load it with ``registry import`` (the bulk import rate), restart the server (start-up at that size: API
-answers, SPARQL ready), start the two bare floors (bench/floors.py) on the same database, then run every phase in
+answers, SPARQL ready), start the two bare floors (bench/bench_things.py) on the same database, then run every phase in
 ``--rounds`` interleaved rounds (floors, then the directory, round after round, so that a change in the machine's
 load hits all alike) and report throughput, p50/p99, CPU per request of the server process, of its SPARQL worker
 and of its PostgreSQL backends, and the RSS of every process. Client, servers and PostgreSQL share this machine:
@@ -43,6 +43,7 @@ import psutil
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.bench_things import floor_process  # noqa: E402
 from bench.catalogue import (  # noqa: E402
     CAPABILITIES,
     COMMON_WORD,
@@ -53,7 +54,7 @@ from bench.catalogue import (  # noqa: E402
     thing_id,
 )
 from bench.load import Outcome, Request, drive  # noqa: E402
-from tests.support.servers import ServerProcess, free_port, fresh_database, postgres_server  # noqa: E402
+from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
 
 DOCUMENT = "docs/performance.md"
 BEGIN, END = "<!-- bench/suite.py: begin -->", "<!-- bench/suite.py: end -->"
@@ -62,8 +63,6 @@ TD_JSON = "application/td+json"
 #: on this machine (issue 15). PUT new 190/s was 0.38x of it.
 GO_REFERENCE_PUT = 500.0
 IMPORT_CONCURRENCY = 16
-#: As ``registry serve`` runs uvicorn (registry/cli/serve.py).
-UVICORN_OPTIONS = ["--loop", "uvloop", "--http", "httptools", "--log-level", "warning", "--no-access-log"]
 
 
 def load_average() -> str:
@@ -126,27 +125,11 @@ class Watched:
 
 
 @contextlib.contextmanager
-def floor(factory: str, database_url: str) -> Iterator[tuple[int, psutil.Process]]:
-    """A bare floor (bench/floors.py) under uvicorn, as ``registry serve`` runs: uvloop, httptools, one process."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", factory, "--port", str(port), *UVICORN_OPTIONS],
-        cwd=REPO_ROOT,
-        env={**os.environ, "BENCH_DATABASE_URL": database_url},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/things/{thing_id(0)}", timeout=2).status_code == 200:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"floor {factory} did not start")
-            time.sleep(0.1)
-        yield port, psutil.Process(process.pid)
-    finally:
-        process.terminate()
-        process.wait(10)
+def floor(kind: str, database_url: str) -> Iterator[tuple[int, psutil.Process]]:
+    """A bare floor of bench/bench_things.py (``bytes``: the enriched JSON from a dict; ``asyncpg``: the document
+    read by id per request), on uvicorn and uvloop as ``registry serve``: its port and process."""
+    with floor_process(kind, database_url) as (url, process):
+        yield int(url.rsplit(":", 1)[1]), process
 
 
 # -- phases
@@ -446,8 +429,8 @@ def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: f
             watched = Watched(psutil.Process(server.process.pid), database_url)
             started_rss = {role: rss_mb(processes) for role, processes in watched.roles().items()}
             with (
-                floor("bench.floors:cached_app", database_url) as cached,
-                floor("bench.floors:asyncpg_app", database_url) as pooled,
+                floor("bytes", database_url) as cached,
+                floor("asyncpg", database_url) as pooled,
             ):
                 catalogue = Catalogue(size)
                 measured = phases(catalogue, server.port, cached, pooled, watched)

@@ -170,7 +170,7 @@ def create_app(settings: Settings) -> Litestar:
                 feed=feed,
                 events=events,
                 directory=directory,
-                discovery=DiscoveryService(CatalogStore(database), directory),
+                discovery=DiscoveryService(CatalogStore(database, search_timeout=settings.search_timeout), directory),
                 search=SearchService(
                     database,
                     things,
@@ -200,6 +200,7 @@ def create_app(settings: Settings) -> Litestar:
             stack.push_async_callback(database.close)
             if tokens is not None:
                 await tokens.start()
+            stack.callback(directory.cache.follow(feed))
             await feed.start()
             stack.push_async_callback(feed.stop)
             events.start()

@@ -145,6 +145,9 @@ class RecentChange(msgspec.Struct, frozen=True):
     id: str
     at: dt.datetime
     actor: str | None = None
+    #: Owners before and after, for a ``thing_transferred`` change.
+    transferred_from: str | None = None
+    transferred_to: str | None = None
 
 
 class RecentChanges(msgspec.Struct, frozen=True):

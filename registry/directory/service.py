@@ -24,6 +24,7 @@ from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
+from registry.directory.response_cache import ResponseCache
 from registry.directory.version_policy import VersionPolicy
 from registry.errors import (
     BadRequest,
@@ -93,8 +94,34 @@ class DirectoryService:
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
+        #: Off until it follows the process's change feed (``cache.follow``).
+        self.cache = ResponseCache(
+            entries=settings.response_cache_entries,
+            max_bytes=settings.response_cache_bytes,
+            lease_seconds=settings.response_cache_lease_seconds,
+        )
 
     # -- reads
+
+    async def served(self, thing_id: str, readers: TenantScope = EVERYTHING) -> tuple[bytes, str]:
+        """The enriched JSON of ``thing_id`` and its entity tag, for ``readers``: from the response cache when it
+        holds the description, else from PostgreSQL (and then kept there)."""
+        now = dt.datetime.now(dt.UTC)
+        cached = self.cache.lookup(thing_id, now)
+        if cached is not None:
+            if not readers.sees(cached.tenant):
+                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            return cached.body(now), cached.etag
+        stored: StoredDescription | None = None
+        served = b""
+        self.cache.reading(thing_id)
+        try:
+            stored = await self.get(thing_id, readers)
+            now = dt.datetime.now(dt.UTC)
+            served = self.enriched_json(stored, now)
+        finally:
+            self.cache.read(thing_id, stored, served, now)
+        return served, stored.etag
 
     async def get(self, thing_id: str, readers: TenantScope = EVERYTHING) -> StoredDescription:
         """The live description, if ``readers`` may see it (another tenant's is as absent as a missing one)."""
@@ -198,9 +225,10 @@ class DirectoryService:
                     if raised_by_database(error):
                         raise  # the transaction is lost: nothing of the batch is written
                     results[index] = error
-        for result in results.values():
-            if isinstance(result, WriteOutcome):
-                REGISTRATIONS.labels("created" if result.created else "updated").inc()
+        written = [result for result in results.values() if isinstance(result, WriteOutcome)]
+        self.cache.evict([outcome.stored.id for outcome in written])
+        for outcome in written:
+            REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
         return [results[index] for index in range(len(documents))]
 
     async def patch(
@@ -247,8 +275,9 @@ class DirectoryService:
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
-            await self.things.delete(tx, thing_id, now, principal.name if principal else None)
+            await self.things.delete(tx, current, now, principal.name if principal else None)
             await self.projections.remove(tx, [thing_id])
+        self.cache.evict([thing_id])
 
     async def renew_lease(self, thing_id: str, *, principal: Principal | None = None) -> Lease:
         """Extend a registration by its ttl; agents call this instead of registering again."""
@@ -257,21 +286,28 @@ class DirectoryService:
             if held is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
             authorize_write(principal, thing_id, None, exists=True, owner=held[0])
-        return await self.leases.renew(thing_id)
+        try:
+            return await self.leases.renew(thing_id)
+        finally:
+            self.cache.evict([thing_id])
 
-    async def transfer(self, thing_id: str, owner: str) -> None:
-        """Give a description to another owner (an admin's decision, checked by the caller)."""
+    async def transfer(self, thing_id: str, owner: str, *, principal: Principal | None = None) -> StoredDescription:
+        """Give a description to another owner (an admin's decision, checked by the caller); the change log
+        records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
             now = await self.things.lock(tx, thing_id)
-            if await self.things.current(tx, thing_id, now) is None:
+            current = await self.things.current(tx, thing_id, now)
+            if current is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
-            await self.things.transfer(tx, thing_id, owner)
+            await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
+        return current
 
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions (``tdd-registrationinfo-expiry-purge``); safe on every replica at once."""
         async with self.database.transaction() as tx:
             purged = await self.things.purge_expired(tx)
             await self.projections.remove(tx, purged)
+        self.cache.evict(purged)
         return purged
 
     # -- helpers
@@ -325,6 +361,7 @@ class DirectoryService:
                 if_match=if_match,
                 create_only=create_only,
             )
+        self.cache.evict([thing_id])
         REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
         return outcome
 

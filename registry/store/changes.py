@@ -18,7 +18,8 @@ from registry.store.things import THING_CREATED
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
-    """One committed write: ``diff`` is the full document on create, a merge patch (with ``id``) on update."""
+    """One committed write: ``diff`` is the full document on create, a merge patch (with ``id``) on update,
+    ``{id, from, to}`` (the owners) on a transfer."""
 
     seq: int
     thing_id: str
@@ -31,6 +32,8 @@ class Change:
     expires: dt.datetime | None = None
     #: Name of the principal that made the change (audit); None with authentication off and for purges.
     actor: str | None = None
+    #: Tenant of the description (None: shared): who may see the change (registry/auth/tenancy.py).
+    tenant: str | None = None
 
     @property
     def diff(self) -> dict[str, Any] | None:
@@ -50,6 +53,7 @@ _CHANGE_COLUMNS = (
     descriptions.c.ttl,
     descriptions.c.expires,
     changes.c.actor,
+    changes.c.tenant,
 )
 _WITH_LIFETIME = changes.outerjoin(
     descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
