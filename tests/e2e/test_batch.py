@@ -37,6 +37,7 @@ def test_each_description_is_written_or_refused_in_its_place(client: httpx.Clien
     found = client.get("/api/v1/search", params={"q": word}).json()
     assert {item["id"] for item in found["items"]} == {first["id"], second["id"]}
 
+    assert client.get(f"/things/{first['id']}").json()["title"] == f"Batch {word} one"  # now in the response cache
     replaced = client.post("/api/v1/things/batch", json=[{**first, "title": "Replaced"}])
     assert [item["status"] for item in replaced.json()["results"]] == [200]
     assert client.get(f"/things/{first['id']}").json()["title"] == "Replaced"
