@@ -199,6 +199,7 @@ def create_app(settings: Settings) -> Litestar:
             stack.push_async_callback(database.close)
             if tokens is not None:
                 await tokens.start()
+            stack.callback(directory.cache.follow(feed))
             await feed.start()
             stack.push_async_callback(feed.stop)
             events.start()

@@ -24,6 +24,7 @@ from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
+from registry.directory.response_cache import ResponseCache
 from registry.directory.version_policy import VersionPolicy
 from registry.errors import BadRequest, Forbidden, InvalidDescription, NotFound, PreconditionFailed
 from registry.metrics import REGISTRATIONS
@@ -86,8 +87,34 @@ class DirectoryService:
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
+        #: Off until it follows the process's change feed (``cache.follow``).
+        self.cache = ResponseCache(
+            entries=settings.response_cache_entries,
+            max_bytes=settings.response_cache_bytes,
+            lease_seconds=settings.response_cache_lease_seconds,
+        )
 
     # -- reads
+
+    async def served(self, thing_id: str, readers: TenantScope = EVERYTHING) -> tuple[bytes, str]:
+        """The enriched JSON of ``thing_id`` and its entity tag, for ``readers``: from the response cache when it
+        holds the description, else from PostgreSQL (and then kept there)."""
+        now = dt.datetime.now(dt.UTC)
+        cached = self.cache.lookup(thing_id, now)
+        if cached is not None:
+            if not readers.sees(cached.tenant):
+                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            return cached.body(now), cached.etag
+        stored: StoredDescription | None = None
+        served = b""
+        self.cache.reading(thing_id)
+        try:
+            stored = await self.get(thing_id, readers)
+            now = dt.datetime.now(dt.UTC)
+            served = self.enriched_json(stored, now)
+        finally:
+            self.cache.read(thing_id, stored, served, now)
+        return served, stored.etag
 
     async def get(self, thing_id: str, readers: TenantScope = EVERYTHING) -> StoredDescription:
         """The live description, if ``readers`` may see it (another tenant's is as absent as a missing one)."""
@@ -222,6 +249,7 @@ class DirectoryService:
             authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
             await self.things.delete(tx, current, now, principal.name if principal else None)
             await self.projections.remove(tx, [thing_id])
+        self.cache.evict([thing_id])
 
     async def renew_lease(self, thing_id: str, *, principal: Principal | None = None) -> Lease:
         """Extend a registration by its ttl; agents call this instead of registering again."""
@@ -230,7 +258,10 @@ class DirectoryService:
             if held is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
             authorize_write(principal, thing_id, None, exists=True, owner=held[0])
-        return await self.leases.renew(thing_id)
+        try:
+            return await self.leases.renew(thing_id)
+        finally:
+            self.cache.evict([thing_id])
 
     async def transfer(self, thing_id: str, owner: str, *, principal: Principal | None = None) -> StoredDescription:
         """Give a description to another owner (an admin's decision, checked by the caller); the change log
@@ -248,6 +279,7 @@ class DirectoryService:
         async with self.database.transaction() as tx:
             purged = await self.things.purge_expired(tx)
             await self.projections.remove(tx, purged)
+        self.cache.evict(purged)
         return purged
 
     # -- helpers
@@ -336,6 +368,7 @@ class DirectoryService:
             )
             stored = await self.things.write(tx, write, now)
             await self.projections.store(tx, candidate.projections, stored)
+        self.cache.evict([thing_id])
         REGISTRATIONS.labels("created" if current is None else "updated").inc()
         return WriteOutcome(created=current is None, stored=stored, notices=notices)
 

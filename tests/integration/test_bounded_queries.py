@@ -126,7 +126,8 @@ def test_one_client_cannot_hold_more_sparql_queries_than_its_share(
     start_server: Callable[..., ServerProcess], own_database_url: str
 ) -> None:
     server = start_server(
-        {"REGISTRY_SPARQL_CLIENT_CONCURRENCY": "1", "REGISTRY_SPARQL_TIMEOUT": "2"}, database=own_database_url
+        {"REGISTRY_SPARQL_CLIENT_CONCURRENCY": "1", "REGISTRY_SPARQL_TIMEOUT": "2", "REGISTRY_LOG_LEVEL": "info"},
+        database=own_database_url,
     )
     runaway = "SELECT (COUNT(*) AS ?c) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
     names = "SELECT ?n WHERE { ?a <https://www.w3.org/2019/wot/td#name> ?n }"
@@ -141,8 +142,11 @@ def test_one_client_cannot_hold_more_sparql_queries_than_its_share(
         assert second.headers["retry-after"]
         assert "REGISTRY_SPARQL_CLIENT_CONCURRENCY" in second.json()["detail"]
         assert first.result().status_code == 503  # the runaway query stopped at REGISTRY_SPARQL_TIMEOUT
-        # Its slot is free again, and the worker (restarted) answers with its index.
+        # Its slot is free again, and the worker, restarted, answers with its index taken up, not rebuilt.
         assert _sparql_when_ready(client, names).status_code == 200
+    log = server.output()
+    assert log.count("SPARQL index built") == 1, log
+    assert "SPARQL index opened" in log
 
 
 def _sparql_when_ready(client: httpx.Client, query: str) -> httpx.Response:
