@@ -34,8 +34,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import psutil
+from litestar import Litestar, Response, get
+from litestar.exceptions import NotFoundException
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
@@ -198,13 +201,9 @@ FLOOR_QUERY = "SELECT document_text FROM descriptions WHERE id = $1"
 FLOOR_ROWS = "SELECT id, document_text, created, modified, expires, ttl FROM descriptions"
 
 
-def floor_app(kind: str, database_url: str) -> Any:
+def floor_app(kind: str, database_url: str) -> Litestar:
     """A minimal Litestar application serving GET /things/{id}: ``bytes`` answers from a dict of the enriched JSON
     made at start-up, ``asyncpg`` reads the stored JSON by id per request and sends it as it is."""
-    import asyncpg
-    from litestar import Litestar, Response, get
-    from litestar.exceptions import NotFoundException
-
     state: dict[str, Any] = {}
 
     async def start() -> None:
