@@ -189,6 +189,25 @@ def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
                 assert anonymous.get(f"/things/{thing_id}").json()["title"] == "Weather", (who, operation)
 
 
+def test_a_batch_refuses_each_description_its_sender_may_not_write(setup: Setup) -> None:
+    alices = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, alices)
+    bobs = f"urn:bob:{uuid.uuid4()}"
+    batch = [{**weather(alices), "title": "Taken over"}, weather(bobs, vendor="Bob Labs")]
+    with setup.client("bob") as bob:
+        answer = bob.post("/api/v1/things/batch", json=batch)
+    assert answer.status_code == 200, answer.text
+    refused, written = answer.json()["results"]
+    assert (refused["status"], refused["id"]) == (403, alices)
+    assert refused["problem"]["detail"]
+    assert (written["status"], written["id"]) == (201, bobs)
+    with setup.client("anonymous") as anonymous:
+        assert anonymous.get(f"/things/{alices}").json()["title"] == "Weather"
+        assert_problem(anonymous.post("/api/v1/things/batch", json=batch), 401, None)
+    with setup.client("reader") as reader:
+        assert_problem(reader.post("/api/v1/things/batch", json=batch), 403, setup.credentials["reader"])
+
+
 def test_only_an_admin_transfers_ownership(setup: Setup) -> None:
     thing_id = f"urn:alice:{uuid.uuid4()}"
     reset(setup, thing_id)
