@@ -13,13 +13,13 @@ from registry.cli.common import (
     connect,
     out,
 )
-from registry.client.calls import EVENT_TYPES
+from registry.client import EVENT_TYPES, KINDS, EventType, Kind
 
 
 @click.command()
 @click.argument("event_type", required=False, type=click.Choice(EVENT_TYPES))
 @click.option("--diff", is_flag=True, help="Full TD on create, merge patch on update.")
-@click.option("--kind", type=click.Choice(["agent", "tool"]))
+@click.option("--kind", type=click.Choice(KINDS))
 @click.option("--vendor")
 @click.option("--capability")
 @click.option("-q", "--query", "text", help="Free text in title or description.")
@@ -27,9 +27,9 @@ from registry.client.calls import EVENT_TYPES
 @click.option("--count", type=click.IntRange(min=1), help="Stop after this many events.")
 @client_options
 def watch(
-    event_type: str | None,
+    event_type: EventType | None,
     diff: bool,
-    kind: str | None,
+    kind: Kind | None,
     vendor: str | None,
     capability: str | None,
     text: str | None,

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from registry.client.vocabulary import EventType
 from registry.wire import (
     Capability,
     CapabilityBrief,
@@ -18,6 +19,8 @@ from registry.wire import (
     LintWarning,
     Notice,
     Provider,
+    RecentChange,
+    RecentChanges,
     Report,
     Requirement,
     Resolution,
@@ -52,7 +55,7 @@ class Lease(msgspec.Struct, frozen=True, rename={"last_seen": "lastSeen"}):
 class Event(msgspec.Struct, frozen=True):
     """One change event: ``type`` is thing_created/updated/deleted, ``seq`` the event id to resume after."""
 
-    type: str
+    type: EventType
     seq: int
     data: dict[str, Any]
 
@@ -113,6 +116,8 @@ __all__ = [
     "LintWarning",
     "Notice",
     "Provider",
+    "RecentChange",
+    "RecentChanges",
     "Report",
     "Requirement",
     "Resolution",
