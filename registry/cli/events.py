@@ -38,12 +38,18 @@ def watch(
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Print change events as they happen (reconnects and resumes by itself)."""
+    """Print change events as they happen (reconnects and resumes by itself).
+
+    Once subscribed it says so on stderr ("watching ..."): every change after that line is printed.
+    """
     seen = 0
-    with connect(url) as client:
-        events = client.events(
+    with (
+        connect(url) as client,
+        client.watch(
             event_type, diff=diff, kind=kind, vendor=vendor, capability=capability, q=text, last_event_id=last_event_id
-        )
+        ) as events,
+    ):
+        click.echo(f"watching {client.base_url}/events/{event_type or ''} (Ctrl-C to stop)", err=True)
         for event in events:
             if as_json:
                 click.echo(msgspec.json.encode(event).decode())
