@@ -18,6 +18,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
+from bench.catalogue import generate
 from registry.app import create_app
 from registry.config import Settings
 from registry.errors import ServiceUnavailable
@@ -25,7 +26,6 @@ from registry.semantic.jsonpath import search
 from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Database
 from registry.store.things import ThingStore
-from tests.support.generated import generate
 from tests.support.servers import ServerProcess, fresh_database
 
 SIZE = 20_000
