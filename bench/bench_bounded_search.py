@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.catalogue import generate
 from registry.store.catalog import CatalogStore, Filters, search_query
 from registry.store.database import Database
-from tests.support.generated import generate
 from tests.support.servers import fresh_database
 
 CASES = {
