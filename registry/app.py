@@ -36,6 +36,7 @@ from registry.http.a2a import A2AController
 from registry.http.access import access_guard, declare_security, security_components
 from registry.http.access_log import access_logged
 from registry.http.api_docs import OfflineSwaggerUI
+from registry.http.batches import register_batch
 from registry.http.bodies import JsonLimits, limited_request
 from registry.http.boundary import input_boundary, refuse_marked_input
 from registry.http.connections import when_draining
@@ -227,6 +228,7 @@ def create_app(settings: Settings) -> Litestar:
             all_events,
             events_of_type,
             renew_lease,
+            register_batch,
             OwnersController,
             dashboard,
             livez,

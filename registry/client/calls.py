@@ -16,6 +16,7 @@ import msgspec
 
 from registry.client.errors import UnexpectedResponse, problem_from
 from registry.client.models import (
+    BatchResult,
     CompatibilityResult,
     Event,
     Facets,
@@ -125,6 +126,16 @@ def register(document: Mapping[str, Any], ttl: float | None = None, *, create_on
         headers = {"Content-Type": TD_JSON, **({"If-None-Match": "*"} if create_only else {})}
         return Call("PUT", thing_path(thing_id), _write_result(thing_id), headers=headers, content=body)
     return Call("POST", "/things", _write_result(None), headers={"Content-Type": TD_JSON}, content=body)
+
+
+def register_batch(documents: Sequence[Mapping[str, Any]], ttl: float | None = None) -> Call[BatchResult]:
+    """Create or replace many descriptions (each with its id) in one request; each item says how it went."""
+
+    def parse(response: httpx.Response) -> BatchResult:
+        return msgspec.json.decode(_checked(response).content, type=BatchResult)
+
+    body = _encode([_with_ttl(document, ttl) for document in documents])
+    return Call("POST", "/api/v1/things/batch", parse, headers={"Content-Type": "application/json"}, content=body)
 
 
 def replace(document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None) -> Call[WriteResult]:

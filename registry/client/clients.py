@@ -15,6 +15,7 @@ import httpx_sse
 from registry.client import calls
 from registry.client.errors import DirectoryUnreachable, problem_from
 from registry.client.models import (
+    BatchResult,
     CompatibilityResult,
     Event,
     Facets,
@@ -109,6 +110,10 @@ class AsyncRegistryClient(_ClientOptions):
     ) -> WriteResult:
         """``create_only``: refuse to replace an existing description (PreconditionFailedError)."""
         return await self._run(calls.register(document, ttl, create_only=create_only))
+
+    async def register_batch(self, documents: Sequence[Mapping[str, Any]], *, ttl: float | None = None) -> BatchResult:
+        """Create or replace up to 1,000 descriptions (each with its id) in one request and one transaction."""
+        return await self._run(calls.register_batch(documents, ttl))
 
     async def replace(
         self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
@@ -316,6 +321,10 @@ class RegistryClient(_ClientOptions):
     ) -> WriteResult:
         """``create_only``: refuse to replace an existing description (PreconditionFailedError)."""
         return self._run(calls.register(document, ttl, create_only=create_only))
+
+    def register_batch(self, documents: Sequence[Mapping[str, Any]], *, ttl: float | None = None) -> BatchResult:
+        """Create or replace up to 1,000 descriptions (each with its id) in one request and one transaction."""
+        return self._run(calls.register_batch(documents, ttl))
 
     def replace(
         self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None

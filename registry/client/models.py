@@ -7,6 +7,8 @@ from typing import Any
 import msgspec
 
 from registry.wire import (
+    BatchItem,
+    BatchResult,
     Capability,
     CapabilityBrief,
     Change,
@@ -100,6 +102,8 @@ class SparqlResults(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 __all__ = [
+    "BatchItem",
+    "BatchResult",
     "Capability",
     "CapabilityBrief",
     "Change",

@@ -110,6 +110,21 @@ async def iterate_changes(executor: Executor, after: int, until: int, batch: int
         after = page[-1].seq
 
 
+_LAST_TENANT = Statement.of(
+    select(changes.c.tenant)
+    .where(changes.c.thing_id == bindparam("id", type_=Text))
+    .order_by(changes.c.seq.desc())
+    .limit(1)
+)
+
+
+async def last_tenant(executor: Executor, thing_id: str) -> str | None:
+    """The tenant of the latest change of ``thing_id``: its description's, also once deleted (what its kept
+    versions belong to); None when shared or never written."""
+    tenant: str | None = await executor.fetchval(_LAST_TENANT, id=thing_id)
+    return tenant
+
+
 async def document_history(executor: Executor, thing_id: str, seq: int) -> list[tuple[int, str, Any]]:
     """(seq, type, diff) of ``thing_id`` from its latest creation up to ``seq``: replaying them gives its document."""
     created = (
@@ -130,6 +145,7 @@ __all__ = [
     "Change",
     "document_history",
     "iterate_changes",
+    "last_tenant",
     "latest_seq",
     "read_changes",
     "sequences_after",

@@ -127,6 +127,11 @@ def _domain(error: BaseException) -> BaseException:
     return translate(error) or error
 
 
+def raised_by_database(error: RegistryError) -> bool:
+    """Whether ``error`` stands for a driver error (the transaction it happened in is lost), not a check's."""
+    return isinstance(error.__cause__, _DRIVER_ERRORS)
+
+
 @contextlib.contextmanager
 def translated() -> Iterator[None]:
     try:

@@ -34,6 +34,7 @@ ISSUER = "https://idp.test.example"
 AUDIENCE = "lmos-registry"
 PROBLEM = "application/problem+json"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
+A2A_CARD = REPO_ROOT / "tests" / "data" / "a2a" / "adk_currency_agent-agent_card.json"
 
 
 class Identity:
@@ -149,6 +150,9 @@ def write(client: httpx.Client, operation: str, thing_id: str) -> httpx.Response
         return client.delete(f"/things/{thing_id}")
     if operation == "lease":
         return client.post(f"/api/v1/things/{thing_id}/lease")
+    if operation == "agent-import":
+        card = json.loads(A2A_CARD.read_text())
+        return client.post("/api/v1/agents/import", params={"format": "a2a", "id": thing_id}, json=card)
     assert operation == "import"
     tool = {"name": "forecast", "description": "Forecast for a city", "inputSchema": {"type": "object"}}
     return client.post("/api/v1/tools/import", params={"format": "mcp", "id": thing_id}, json=tool)
@@ -168,7 +172,7 @@ def assert_problem(response: httpx.Response, status: int, secret: str | None) ->
         assert secret not in response.text
 
 
-@pytest.mark.parametrize("operation", ["put", "patch", "delete", "lease", "import"])
+@pytest.mark.parametrize("operation", ["put", "patch", "delete", "lease", "import", "agent-import"])
 def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
     time.sleep(1)  # the "expired" key lives one second
     thing_id = f"urn:alice:{uuid.uuid4()}"
@@ -183,6 +187,18 @@ def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
             with setup.client("anonymous") as anonymous:
                 # Refused writes changed nothing.
                 assert anonymous.get(f"/things/{thing_id}").json()["title"] == "Weather", (who, operation)
+
+
+def test_only_an_admin_transfers_ownership(setup: Setup) -> None:
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, thing_id)
+    for who, expected in EXPECTED.items():
+        with setup.client(who) as client:
+            response = client.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "alice"})
+        if who == "admin":
+            assert response.status_code == 200, response.text
+        else:
+            assert_problem(response, 403 if expected == "ok" else int(expected), setup.credentials[who])
 
 
 def test_anonymous_registrations_need_write_credentials(setup: Setup) -> None:
@@ -682,11 +698,12 @@ def versioned_tool(thing_id: str, version: str, required: list[str]) -> dict[str
     )
 
 
-def event_ids_until(stream: httpx.Response, marker: str) -> list[tuple[str, str]]:
-    """(event type, id) of each event of ``stream`` up to the one about ``marker``."""
+def event_ids_until(stream: httpx.Response, marker: str, secrets: list[str]) -> list[tuple[str, str]]:
+    """(event type, id) of each event of ``stream`` up to the one about ``marker``; no line holds a secret."""
     seen: list[tuple[str, str]] = []
     event_type = ""
     for line in stream.iter_lines():
+        assert not [secret for secret in secrets if secret in line]
         if line.startswith("event:"):
             event_type = line.removeprefix("event:").strip()
         elif line.startswith("data:"):
@@ -709,6 +726,7 @@ def test_events_changes_and_quality_show_only_what_the_reader_may_see(setup: Set
     """Nothing of tenant b reaches another tenant's reader through /events (live, filtered and replayed),
     /api/v1/changes or /api/v1/quality, also once b's description is deleted (the change log keeps the tenant)."""
     of_b, marker = f"urn:tenant-b:{uuid.uuid4()}", f"urn:alice:{uuid.uuid4()}"
+    secrets = [secret for secret in setup.credentials.values() if secret]
     start = latest_seq(setup)
     clients = {who: setup.client(who) for who in SEES_TENANT_B}
     with contextlib.ExitStack() as stack:
@@ -741,12 +759,12 @@ def test_events_changes_and_quality_show_only_what_the_reader_may_see(setup: Set
         ]
         for who, sees_b in SEES_TENANT_B.items():
             for stream in (live[who], filtered[who]):
-                seen = event_ids_until(stream, marker)
+                seen = event_ids_until(stream, marker, secrets)
                 assert [event for event in seen if event[1] == of_b] == (b_events if sees_b else []), who
         for who, sees_b in SEES_TENANT_B.items():
             client = clients[who]
             with client.stream("GET", "/events", headers={"Last-Event-ID": str(start)}) as replayed:
-                seen = event_ids_until(replayed, marker)
+                seen = event_ids_until(replayed, marker, secrets)
             assert [event for event in seen if event[1] == of_b] == (b_events if sees_b else []), who
             changes = client.get("/api/v1/changes", params={"limit": 1000}).json()["items"]
             assert [item["type"] for item in reversed(changes) if item["id"] == of_b] == (
@@ -756,6 +774,9 @@ def test_events_changes_and_quality_show_only_what_the_reader_may_see(setup: Set
             report = client.get("/api/v1/quality", params={"limit": 1000}).json()
             assert (of_b in {item["id"] for item in report["bumps"]}) is sees_b, who
             assert of_b not in {item["id"] for item in report["lint"]}, who
+            # So are its kept versions themselves.
+            versions = client.get(f"/api/v1/things/{of_b}/versions")
+            assert (versions.status_code == 200) is sees_b, (who, versions.status_code)
 
     async def tenants() -> set[str | None]:
         connection = await asyncpg.connect(setup.database_url)
@@ -805,3 +826,15 @@ def test_an_ownership_transfer_is_in_the_change_log(setup: Setup) -> None:
         ("thing_updated", "bob"),
         ("thing_transferred", "admin"),
     ]
+
+
+def test_a_batch_write_is_its_tenants_in_the_change_log(setup: Setup) -> None:
+    of_b = f"urn:tenant-b:{uuid.uuid4()}"
+    with setup.client("tenant-b") as tenant_b:
+        answer = tenant_b.post("/api/v1/things/batch", json=[weather(of_b)])
+        assert answer.status_code == 200, answer.text
+        assert [item["status"] for item in answer.json()["results"]] == [201]
+    for who, sees_b in SEES_TENANT_B.items():
+        with setup.client(who) as client:
+            changes = client.get("/api/v1/changes", params={"limit": 1000}).json()["items"]
+        assert (of_b in {item["id"] for item in changes}) is sees_b, who
