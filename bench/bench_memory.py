@@ -1,6 +1,6 @@
 """Memory of a replica by corpus size: what Kubernetes requests and limits are derived from (deploy/kubernetes).
 
-Loads agent descriptions (bench_discovery's generator) through the directory service with every projection the
+Loads generated agents and tools (bench/catalogue.py) through the directory service with every projection the
 server runs (RDF and catalog), in steps, and after each step starts one ``registry serve`` on the database, waits
 until ``/readyz`` (SPARQL index built), drives a round of reads and searches, and reads the resident memory (VmRSS
 and its peak, VmHWM) of the server process and of its SPARQL worker from /proc. The empty database is the
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
 import statistics
 import sys
 import time
@@ -25,7 +24,7 @@ from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_discovery import description
+from bench.catalogue import description
 from registry.config import Settings
 from registry.directory.service import DirectoryService
 from registry.projections import Projections
@@ -45,11 +44,10 @@ async def load(url: str, start: int, stop: int) -> float:
         [RdfProjector(RdfConverter(ContextLibrary.load(None)), strict_contexts=False), CatalogProjector()]
     )
     directory = DirectoryService(database, ThingStore(database), projections, Settings())
-    rng = random.Random(start)
     semaphore = asyncio.Semaphore(8)
 
     async def register(index: int) -> None:
-        document = description(index, rng)
+        document = description(index)
         async with semaphore:
             await directory.put(document["id"], document)
 

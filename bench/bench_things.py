@@ -2,6 +2,12 @@
 
     python bench/bench_things.py                  # starts one `registry serve` on a fresh database
     python bench/bench_things.py --url http://127.0.0.1:8080 --duration 20
+    python bench/bench_things.py --get-floors --rounds 3   # GET by id: cache on/off against bare floors
+
+``--get-floors`` registers ``--descriptions`` WeatherAgents, then measures GET by id in interleaved rounds on: the
+directory with its response cache, without it (REGISTRY_RESPONSE_CACHE_ENTRIES=0), with the cache and two worker
+processes, a minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg
+handler reading the document by id (the bare floors, on the same uvicorn and uvloop).
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
 (apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so
@@ -14,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -25,14 +32,19 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 import httpx
 import psutil
+from litestar import Litestar, Response, get
+from litestar.exceptions import NotFoundException
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
+from registry.descriptions.registration_info import enrich_json  # noqa: E402
+from tests.support.servers import ServerProcess, free_port, fresh_database, postgres_server  # noqa: E402
 
 WEATHER_AGENT = json.loads((REPO_ROOT / "tests" / "fixtures" / "weather-agent.td.json").read_text())
 ID_PREFIX = "urn:uuid:6f1d3a7a-1f97-4e6b-b45f-"
@@ -183,6 +195,160 @@ def measured(process: psutil.Process | None, phase: Callable[[], Figures]) -> Fi
     return figures
 
 
+# -- GET by id against the bare floors (--get-floors)
+
+FLOOR_QUERY = "SELECT document_text FROM descriptions WHERE id = $1"
+FLOOR_ROWS = "SELECT id, document_text, created, modified, expires, ttl FROM descriptions"
+
+
+def floor_app(kind: str, database_url: str) -> Litestar:
+    """A minimal Litestar application serving GET /things/{id}: ``bytes`` answers from a dict of the enriched JSON
+    made at start-up, ``asyncpg`` reads the stored JSON by id per request and sends it as it is."""
+    state: dict[str, Any] = {}
+
+    async def start() -> None:
+        url = database_url.replace("postgresql+asyncpg://", "postgresql://")
+        state["pool"] = pool = await asyncpg.create_pool(url, min_size=10, max_size=10)
+        if kind == "bytes":
+            rows = await pool.fetch(FLOOR_ROWS)
+            state["served"] = {row[0]: _enriched(row[1:]) for row in rows}
+
+    @get("/things/{thing_id:str}", media_type="application/td+json")
+    async def retrieve(thing_id: str) -> Response[bytes]:
+        if kind == "bytes":
+            served = state["served"].get(thing_id)
+        else:
+            text = await state["pool"].fetchval(FLOOR_QUERY, thing_id)
+            served = None if text is None else text.encode()
+        if served is None:
+            raise NotFoundException()
+        return Response(served, media_type="application/td+json")
+
+    return Litestar([retrieve], on_startup=[start], logging_config=None)
+
+
+def _enriched(row: Any) -> bytes:
+    document_text, created, modified, expires, ttl = row
+    return enrich_json(
+        document_text, created=created, modified=modified, expires=expires, ttl=ttl, retrieved=dt.datetime.now(dt.UTC)
+    )
+
+
+def serve_floor(kind: str, port: int, database_url: str) -> None:
+    import uvicorn
+
+    uvicorn.run(
+        floor_app(kind, database_url), host="127.0.0.1", port=port, log_level="warning", access_log=False, loop="uvloop"
+    )
+
+
+@contextlib.contextmanager
+def floor_process(kind: str, database_url: str) -> Iterator[tuple[str, psutil.Process]]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve-floor", kind, "--port", str(port), "--database-url", database_url],
+        cwd=REPO_ROOT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{url}/things/none", timeout=2).status_code == 404:
+                    break
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"the {kind} floor did not start")
+            time.sleep(0.2)
+        yield url, psutil.Process(process.pid)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def register(url: str, count: int) -> list[str]:
+    """``count`` WeatherAgents with distinct ids, 16 at a time."""
+    ids = [f"{ID_PREFIX}{number:012d}" for number in range(count)]
+
+    async def run() -> None:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            gate = asyncio.Semaphore(16)
+
+            async def put(thing_id: str) -> None:
+                async with gate:
+                    response = await client.put(
+                        f"/things/{thing_id}",
+                        json={**WEATHER_AGENT, "id": thing_id},
+                        headers={"content-type": "application/td+json"},
+                    )
+                    response.raise_for_status()
+
+            await asyncio.gather(*(put(thing_id) for thing_id in ids))
+
+    asyncio.run(run())
+    return ids
+
+
+def tree_cpu_seconds(process: psutil.Process) -> float:
+    """CPU time of a server and its worker processes (uvicorn's --workers are children of the supervisor)."""
+    total = cpu_seconds(process)
+    for child in process.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            total += cpu_seconds(child)
+    return total
+
+
+def get_floors(args: argparse.Namespace) -> None:
+    with contextlib.ExitStack() as stack:
+        admin_url = stack.enter_context(postgres_server())
+        database_url = stack.enter_context(fresh_database(admin_url))
+        servers: dict[str, tuple[str, psutil.Process]] = {}
+
+        def registry(label: str, env: dict[str, str]) -> None:
+            server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_ACCESS_LOG": "false", **env})
+            server.start(timeout=120)
+            stack.callback(server.stop)
+            assert server.process is not None
+            servers[label] = (server.base_url, psutil.Process(server.process.pid))
+
+        registry("registry, cache", {})
+        ids = register(servers["registry, cache"][0], args.descriptions)
+        registry("registry, no cache", {"REGISTRY_RESPONSE_CACHE_ENTRIES": "0"})
+        registry("registry, cache, 2 workers", {"REGISTRY_WORKERS": "2"})
+        for kind, label in (("bytes", "floor: cached bytes"), ("asyncpg", "floor: asyncpg")):
+            servers[label] = stack.enter_context(floor_process(kind, database_url))
+        ids_file = stack.enter_context(tempfile.NamedTemporaryFile("w", suffix=".ids"))
+        ids_file.write("\n".join(ids) + "\n")
+        ids_file.flush()
+        script = GET_SCRIPT % {"ids_file": ids_file.name}
+        for url, _ in servers.values():  # warm: every id read once (fills the caches)
+            run_wrk("warm-up", url, script, args.connections, 3, args.threads)
+
+        print(f"os.cpu_count() = {os.cpu_count()} (wrk, servers and PostgreSQL share them)")
+        print(f"{len(ids)} WeatherAgents, {args.connections} connections, {args.duration:g} s per run, wrk")
+        results: dict[str, list[Figures]] = {label: [] for label in servers}
+        for round_number in range(1, args.rounds + 1):
+            print(f"-- round {round_number}, load average {os.getloadavg()}")
+            for label, (url, process) in servers.items():
+                before = tree_cpu_seconds(process)
+                started = time.perf_counter()
+                figures = run_wrk(label, url, script, args.connections, args.duration, args.threads)
+                requests = figures.rps * (time.perf_counter() - started)
+                figures.cpu_per_request = (tree_cpu_seconds(process) - before) / max(requests, 1)
+                results[label].append(figures)
+                print(figures)
+        print(f"-- summary (median of {args.rounds} rounds, min-max), load average {os.getloadavg()}")
+        floor = statistics.median(f.rps for f in results["floor: cached bytes"])
+        for label, runs in results.items():
+            rates = [f.rps for f in runs]
+            median = statistics.median(rates)
+            print(
+                f"{label:<28} {median:>7,.0f} req/s ({min(rates):,.0f}-{max(rates):,.0f})"
+                f"   p50 {statistics.median(f.p50 for f in runs):.2f} ms"
+                f"   server CPU {statistics.median(f.cpu_per_request or 0 for f in runs) * 1000:.3f} ms/request"
+                f"   {median / floor:.2f}x the cached-bytes floor"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="benchmark a running directory instead of starting one")
@@ -190,7 +356,19 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10, help="seconds per phase (default 10)")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     parser.add_argument("--tool", choices=["wrk", "httpx"], default="wrk" if shutil.which("wrk") else "httpx")
+    parser.add_argument("--get-floors", action="store_true", help="GET by id: cache on/off against the bare floors")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --get-floors (default 3)")
+    parser.add_argument("--descriptions", type=int, default=1000, help="descriptions for --get-floors")
+    parser.add_argument("--serve-floor", choices=["bytes", "asyncpg"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--database-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_floor:
+        serve_floor(args.serve_floor, args.port, args.database_url)
+        return
+    if args.get_floors:
+        get_floors(args)
+        return
 
     with target(args.url) as (url, process):
         if args.tool == "wrk":

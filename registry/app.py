@@ -36,6 +36,7 @@ from registry.http.a2a import A2AController
 from registry.http.access import access_guard, declare_security, security_components
 from registry.http.access_log import access_logged
 from registry.http.api_docs import OfflineSwaggerUI
+from registry.http.batches import register_batch
 from registry.http.bodies import JsonLimits, limited_request
 from registry.http.boundary import input_boundary, refuse_marked_input
 from registry.http.connections import when_draining
@@ -169,7 +170,7 @@ def create_app(settings: Settings) -> Litestar:
                 feed=feed,
                 events=events,
                 directory=directory,
-                discovery=DiscoveryService(CatalogStore(database), directory),
+                discovery=DiscoveryService(CatalogStore(database, search_timeout=settings.search_timeout), directory),
                 search=SearchService(
                     database,
                     things,
@@ -199,6 +200,7 @@ def create_app(settings: Settings) -> Litestar:
             stack.push_async_callback(database.close)
             if tokens is not None:
                 await tokens.start()
+            stack.callback(directory.cache.follow(feed))
             await feed.start()
             stack.push_async_callback(feed.stop)
             events.start()
@@ -226,6 +228,7 @@ def create_app(settings: Settings) -> Litestar:
             all_events,
             events_of_type,
             renew_lease,
+            register_batch,
             OwnersController,
             dashboard,
             livez,

@@ -97,16 +97,27 @@ class Settings:
     #: with Registry-Notices) or ``enforce`` (409).
     version_policy: str = "warn"
 
+    # -- response cache of GET /things/{id} (registry/directory/response_cache.py)
+    #: Descriptions kept at most (0 = no cache), and bytes of served JSON at most.
+    response_cache_entries: int = 10_000
+    response_cache_bytes: int = 64 * 1024 * 1024
+    #: Seconds a cached description with a lease may show an ``expires`` older than a renewal made on another
+    #: replica (renewals leave no change-log entry; this process's own renewals evict at once).
+    response_cache_lease_seconds: float = 2.0
+
     # -- listing
     #: Page size used when ``limit`` is larger than this.
     max_page_size: int = 1000
+    #: Seconds PostgreSQL lets each statement of ``/api/v1/search`` and ``/api/v1/facets`` run (503 after).
+    search_timeout: float = 5.0
 
     # -- semantic layer
     #: Reject descriptions whose @context names a remote context that is not bundled (default: store them).
     strict_contexts: bool = False
     #: Directory holding extra JSON-LD contexts: ``index.json`` maps context URLs to files in it.
     context_dir: Path | None = None
-    #: JSONPath search: seconds a query may run, and the most values / bytes it may return (400 above: narrow it).
+    #: JSONPath search: seconds a query may run, and the most values / bytes it may return (400 above: narrow it);
+    #: a query referring to the root inside a filter may hold at most ``jsonpath_max_bytes`` of descriptions.
     jsonpath_timeout: float = 10.0
     jsonpath_max_results: int = 10_000
     jsonpath_max_bytes: int = 16 * 1024 * 1024
@@ -297,9 +308,13 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "mandate_ttl": _parse_bool,
     "purge_interval": _positive(float),
     "version_policy": _one_of("warn", "enforce"),
+    "response_cache_entries": _positive(int),
+    "response_cache_bytes": _positive(int),
+    "response_cache_lease_seconds": _positive(float),
     "max_page_size": _positive(int),
     "strict_contexts": _parse_bool,
     "context_dir": _optional_path,
+    "search_timeout": _positive(float),
     "jsonpath_timeout": _positive(float),
     "jsonpath_max_results": _positive(int),
     "jsonpath_max_bytes": _positive(int),

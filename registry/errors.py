@@ -83,3 +83,7 @@ class DatabaseUnavailable(ServiceUnavailable):
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail, headers={"Retry-After": "5"})
+
+
+class StatementTimeout(DatabaseUnavailable):
+    """PostgreSQL cancelled a statement that ran past its ``statement_timeout``."""

@@ -56,6 +56,30 @@ class WriteNotices(msgspec.Struct, frozen=True):
     notices: list[Notice]
 
 
+#: Descriptions per ``POST /api/v1/things/batch``: enough that a request's fixed costs vanish, few enough that one
+#: transaction holds its locks briefly.
+MAX_BATCH = 1000
+
+
+class BatchItem(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One description of a batch, in its place: written (``status`` 201 created, 200 replaced, with its entity
+    tag and notices) or refused (``problem``: what a PUT of it alone would have answered)."""
+
+    status: int
+    id: str | None = None
+    etag: str | None = None
+    notices: list[Notice] = []
+    problem: Problem | None = None
+
+
+class BatchResult(msgspec.Struct, frozen=True):
+    """The outcome of ``POST /api/v1/things/batch``: written and refused counts, and each description's item."""
+
+    written: int
+    refused: int
+    results: list[BatchItem]
+
+
 # -- what a description offers
 
 
@@ -121,6 +145,9 @@ class RecentChange(msgspec.Struct, frozen=True):
     id: str
     at: dt.datetime
     actor: str | None = None
+    #: Owners before and after, for a ``thing_transferred`` change.
+    transferred_from: str | None = None
+    transferred_to: str | None = None
 
 
 class RecentChanges(msgspec.Struct, frozen=True):

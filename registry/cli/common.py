@@ -22,7 +22,7 @@ from registry.client import (
     ProblemError,
     RegistryClient,
 )
-from registry.client.clients import DEFAULT_URL
+from registry.client.clients import DEFAULT_TIMEOUT, DEFAULT_URL
 from registry.config import ConfigError, Settings
 from registry.descriptions.model import lmos_kind
 
@@ -83,11 +83,11 @@ def problem_lines(error: ProblemError) -> list[str]:
 
 
 @contextlib.contextmanager
-def connect(url: str | None) -> Iterator[RegistryClient]:
+def connect(url: str | None, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[RegistryClient]:
     context = click.get_current_context(silent=True)
     token = context.meta.get(TOKEN) if context is not None else None
     try:
-        with RegistryClient(url, token=token) as client:
+        with RegistryClient(url, token=token, timeout=timeout) as client:
             yield client
     except ProblemError as error:
         raise ClientFailure(f"{error.status} {error.title}: {error.detail}", problem_lines(error)) from error

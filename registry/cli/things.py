@@ -34,6 +34,7 @@ from registry.client import (
     RegistryClient,
     ToolFormat,
 )
+from registry.wire import MAX_BATCH
 
 
 def _things_table(documents: list[Any]) -> Table:
@@ -171,6 +172,23 @@ def _register(
     return {"id": result.id, "created": result.created}
 
 
+#: Seconds a request of ``registry import`` may take: a batch is up to 1,000 registrations' work.
+IMPORT_TIMEOUT = 300.0
+
+
+def _batched(loaded: Any, tool_format: str | None) -> bool:
+    """Whether a loaded file goes in a batch: a Thing Description with its id (the rest is sent one by one)."""
+    if tool_format is not None or not isinstance(loaded, dict) or _is_agent_card(loaded):
+        return False
+    thing_id = loaded.get("id")
+    return isinstance(thing_id, str) and bool(thing_id)
+
+
+def _failure(name: str, error: ProblemError) -> dict[str, Any]:
+    issues = [msgspec.to_builtins(issue) for issue in error.validation_errors]
+    return {"file": name, "status": error.status, "detail": error.detail, "validationErrors": issues}
+
+
 @click.command(name="import")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--ttl", type=float, help="Lease length in seconds for every description.")
@@ -186,7 +204,14 @@ def _register(
     type=click.IntRange(1, 256),
     default=16,
     show_default=True,
-    help="Registrations in flight at once (the directory validates and projects them in parallel).",
+    help="Requests in flight at once (the directory validates and projects them in parallel).",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, MAX_BATCH),
+    default=100,
+    show_default=True,
+    help="Thing Descriptions per request (POST /api/v1/things/batch, one transaction each); 1 sends one PUT each.",
 )
 @client_options
 def import_directory(
@@ -195,12 +220,15 @@ def import_directory(
     tool_format: ToolFormat | None,
     vendor: str | None,
     concurrency: int,
+    batch_size: int,
     url: str | None,
     as_json: bool,
 ) -> None:
     """Register every *.json / *.jsonld file under DIRECTORY, then summarise what failed and why.
 
-    A2A Agent Cards among the files are imported as lmos:Agent descriptions.
+    Thing Descriptions with an id go --batch-size at a time (one request and one transaction per batch, each
+    description validated and projected as a PUT of it would be); A2A Agent Cards among the files are imported as
+    lmos:Agent descriptions, one by one.
 
     Exits 1 when any file failed; the others are registered all the same.
     """
@@ -221,7 +249,7 @@ def import_directory(
         disable=as_json,
     )
     started = time.monotonic()
-    with connect(url) as client, progress, ThreadPoolExecutor(concurrency) as pool:
+    with connect(url, timeout=IMPORT_TIMEOUT) as client, progress, ThreadPoolExecutor(concurrency) as pool:
         task = progress.add_task("import", total=len(targets))
 
         def register_one(name: str, loaded: Any) -> None:
@@ -230,13 +258,38 @@ def import_directory(
             except ClientFailure as error:
                 failed.append({"file": name, "status": None, "detail": error.message, "validationErrors": []})
             except ProblemError as error:
-                issues = [msgspec.to_builtins(issue) for issue in error.validation_errors]
-                failed.append(
-                    {"file": name, "status": error.status, "detail": error.detail, "validationErrors": issues}
-                )
+                failed.append(_failure(name, error))
             progress.advance(task)
 
-        for future in [pool.submit(register_one, name, loaded) for name, loaded in targets]:
+        def register_batch(batch: list[tuple[str, Any]]) -> None:
+            try:
+                outcome = client.register_batch([loaded for _, loaded in batch], ttl=ttl)
+            except ProblemError as error:
+                failed.extend(_failure(name, error) for name, _ in batch)
+            else:
+                for (name, _), item in zip(batch, outcome.results, strict=True):
+                    if item.problem is None:
+                        registered.append({"file": name, "id": item.id, "created": item.status == 201})
+                    else:
+                        issues = [msgspec.to_builtins(issue) for issue in item.problem.validationErrors or []]
+                        failed.append(
+                            {
+                                "file": name,
+                                "status": item.status,
+                                "detail": item.problem.detail,
+                                "validationErrors": issues,
+                            }
+                        )
+            progress.advance(task, len(batch))
+
+        batched = [target for target in targets if batch_size > 1 and _batched(target[1], tool_format)]
+        one_by_one = [target for target in targets if not (batch_size > 1 and _batched(target[1], tool_format))]
+        futures = [
+            pool.submit(register_batch, batched[start : start + batch_size])
+            for start in range(0, len(batched), batch_size)
+        ]
+        futures += [pool.submit(register_one, name, loaded) for name, loaded in one_by_one]
+        for future in futures:
             future.result()
     elapsed = time.monotonic() - started
     registered.sort(key=lambda entry: entry["file"])

@@ -34,19 +34,29 @@ def is_permanent(error: ProblemError) -> bool:
 
 
 class AgentRegistration:
+    """``async with AgentRegistration(url_or_client, document, ttl=30, token=…) as agent: ...``
+
+    Given a URL (or None: REGISTRY_URL), it makes its own client with ``token`` (default: REGISTRY_TOKEN) and
+    closes it on ``stop()``; a client given is the caller's to close, and carries its own credentials.
+    """
+
     def __init__(
         self,
-        client: AsyncRegistryClient,
+        client: AsyncRegistryClient | str | None,
         document: Mapping[str, Any],
         *,
         ttl: float,
+        token: str | None = None,
         renew_every: float | None = None,
         max_backoff: float = 30.0,
         handle_signals: bool = True,
     ) -> None:
         if ttl <= 0:
             raise ValueError("ttl must be positive")
-        self.client = client
+        if isinstance(client, AsyncRegistryClient) and token is not None:
+            raise ValueError("token goes with a URL; a client carries its own (AsyncRegistryClient(url, token=…))")
+        self._own_client = not isinstance(client, AsyncRegistryClient)
+        self.client = client if isinstance(client, AsyncRegistryClient) else AsyncRegistryClient(client, token=token)
         self.document = dict(document)
         self.ttl = ttl
         #: Renew well before expiry, so one failed renewal does not lose the registration.
@@ -111,6 +121,8 @@ class AgentRegistration:
             except (DirectoryUnreachable, ProblemError) as error:
                 log.warning("could not deregister %s (%s); its lease will expire", self.thing_id, error)
             self.registered.clear()
+        if self._own_client:
+            await self.client.aclose()
 
     async def _register(self) -> None:
         result = await self.client.register(self.document, ttl=self.ttl)
@@ -214,20 +226,14 @@ class SyncAgentRegistration:
         return True
 
     async def _start(self) -> None:
-        client = AsyncRegistryClient(self.base_url, token=self.token)
         self._registration = AgentRegistration(
-            client, self.document, ttl=self.ttl, handle_signals=False, **self.options
+            self.base_url, self.document, ttl=self.ttl, token=self.token, handle_signals=False, **self.options
         )
-        try:
-            await self._registration.start()
-        except BaseException:
-            await client.aclose()
-            raise
+        await self._registration.start()
 
     async def _stop(self) -> None:
         assert self._registration is not None
         await self._registration.stop()
-        await self._registration.client.aclose()
 
 
 def _exit_on_signal(signum: int, frame: FrameType | None) -> None:

@@ -19,6 +19,7 @@ import msgspec
 
 from registry.client.errors import ProblemError, UnexpectedResponse, problem_from
 from registry.client.models import (
+    BatchResult,
     CompatibilityResult,
     Event,
     Facets,
@@ -183,6 +184,13 @@ def register(document: Mapping[str, Any], *, ttl: float | None = None, create_on
         headers = {"Content-Type": TD_JSON, **({"If-None-Match": "*"} if create_only else {})}
         return Call("PUT", thing_path(thing_id), _write_result(thing_id), headers=headers, content=body)
     return Call("POST", "/things", _write_result(None), headers={"Content-Type": TD_JSON}, content=body)
+
+
+def register_batch(documents: Sequence[Mapping[str, Any]], *, ttl: float | None = None) -> Call[BatchResult]:
+    """Create or replace up to 1,000 descriptions (each with its id) in one request and one transaction; each item
+    of the result says how it went."""
+    body = [_with_ttl(document, ttl) for document in documents]
+    return Call("POST", "/api/v1/things/batch", _decoded(BatchResult), **_json_body(body))
 
 
 def replace(document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None) -> Call[WriteResult]:
@@ -617,6 +625,7 @@ __all__ = [
     "patch",
     "recent_changes",
     "register",
+    "register_batch",
     "renew_lease",
     "replace",
     "resolve",

@@ -164,6 +164,7 @@ class _ClientOptions:
 
     # -- the API (docs/live-directory.md lists each method with its endpoint)
     register = Operation(calls.register)
+    register_batch = Operation(calls.register_batch)
     replace = Operation(calls.replace)
     patch = Operation(calls.patch)
     delete = Operation(calls.delete)

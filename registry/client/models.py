@@ -8,6 +8,8 @@ import msgspec
 
 from registry.client.vocabulary import EventType
 from registry.wire import (
+    BatchItem,
+    BatchResult,
     Capability,
     CapabilityBrief,
     Change,
@@ -103,6 +105,8 @@ class SparqlResults(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 __all__ = [
+    "BatchItem",
+    "BatchResult",
     "Capability",
     "CapabilityBrief",
     "Change",

@@ -73,7 +73,9 @@ class SearchService:
     async def jsonpath(self, expression: str, readers: TenantScope = EVERYTHING) -> bytes:
         """The JSON array of the values the expression selects from the array of the descriptions ``readers`` see."""
         compile_query(expression, self.jsonpath_limits.max_depth)  # a syntax error is a 400 before anything is read
-        return await search(expression, self.things.documents(readers), self.jsonpath_limits)
+        return await search(
+            expression, self.things.documents(readers), lambda: self.things.count(readers), self.jsonpath_limits
+        )
 
     async def stats(self) -> dict[str, Any]:
         """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""

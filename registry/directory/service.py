@@ -24,11 +24,19 @@ from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
+from registry.directory.response_cache import ResponseCache
 from registry.directory.version_policy import VersionPolicy
-from registry.errors import BadRequest, Forbidden, InvalidDescription, NotFound, PreconditionFailed
+from registry.errors import (
+    BadRequest,
+    Forbidden,
+    InvalidDescription,
+    NotFound,
+    PreconditionFailed,
+    RegistryError,
+)
 from registry.metrics import REGISTRATIONS
 from registry.projections import INLINE_PROJECTION_BYTES, Projection, Projections
-from registry.store.database import Database, Transaction
+from registry.store.database import Database, Transaction, raised_by_database
 from registry.store.leases import Lease, LeaseRenewer
 from registry.store.things import THING_CREATED, THING_UPDATED, StoredDescription, ThingStore, Write
 from registry.wire import Notice
@@ -86,8 +94,34 @@ class DirectoryService:
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
+        #: Off until it follows the process's change feed (``cache.follow``).
+        self.cache = ResponseCache(
+            entries=settings.response_cache_entries,
+            max_bytes=settings.response_cache_bytes,
+            lease_seconds=settings.response_cache_lease_seconds,
+        )
 
     # -- reads
+
+    async def served(self, thing_id: str, readers: TenantScope = EVERYTHING) -> tuple[bytes, str]:
+        """The enriched JSON of ``thing_id`` and its entity tag, for ``readers``: from the response cache when it
+        holds the description, else from PostgreSQL (and then kept there)."""
+        now = dt.datetime.now(dt.UTC)
+        cached = self.cache.lookup(thing_id, now)
+        if cached is not None:
+            if not readers.sees(cached.tenant):
+                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            return cached.body(now), cached.etag
+        stored: StoredDescription | None = None
+        served = b""
+        self.cache.reading(thing_id)
+        try:
+            stored = await self.get(thing_id, readers)
+            now = dt.datetime.now(dt.UTC)
+            served = self.enriched_json(stored, now)
+        finally:
+            self.cache.read(thing_id, stored, served, now)
+        return served, stored.etag
 
     async def get(self, thing_id: str, readers: TenantScope = EVERYTHING) -> StoredDescription:
         """The live description, if ``readers`` may see it (another tenant's is as absent as a missing one)."""
@@ -148,24 +182,7 @@ class DirectoryService:
         ``assigned_id``: the directory derived the id (a tool import), so no namespace rule applies to it.
         ``create_only`` (``If-None-Match: *``, RFC 9110 §13.1.2) refuses to replace an existing description (412).
         """
-        if len(thing_id.encode()) > MAX_ID_BYTES:
-            raise BadRequest(
-                f"The id is {len(thing_id.encode())} bytes long; this directory accepts ids of up to {MAX_ID_BYTES}",
-                validationErrors=[{"field": "id", "description": f"at most {MAX_ID_BYTES} bytes of UTF-8"}],
-            )
-        if isinstance(document, dict):
-            body_id = document.get("id")
-            if body_id is None:
-                raise BadRequest(
-                    "The Thing Description has no id; PUT needs the same id in the body as in the path "
-                    "(use POST /things for anonymous TDs)",
-                    validationErrors=[{"field": "id", "description": "id is required for PUT"}],
-                )
-            if body_id != thing_id:
-                raise BadRequest(
-                    f"The id in the body ({body_id!r}) differs from the id in the path ({thing_id!r})",
-                    validationErrors=[{"field": "id", "description": "must equal the id in the request path"}],
-                )
+        _check_put_id(thing_id, document)
         candidate = await self._candidate(thing_id, document)
         return await self._save(
             thing_id,
@@ -175,6 +192,44 @@ class DirectoryService:
             if_match=if_match,
             create_only=create_only,
         )
+
+    async def put_many(
+        self, documents: Sequence[Any], *, principal: Principal | None = None
+    ) -> list[WriteOutcome | RegistryError]:
+        """Create or replace each description (each with its id) as PUT would, with the same checks, in one
+        transaction: a bulk import then costs each description's validation and projections, not a request and
+        a commit each. A description refused by a check is reported in its place and does not refuse the others;
+        a database error (which loses the transaction) refuses the whole batch, as it would a single PUT."""
+        results: dict[int, WriteOutcome | RegistryError] = {}
+        candidates: list[tuple[int, str, Candidate]] = []
+        for index, document in enumerate(documents):
+            try:
+                thing_id = document.get("id") if isinstance(document, dict) else None
+                if not isinstance(thing_id, str) or not thing_id:
+                    raise BadRequest(
+                        "Each description of a batch needs its id (register anonymous TDs with POST /things)",
+                        validationErrors=[{"field": "id", "description": "a non-empty string is required"}],
+                    )
+                _check_put_id(thing_id, document)
+                candidates.append((index, thing_id, await self._candidate(thing_id, document)))
+            except RegistryError as error:
+                results[index] = error
+            await asyncio.sleep(0)  # other requests get the event loop between descriptions
+        # One order of ids for every batch, so that two batches never wait for each other's locks in a cycle.
+        candidates.sort(key=lambda item: item[1])
+        async with self.database.transaction() as tx:
+            for index, thing_id, candidate in candidates:
+                try:
+                    results[index] = await self._save_in(tx, thing_id, _constant(candidate), principal)
+                except RegistryError as error:
+                    if raised_by_database(error):
+                        raise  # the transaction is lost: nothing of the batch is written
+                    results[index] = error
+        written = [result for result in results.values() if isinstance(result, WriteOutcome)]
+        self.cache.evict([outcome.stored.id for outcome in written])
+        for outcome in written:
+            REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
+        return [results[index] for index in range(len(documents))]
 
     async def patch(
         self, thing_id: str, patch: Any, *, if_match: str | None = None, principal: Principal | None = None
@@ -220,8 +275,9 @@ class DirectoryService:
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
-            await self.things.delete(tx, thing_id, now, principal.name if principal else None)
+            await self.things.delete(tx, current, now, principal.name if principal else None)
             await self.projections.remove(tx, [thing_id])
+        self.cache.evict([thing_id])
 
     async def renew_lease(self, thing_id: str, *, principal: Principal | None = None) -> Lease:
         """Extend a registration by its ttl; agents call this instead of registering again."""
@@ -230,21 +286,28 @@ class DirectoryService:
             if held is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
             authorize_write(principal, thing_id, None, exists=True, owner=held[0])
-        return await self.leases.renew(thing_id)
+        try:
+            return await self.leases.renew(thing_id)
+        finally:
+            self.cache.evict([thing_id])
 
-    async def transfer(self, thing_id: str, owner: str) -> None:
-        """Give a description to another owner (an admin's decision, checked by the caller)."""
+    async def transfer(self, thing_id: str, owner: str, *, principal: Principal | None = None) -> StoredDescription:
+        """Give a description to another owner (an admin's decision, checked by the caller); the change log
+        records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
             now = await self.things.lock(tx, thing_id)
-            if await self.things.current(tx, thing_id, now) is None:
+            current = await self.things.current(tx, thing_id, now)
+            if current is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
-            await self.things.transfer(tx, thing_id, owner)
+            await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
+        return current
 
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions (``tdd-registrationinfo-expiry-purge``); safe on every replica at once."""
         async with self.database.transaction() as tx:
             purged = await self.things.purge_expired(tx)
             await self.projections.remove(tx, purged)
+        self.cache.evict(purged)
         return purged
 
     # -- helpers
@@ -288,52 +351,78 @@ class DirectoryService:
         """Store what ``produce`` makes of the current description, in one transaction under the id's lock, if
         ``principal`` may (registry/auth/ownership.py)."""
         async with self.database.transaction() as tx:
-            now = await self.things.lock(tx, thing_id)
-            current = await self.things.current(tx, thing_id, now)
-            if create_only and current is not None:
-                raise PreconditionFailed(
-                    f"If-None-Match: * given, but a description with id {thing_id!r} exists",
-                    headers={"ETag": current.etag},
-                )
-            if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
-                raise _precondition_failed(current, thing_id)
-            candidate = await produce(current)
-            authorize_write(
-                principal,
+            outcome = await self._save_in(
+                tx,
                 thing_id,
-                candidate.document,
-                exists=current is not None,
-                owner=current.owner if current else None,
-                assigned_id=anonymous or assigned_id,
+                produce,
+                principal,
+                anonymous=anonymous,
+                assigned_id=assigned_id,
+                if_match=if_match,
+                create_only=create_only,
             )
-            if current is None and principal is not None:
-                await self._check_quota(tx, principal)
-            notices = candidate.notices + await self.version_policy.check(
-                tx, thing_id, current, candidate.document, candidate.document_text
+        self.cache.evict([thing_id])
+        REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
+        return outcome
+
+    async def _save_in(
+        self,
+        tx: Transaction,
+        thing_id: str,
+        produce: Produce,
+        principal: Principal | None,
+        *,
+        anonymous: bool = False,
+        assigned_id: bool = False,
+        if_match: str | None = None,
+        create_only: bool = False,
+    ) -> WriteOutcome:
+        """The steps of ``_save`` inside ``tx``: lock the id, check, write the row, its change and projections."""
+        now = await self.things.lock(tx, thing_id)
+        current = await self.things.current(tx, thing_id, now)
+        if create_only and current is not None:
+            raise PreconditionFailed(
+                f"If-None-Match: * given, but a description with id {thing_id!r} exists",
+                headers={"ETag": current.etag},
             )
-            if current is None:
-                change_type, diff_text = THING_CREATED, candidate.document_text
-            else:
-                change_type = THING_UPDATED
-                diff = json_merge_patch.create_patch(current.document(), candidate.document)
-                diff["id"] = thing_id
-                diff_text = msgspec.json.encode(diff).decode()
-            write = Write(
-                thing_id=thing_id,
-                change_type=change_type,
-                diff_text=diff_text,
-                document_text=candidate.document_text,
-                anonymous=anonymous if current is None else current.anonymous,
-                created=now if current is None else current.created,
-                expires=candidate.lifetime.expiry(now),
-                ttl=candidate.lifetime.ttl,
-                owner=current.owner if current else principal.owner if principal else None,
-                tenant=current.tenant if current else principal.tenant if principal else None,
-                actor=principal.name if principal else None,
-            )
-            stored = await self.things.write(tx, write, now)
-            await self.projections.store(tx, candidate.projections, stored)
-        REGISTRATIONS.labels("created" if current is None else "updated").inc()
+        if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
+            raise _precondition_failed(current, thing_id)
+        candidate = await produce(current)
+        authorize_write(
+            principal,
+            thing_id,
+            candidate.document,
+            exists=current is not None,
+            owner=current.owner if current else None,
+            assigned_id=anonymous or assigned_id,
+        )
+        if current is None and principal is not None:
+            await self._check_quota(tx, principal)
+        notices = candidate.notices + await self.version_policy.check(
+            tx, thing_id, current, candidate.document, candidate.document_text
+        )
+        if current is None:
+            change_type, diff_text = THING_CREATED, candidate.document_text
+        else:
+            change_type = THING_UPDATED
+            diff = json_merge_patch.create_patch(current.document(), candidate.document)
+            diff["id"] = thing_id
+            diff_text = msgspec.json.encode(diff).decode()
+        write = Write(
+            thing_id=thing_id,
+            change_type=change_type,
+            diff_text=diff_text,
+            document_text=candidate.document_text,
+            anonymous=anonymous if current is None else current.anonymous,
+            created=now if current is None else current.created,
+            expires=candidate.lifetime.expiry(now),
+            ttl=candidate.lifetime.ttl,
+            owner=current.owner if current else principal.owner if principal else None,
+            tenant=current.tenant if current else principal.tenant if principal else None,
+            actor=principal.name if principal else None,
+        )
+        stored = await self.things.write(tx, write, now)
+        await self.projections.store(tx, candidate.projections, stored)
         return WriteOutcome(created=current is None, stored=stored, notices=notices)
 
     async def _check_quota(self, tx: Transaction, principal: Principal) -> None:
@@ -363,6 +452,28 @@ def _at_revision(revision: int, candidate: Candidate) -> Produce:
         return candidate
 
     return produce
+
+
+def _check_put_id(thing_id: str, document: Any) -> None:
+    """PUT's rules for the id: not too long, and the body's id equal to the path's."""
+    if len(thing_id.encode()) > MAX_ID_BYTES:
+        raise BadRequest(
+            f"The id is {len(thing_id.encode())} bytes long; this directory accepts ids of up to {MAX_ID_BYTES}",
+            validationErrors=[{"field": "id", "description": f"at most {MAX_ID_BYTES} bytes of UTF-8"}],
+        )
+    if isinstance(document, dict):
+        body_id = document.get("id")
+        if body_id is None:
+            raise BadRequest(
+                "The Thing Description has no id; PUT needs the same id in the body as in the path "
+                "(use POST /things for anonymous TDs)",
+                validationErrors=[{"field": "id", "description": "id is required for PUT"}],
+            )
+        if body_id != thing_id:
+            raise BadRequest(
+                f"The id in the body ({body_id!r}) differs from the id in the path ({thing_id!r})",
+                validationErrors=[{"field": "id", "description": "must equal the id in the request path"}],
+            )
 
 
 def _precondition_failed(current: StoredDescription | None, thing_id: str = "") -> PreconditionFailed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from registry.auth.tenancy import TenantScope
 from registry.store.census import questionable_bumps, recent_changes, with_lint_warnings
 from registry.store.database import Database
 from registry.wire import (
@@ -23,9 +24,9 @@ class OversightService:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    async def report(self, limit: int) -> QualityReport:
-        linted = await with_lint_warnings(self.database, limit)
-        bumps = await questionable_bumps(self.database, limit)
+    async def report(self, limit: int, readers: TenantScope) -> QualityReport:
+        linted = await with_lint_warnings(self.database, limit, readers)
+        bumps = await questionable_bumps(self.database, limit, readers)
         return QualityReport(
             lint=[
                 LintedDescription(
@@ -50,11 +51,19 @@ class OversightService:
             ],
         )
 
-    async def recent_changes(self, limit: int) -> RecentChanges:
-        rows = await recent_changes(self.database, limit)
+    async def recent_changes(self, limit: int, readers: TenantScope) -> RecentChanges:
+        rows = await recent_changes(self.database, limit, readers)
         return RecentChanges(
             items=[
-                RecentChange(seq=row["seq"], type=row["type"], id=row["thing_id"], at=row["at"], actor=row["actor"])
+                RecentChange(
+                    seq=row["seq"],
+                    type=row["type"],
+                    id=row["thing_id"],
+                    at=row["at"],
+                    actor=row["actor"],
+                    transferred_from=row["transferred_from"],
+                    transferred_to=row["transferred_to"],
+                )
                 for row in rows
             ]
         )

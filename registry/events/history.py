@@ -14,7 +14,7 @@ import json_merge_patch
 
 from registry.store.changes import Change, document_history
 from registry.store.database import Executor
-from registry.store.things import THING_CREATED, THING_DELETED
+from registry.store.things import THING_CREATED, THING_DELETED, THING_TRANSFERRED
 
 Document = dict[str, Any]
 
@@ -25,6 +25,8 @@ def apply_change(document: Document | None, change_type: str, diff: Any) -> Docu
         return dict(diff) if isinstance(diff, dict) else None
     if change_type == THING_DELETED or document is None:
         return None
+    if change_type == THING_TRANSFERRED:
+        return document
     # merge() edits nested objects in place; the state before the change must survive it.
     result: Document = json_merge_patch.merge(copy.deepcopy(document), diff)
     return result

@@ -2,7 +2,8 @@
 
 Each change is encoded once per payload variant and offered to every interested subscriber's bounded queue
 without waiting: a subscriber that cannot keep up is dropped (told to reconnect, and resumes from the log with
-``Last-Event-ID``), so it never slows writers or other subscribers.
+``Last-Event-ID``), so it never slows writers or other subscribers. A subscriber only ever gets the changes of
+descriptions its reader may see (registry/auth/tenancy.py), live and replayed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import msgspec
 
+from registry.auth.tenancy import TenantScope
 from registry.descriptions.registration_info import enrich
 from registry.events.feed import ChangeFeed
 from registry.events.filters import DescriptionFilter
@@ -22,11 +24,12 @@ from registry.events.history import DocumentStates
 from registry.metrics import SSE_DROPPED
 from registry.store.changes import Change, iterate_changes
 from registry.store.database import Database
-from registry.store.things import THING_CREATED, THING_DELETED, THING_UPDATED
+from registry.store.things import THING_CREATED, THING_DELETED, THING_TRANSFERRED, THING_UPDATED
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPES = (THING_CREATED, THING_UPDATED, THING_DELETED)
+#: WoT Discovery's three, and ownership transfers (beyond the spec; stock clients skip event types they do not know).
+EVENT_TYPES = (THING_CREATED, THING_UPDATED, THING_DELETED, THING_TRANSFERRED)
 
 #: Queue item: (sequence, encoded event), or None once the subscriber has been dropped.
 Item = tuple[int, bytes] | None
@@ -40,7 +43,10 @@ SHUTTING_DOWN = b": the server is shutting down; reconnect with Last-Event-ID to
 def encode_event(change: Change, diff: bool) -> bytes:
     """The SSE frame of ``change``: data is ``{"id"}``, or with ``diff`` the enriched TD / the merge patch."""
     data: object
-    if diff and change.type == THING_CREATED and change.diff is not None:
+    if change.type == THING_TRANSFERRED and change.diff is not None:
+        # Who gave the description from whom to whom, with or without ``diff``.
+        data = change.diff if change.actor is None else {**change.diff, "actor": change.actor}
+    elif diff and change.type == THING_CREATED and change.diff is not None:
         data = enrich(
             change.diff,
             created=change.at,
@@ -78,14 +84,21 @@ class _Frames:
 
 
 class Subscriber:
-    __slots__ = ("diff", "dropped", "farewell", "idle", "query", "queue", "start", "types")
+    __slots__ = ("diff", "dropped", "farewell", "idle", "query", "queue", "readers", "start", "types")
 
     def __init__(
-        self, types: frozenset[str], diff: bool, query: DescriptionFilter, queue_size: int, start: int
+        self,
+        types: frozenset[str],
+        diff: bool,
+        query: DescriptionFilter,
+        readers: TenantScope,
+        queue_size: int,
+        start: int,
     ) -> None:
         self.types = types
         self.diff = diff
         self.query = query
+        self.readers = readers
         #: Feed position when subscribed: later changes arrive through the queue, earlier ones only by replay.
         self.start = start
         self.queue: asyncio.Queue[Item] = asyncio.Queue(queue_size + 1)
@@ -95,6 +108,10 @@ class Subscriber:
         #: Nothing was offered since the last keep-alive tick. A new subscriber is not idle yet: its first
         #: keep-alive comes after a whole interval without events, never before its first event.
         self.idle = False
+
+    def wants(self, change: Change) -> bool:
+        """Of the type it subscribed to and of a description it may see (before any content filter)."""
+        return change.type in self.types and self.readers.sees(change.tenant)
 
     def offer(self, seq: int, frame: bytes) -> None:
         self.idle = False
@@ -168,8 +185,10 @@ class EventHub:
     def subscriber_count(self) -> int:
         return len(self._plain) + len(self._filtered)
 
-    def subscribe(self, types: frozenset[str], diff: bool, query: DescriptionFilter) -> Subscriber:
-        subscriber = Subscriber(types, diff, query, self.queue_size, self.feed.position)
+    def subscribe(
+        self, types: frozenset[str], diff: bool, query: DescriptionFilter, readers: TenantScope
+    ) -> Subscriber:
+        subscriber = Subscriber(types, diff, query, readers, self.queue_size, self.feed.position)
         (self._filtered if query.active else self._plain).add(subscriber)
         return subscriber
 
@@ -190,14 +209,14 @@ class EventHub:
                 before, now = await states.states(change)
                 if not (subscriber.query.matches(before) or subscriber.query.matches(now)):
                     continue
-            if change.type in subscriber.types:
+            if subscriber.wants(change):
                 yield change.seq, _Frames(change).get(subscriber.diff)
 
     def _on_changes(self, batch: Sequence[Change]) -> None:
         for change in batch:
             frames = _Frames(change)
             for subscriber in self._plain:
-                if change.type in subscriber.types and change.seq > subscriber.start:
+                if change.seq > subscriber.start and subscriber.wants(change):
                     subscriber.offer(change.seq, frames.get(subscriber.diff))
         self._backlog.put_nowait(batch)
 
@@ -213,7 +232,7 @@ class EventHub:
                     before, after = await self._states.states(change)
                     frames = _Frames(change)
                     for subscriber in list(self._filtered):
-                        if change.type not in subscriber.types or change.seq <= subscriber.start:
+                        if change.seq <= subscriber.start or not subscriber.wants(change):
                             continue
                         if subscriber.query.matches(before) or subscriber.query.matches(after):
                             subscriber.offer(change.seq, frames.get(subscriber.diff))

@@ -23,6 +23,7 @@ from registry.auth.principal import Principal, Scope
 from registry.auth.tenancy import EVERYTHING, TenantScope, tenant_scope
 from registry.errors import NotFound
 from registry.http.dependencies import ServiceHolder
+from registry.store.changes import last_tenant
 from registry.store.things import ThingStore
 
 PUBLIC = "public"
@@ -52,12 +53,14 @@ def tenant_scope_of(connection: ASGIConnection[Any, Any, Any, Any]) -> TenantSco
 
 
 async def require_visible(connection: ASGIConnection[Any, Any, Any, Any], things: ThingStore, thing_id: str) -> None:
-    """404 for another tenant's description, as if it did not exist (reads that are not of /things/{id} itself)."""
+    """404 for another tenant's description, as if it did not exist (reads that are not of /things/{id} itself);
+    a deleted description's kept versions stay its tenant's (the change log knows it)."""
     readers = tenant_scope_of(connection)
     if readers.everything:
         return
     held = await things.owner(thing_id)
-    if held is not None and not readers.sees(held[1]):
+    tenant = held[1] if held is not None else await last_tenant(things.database, thing_id)
+    if not readers.sees(tenant):
         raise NotFound(f"No Thing Description with id {thing_id!r}")
 
 

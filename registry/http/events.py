@@ -1,7 +1,8 @@
 """WoT Discovery notifications (§7.3.2.4): ``/events`` and ``/events/{type}`` as Server-Sent Events.
 
 Beyond the spec, ``kind``, ``vendor``, ``capability`` and ``q`` narrow a subscription to the descriptions that
-match before or after the change (e.g. "providers of capability X").
+match before or after the change (e.g. "providers of capability X"), and ``thing_transferred`` events tell of
+ownership transfers. With tenants, a subscriber only gets the changes of descriptions it may read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from litestar.response import Stream
 from registry.errors import BadRequest, NotFound
 from registry.events.filters import FILTER_PARAMETERS, DescriptionFilter
 from registry.events.hub import EVENT_TYPES, EventHub, Subscriber
-from registry.http.access import QUERY_TOKEN, requester
+from registry.http.access import QUERY_TOKEN, requester, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.contract import Answer, Param, documented
 from registry.http.dependencies import Access
@@ -38,9 +39,10 @@ _SUBSCRIPTION = documented(
     ],
     answers={
         200: Answer(
-            "Server-Sent Events, sent as they happen: event thing_created, thing_updated or thing_deleted, id the "
-            "change's sequence number, data JSON ({id}, or with diff the enriched TD / the merge patch). Nothing "
-            "precedes the first event; comments keep an idle stream open",
+            "Server-Sent Events, sent as they happen: event thing_created, thing_updated, thing_deleted or "
+            "thing_transferred, id the change's sequence number, data JSON ({id, actor}, or with diff the enriched "
+            "TD / the merge patch; {id, from, to, actor} for a transfer of ownership). Only changes of descriptions "
+            "the caller may read. Nothing precedes the first event; comments keep an idle stream open",
             {EVENT_STREAM: {"type": "string"}},
             headers={"Cache-Control": "no-cache"},
         )
@@ -106,7 +108,7 @@ async def _subscribe(request: Request[Any, Any, Any], hub: EventHub, access: Acc
     # reach this new subscriber as if it happened later).
     await hub.feed.sync()
     access.limits.open_stream(who)
-    subscriber = hub.subscribe(frozenset(types), diff, query)
+    subscriber = hub.subscribe(frozenset(types), diff, query, tenant_scope_of(request))
     return Stream(
         _stream(hub, subscriber, last_event_id, lambda: access.limits.close_stream(who)),
         media_type=EVENT_STREAM,
@@ -130,7 +132,7 @@ async def all_events(
 @get(
     "/events/{event_type:str}",
     operation_id="subscribeEventsOfType",
-    summary="Change events of one type: thing_created, thing_updated or thing_deleted (SSE)",
+    summary="Change events of one type: thing_created, thing_updated, thing_deleted or thing_transferred (SSE)",
     tags=["Events (WoT Discovery)"],
     opt={QUERY_TOKEN: True, **_SUBSCRIPTION},
 )

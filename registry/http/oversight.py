@@ -1,15 +1,17 @@
 """``GET /api/v1/quality`` (descriptions with lint warnings, breaking or dishonest version bumps) and
-``GET /api/v1/changes`` (the latest changes, for a page that shows them before following ``/events``)."""
+``GET /api/v1/changes`` (the latest changes, for a page that shows them before following ``/events``); both show
+only the descriptions the caller may read (registry/auth/tenancy.py)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import get
+from litestar import Request, get
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
 from registry.discovery.oversight import OversightService
+from registry.http.access import tenant_scope_of
 from registry.wire import QualityReport, RecentChanges
 
 
@@ -20,10 +22,11 @@ from registry.wire import QualityReport, RecentChanges
     tags=["Discovery"],
 )
 async def quality(
+    request: Request[Any, Any, Any],
     oversight: NamedDependency[OversightService],
     limit: Annotated[int, Parameter(ge=1, le=1000, description="Entries per list, the worst first")] = 100,
 ) -> QualityReport:
-    return await oversight.report(limit)
+    return await oversight.report(limit, tenant_scope_of(request))
 
 
 @get(
@@ -33,10 +36,11 @@ async def quality(
     tags=["Discovery"],
 )
 async def recent_changes(
+    request: Request[Any, Any, Any],
     oversight: NamedDependency[OversightService],
     limit: Annotated[int, Parameter(ge=1, le=1000, description="How many of the latest changes")] = 50,
 ) -> RecentChanges:
-    return await oversight.recent_changes(limit)
+    return await oversight.recent_changes(limit, tenant_scope_of(request))
 
 
 __all__ = ["quality", "recent_changes"]

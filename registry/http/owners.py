@@ -1,4 +1,5 @@
-"""Ownership of ids: ``/api/v1/things/{id}/owner`` tells who owns a description; an admin transfers it with PUT."""
+"""Ownership of ids: ``/api/v1/things/{id}/owner`` tells who owns a description; an admin transfers it with PUT
+(a ``thing_transferred`` entry of the change log: who gave it, from whom, to whom)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from litestar.params import FromPath, JSONBody
 
 from registry.directory.service import DirectoryService
 from registry.errors import BadRequest, NotFound
-from registry.http.access import tenant_scope_of
+from registry.http.access import principal_of, tenant_scope_of
 from registry.http.ids import thing_id_from
 from registry.wire import Ownership, OwnerTransfer
 
@@ -39,6 +40,7 @@ class OwnersController(Controller):
         self,
         thing_id: FromPath[str],
         data: JSONBody[OwnerTransfer],
+        request: Request[Any, Any, Any],
         directory: NamedDependency[DirectoryService],
     ) -> Ownership:
         thing_id = thing_id_from(thing_id)
@@ -46,9 +48,8 @@ class OwnersController(Controller):
             raise BadRequest(
                 "The new owner must be a non-empty name", invalidParams=[{"name": "owner", "reason": "empty"}]
             )
-        await directory.transfer(thing_id, data.owner)
-        held = await directory.things.owner(thing_id)
-        return Ownership(id=thing_id, owner=data.owner, tenant=held[1] if held else None)
+        before = await directory.transfer(thing_id, data.owner, principal=principal_of(request))
+        return Ownership(id=thing_id, owner=data.owner, tenant=before.tenant)
 
 
 __all__ = ["OwnersController"]

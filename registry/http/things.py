@@ -275,12 +275,8 @@ class ThingsController(Controller):
     async def retrieve(
         self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
     ) -> Response[bytes]:
-        stored = await directory.get(thing_id_from(thing_id), tenant_scope_of(request))
-        return Response(
-            content=directory.enriched_json(stored),
-            media_type=TD_JSON,
-            headers={"ETag": stored.etag},
-        )
+        served, etag = await directory.served(thing_id_from(thing_id), tenant_scope_of(request))
+        return Response(content=served, media_type=TD_JSON, headers={"ETag": etag})
 
     @put(
         "/{thing_id:str}",

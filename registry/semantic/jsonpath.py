@@ -1,9 +1,17 @@
 """JSONPath (RFC 9535) search: the query is applied to the JSON array of all stored descriptions.
 
-Queries that start by selecting array elements with ``[*]`` or filters (``$[?@.title == 'x']``), and do not
-refer to the root again, give the same nodes applied to each description alone, so they are evaluated one
-description at a time, streamed from the database, without ever holding the whole directory in memory. Others
-(indexes, slices, descendants of the root) need the array itself.
+The array is never built. A query's first segment applied to the array is split into one part per selector,
+each followed by the rest of the query applied to one description at a time (the nodes and their order are those
+of the whole array, as RFC 9535 and jsonpath-rfc9535 define them):
+
+- ``[*]`` and filters (``$[?@.title == 'x']``) select descriptions in order; names select nothing in an array;
+- indexes and slices (``$[0]``, ``$[-3:]``) select positions, computed from the number of descriptions;
+- a descendant segment (``$..scheme``) is its selectors applied to the array, then the whole query applied to
+  each description (the library's depth-first, pre-order walk).
+
+Descriptions are read page by page and evaluated off the event loop as they come, so memory holds one page and
+the answer (capped). Only queries that refer to the root again (``$`` inside a filter) need the array itself: they
+may hold at most ``max_bytes`` of descriptions.
 """
 
 from __future__ import annotations
@@ -12,15 +20,17 @@ import asyncio
 import dataclasses
 import functools
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
 
 import jsonpath_rfc9535
 import msgspec
-from jsonpath_rfc9535.segments import JSONPathChildSegment
-from jsonpath_rfc9535.selectors import FilterSelector, WildcardSelector
+from jsonpath_rfc9535 import JSONPathNode, JSONPathQuery
+from jsonpath_rfc9535.segments import JSONPathChildSegment, JSONPathRecursiveDescentSegment
+from jsonpath_rfc9535.selectors import FilterSelector, IndexSelector, JSONPathSelector, SliceSelector, WildcardSelector
 
 from registry.errors import BadRequest
 
+#: Descriptions evaluated per hop to a thread.
 BATCH = 500
 #: Deepest document registration accepts by default (REGISTRY_MAX_JSON_DEPTH).
 DEFAULT_MAX_DEPTH = 128
@@ -30,8 +40,9 @@ CLOCK_EVERY = 1000
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class JsonPathLimits:
-    """Bounds of one query: ``timeout`` seconds, ``max_results`` values, ``max_bytes`` of answer, and documents
-    as deep as registration accepts (``max_depth``), so that no stored document breaks a descendant query."""
+    """Bounds of one query: ``timeout`` seconds, ``max_results`` values, ``max_bytes`` of answer (and of
+    descriptions held by a query that needs the whole array), and documents as deep as registration accepts
+    (``max_depth``), so that no stored document breaks a descendant query."""
 
     timeout: float = 10.0
     max_results: int = 10_000
@@ -51,7 +62,7 @@ def _environment(max_depth: int) -> _Environment:
     return _Environment(max_depth)
 
 
-def compile_query(expression: str, max_depth: int = DEFAULT_MAX_DEPTH) -> jsonpath_rfc9535.JSONPathQuery:
+def compile_query(expression: str, max_depth: int = DEFAULT_MAX_DEPTH) -> JSONPathQuery:
     try:
         return _environment(max_depth).compile(expression)
     except jsonpath_rfc9535.JSONPathError as error:
@@ -61,79 +72,177 @@ def compile_query(expression: str, max_depth: int = DEFAULT_MAX_DEPTH) -> jsonpa
         ) from error
 
 
-def per_description(query: jsonpath_rfc9535.JSONPathQuery, expression: str) -> bool:
-    segments = query.segments
-    return (
-        bool(segments)
-        and isinstance(segments[0], JSONPathChildSegment)
-        and all(isinstance(selector, WildcardSelector | FilterSelector) for selector in segments[0].selectors)
-        and expression.count("$") == 1
-    )
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Part:
+    """One selector of the first segment applied to the array, then the rest of the query: ``query`` applied to
+    a description at a selected position. ``by_position``: the selector picks positions (index, slice), so its
+    values come in the order of its positions; otherwise in the order of the descriptions."""
+
+    query: JSONPathQuery
+    selector: JSONPathSelector
+    by_position: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Plan:
+    parts: tuple[_Part, ...]
+    #: The whole query applied to each description (after the first segment's parts), for a descendant segment.
+    each: JSONPathQuery | None
+
+
+def _plan(query: JSONPathQuery, expression: str) -> _Plan | None:
+    """How to evaluate ``query`` one description at a time, or None when it needs the whole array."""
+    if not query.segments or expression.count("$") != 1:
+        return None  # the array itself, or the root referred to again (inside a filter)
+    first, *rest = query.segments
+    env = query.env
+    parts = []
+    for selector in first.selectors:
+        if isinstance(selector, WildcardSelector | FilterSelector):
+            segment = JSONPathChildSegment(env=env, token=first.token, selectors=(selector,))
+            parts.append(_Part(JSONPathQuery(env=env, segments=(segment, *rest)), selector, by_position=False))
+        elif isinstance(selector, IndexSelector | SliceSelector):
+            parts.append(_Part(JSONPathQuery(env=env, segments=tuple(rest)), selector, by_position=True))
+        # a name selects nothing in an array
+    each = query if isinstance(first, JSONPathRecursiveDescentSegment) else None
+    return _Plan(tuple(parts), each)
+
+
+def streams(expression: str) -> bool:
+    """Whether the query is evaluated one description at a time (else it holds the whole array)."""
+    return _plan(compile_query(expression), expression) is not None
 
 
 class _Answer:
-    """The encoded values found so far, refusing to grow past the limits or to run past the deadline."""
+    """Counts the values found so far, refusing to grow past the limits or to run past the deadline."""
 
     def __init__(self, limits: JsonPathLimits) -> None:
         self.limits = limits
         self.deadline = time.monotonic() + limits.timeout
-        self.values: list[bytes] = []
+        self.count = 0
         self.size = 2
         self.visited = 0
 
-    def add(self, nodes: Iterable[jsonpath_rfc9535.JSONPathNode]) -> None:
-        for node in nodes:
-            self.tick()
-            encoded = msgspec.json.encode(node.value)
-            self.size += len(encoded) + 1
-            self.values.append(encoded)
-            if len(self.values) > self.limits.max_results:
-                raise BadRequest(
-                    f"The JSONPath query selects more than {self.limits.max_results} values "
-                    "(REGISTRY_JSONPATH_MAX_RESULTS); narrow it"
-                )
-            if self.size > self.limits.max_bytes:
-                raise BadRequest(
-                    f"The answer of the JSONPath query exceeds {self.limits.max_bytes} bytes "
-                    "(REGISTRY_JSONPATH_MAX_BYTES); narrow it"
-                )
+    def encode(self, nodes: Iterable[JSONPathNode]) -> list[bytes]:
+        values = []
+        try:
+            for node in nodes:
+                self.tick()
+                encoded = msgspec.json.encode(node.value)
+                self.count += 1
+                self.size += len(encoded) + 1
+                values.append(encoded)
+                if self.count > self.limits.max_results:
+                    raise BadRequest(
+                        f"The JSONPath query selects more than {self.limits.max_results} values "
+                        "(REGISTRY_JSONPATH_MAX_RESULTS); narrow it"
+                    )
+                if self.size > self.limits.max_bytes:
+                    raise BadRequest(
+                        f"The answer of the JSONPath query exceeds {self.limits.max_bytes} bytes "
+                        "(REGISTRY_JSONPATH_MAX_BYTES); narrow it"
+                    )
+        except jsonpath_rfc9535.JSONPathError as error:
+            raise BadRequest(f"The JSONPath expression cannot be evaluated: {error}") from error
+        return values
 
-    def tick(self) -> None:
-        self.visited += 1
-        if self.visited % CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+    def tick(self, nodes: int = 1) -> None:
+        before, self.visited = self.visited, self.visited + nodes
+        if before // CLOCK_EVERY != self.visited // CLOCK_EVERY and time.monotonic() > self.deadline:
             raise BadRequest(
                 f"The JSONPath query did not finish within {self.limits.timeout:g} s (REGISTRY_JSONPATH_TIMEOUT); "
                 "narrow it"
             )
 
-    def encoded(self) -> bytes:
-        return b"[" + b",".join(self.values) + b"]"
+
+class _Streamed:
+    """A plan's values, kept apart per part (and for the descendant walk) until all descriptions are seen."""
+
+    def __init__(self, plan: _Plan, answer: _Answer, count: int) -> None:
+        self.plan = plan
+        self.answer = answer
+        self.position = 0
+        #: Per part: the positions it selects, in its order (None: every description, in order).
+        self.positions = [_positions(part.selector, count) if part.by_position else None for part in plan.parts]
+        self.in_order: list[list[bytes]] = [[] for _ in plan.parts]
+        self.at: list[dict[int, list[bytes]]] = [{} for _ in plan.parts]
+        self.each: list[bytes] = []
+
+    def evaluate(self, texts: list[str]) -> None:
+        for text in texts:
+            self.answer.tick(CLOCK_EVERY)  # a description is a visit of its own, matching or not
+            document = msgspec.json.decode(text)
+            for index, part in enumerate(self.plan.parts):
+                positions = self.positions[index]
+                if positions is None:
+                    self.in_order[index] += self.answer.encode(part.query.finditer([document]))
+                elif self.position in positions and (values := self.answer.encode(part.query.finditer(document))):
+                    self.at[index][self.position] = values
+            if self.plan.each is not None:
+                self.each += self.answer.encode(self.plan.each.finditer(document))
+            self.position += 1
+
+    def values(self) -> Iterable[bytes]:
+        for index, positions in enumerate(self.positions):
+            if positions is None:
+                yield from self.in_order[index]
+            else:
+                for position in positions:
+                    yield from self.at[index].get(position, ())
+        yield from self.each
 
 
-async def search(expression: str, documents: AsyncIterator[str], limits: JsonPathLimits | None = None) -> bytes:
-    """The JSON array of the values of the matched nodes, within ``limits`` (a 400 names the limit reached)."""
+def _positions(selector: JSONPathSelector, count: int) -> range:
+    """The positions an index or slice selects in an array of ``count``, in its order: Python's slicing, as the
+    library's (a range: constant memory, constant-time membership)."""
+    everything = range(count)
+    if isinstance(selector, SliceSelector):
+        return everything[selector.slice] if selector.slice.step != 0 else range(0)
+    assert isinstance(selector, IndexSelector)
+    position = selector.index + count if selector.index < 0 else selector.index
+    return range(position, position + 1) if 0 <= position < count else range(0)
+
+
+async def search(
+    expression: str,
+    documents: AsyncIterable[str],
+    count: Callable[[], Awaitable[int]],
+    limits: JsonPathLimits | None = None,
+) -> bytes:
+    """The JSON array of the values of the matched nodes, within ``limits`` (a 400 names the limit reached).
+    ``count``: how many descriptions ``documents`` yields, asked only by queries selecting positions."""
     limits = limits or JsonPathLimits()
     query = compile_query(expression, limits.max_depth)
-    one_by_one = per_description(query, expression)
     answer = _Answer(limits)
-
-    def evaluate(texts: list[str]) -> None:
-        values = [msgspec.json.decode(text) for text in texts]
-        try:
-            if one_by_one:
-                for value in values:
-                    answer.add(query.finditer([value]))
-            else:
-                answer.add(query.finditer(values))
-        except jsonpath_rfc9535.JSONPathError as error:
-            raise BadRequest(f"The JSONPath expression cannot be evaluated: {error}") from error
-
+    plan = _plan(query, expression)
+    if plan is None:
+        return await _whole(query, documents, answer)
+    streamed = _Streamed(plan, answer, await count() if any(part.by_position for part in plan.parts) else 0)
     batch: list[str] = []
     async for text in documents:
         batch.append(text)
-        if one_by_one and len(batch) >= BATCH:
-            await asyncio.to_thread(evaluate, batch)
+        if len(batch) >= BATCH:
+            await asyncio.to_thread(streamed.evaluate, batch)
             batch = []
-        answer.tick()
-    await asyncio.to_thread(evaluate, batch)
-    return answer.encoded()
+    await asyncio.to_thread(streamed.evaluate, batch)
+    return b"[" + b",".join(streamed.values()) + b"]"
+
+
+async def _whole(query: JSONPathQuery, documents: AsyncIterable[str], answer: _Answer) -> bytes:
+    """A query over the array itself: the descriptions held at once, at most ``max_bytes`` of them."""
+    texts: list[str] = []
+    held = 0
+    async for text in documents:
+        held += len(text)
+        if held > answer.limits.max_bytes:
+            raise BadRequest(
+                "The JSONPath query refers to the root ($) inside a filter, or selects the whole array: it needs "
+                f"every description at once, and they exceed {answer.limits.max_bytes} bytes "
+                "(REGISTRY_JSONPATH_MAX_BYTES); select descriptions with [*] or a filter on @ instead"
+            )
+        texts.append(text)
+
+    def evaluate() -> bytes:
+        return b"[" + b",".join(answer.encode(query.finditer([msgspec.json.decode(text) for text in texts]))) + b"]"
+
+    return await asyncio.to_thread(evaluate)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import (
@@ -42,12 +43,14 @@ from registry.descriptions.model import (
     MCP_SERVER_TYPE,
 )
 from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_fuzzy_matches, vendor_words
+from registry.errors import ServiceUnavailable, StatementTimeout
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import (
     SEARCH_CONFIG,
     changes,
     descriptions,
     live,
+    of_tenant,
     thing_capabilities,
     thing_summaries,
     thing_versions,
@@ -60,6 +63,8 @@ _WORDS_CONFIG = cast(literal("simple"), REGCONFIG)
 FUZZY_VENDOR_CANDIDATES = 10_000
 #: Facet lists are cut to the most frequent values.
 FACET_LIMIT = 50
+#: Seconds a search or facet statement may run by default (REGISTRY_SEARCH_TIMEOUT).
+SEARCH_TIMEOUT = 5.0
 #: Characters of a title kept in its sort key: a B-tree entry must stay under ~2.7 kB, whatever the title.
 TITLE_KEY_LENGTH = 256
 
@@ -180,7 +185,7 @@ def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[b
     """Conditions of ``filters``; ``versions``: the capability versions ``capability_accepts`` chose."""
     clauses: list[ColumnElement[bool]] = [live()]
     if not filters.readers.everything:
-        clauses.append(or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == filters.readers.tenant))
+        clauses.append(of_tenant(descriptions.c.tenant, filters.readers.tenant))
     if filters.kind is not None:
         clauses.append(thing_summaries.c.kind == filters.kind)
     if filters.vendor is not None:
@@ -396,9 +401,25 @@ _REMOVE_CAPABILITIES = Statement.of(
 
 
 class CatalogStore:
-    def __init__(self, database: Database) -> None:
-        # Reads are single statements (or tolerate seeing two snapshots): on the pool, no BEGIN/COMMIT.
+    def __init__(self, database: Database, *, search_timeout: float = SEARCH_TIMEOUT) -> None:
+        """``search_timeout``: seconds each statement of a search or facet count may run (the client chooses
+        their cost: terms matching most of the catalogue, facets over all of it)."""
+        # Other reads are single indexed statements (or tolerate seeing two snapshots): on the pool, no BEGIN/COMMIT.
         self.database = database
+        self.search_timeout = search_timeout
+
+    @asynccontextmanager
+    async def _bounded(self) -> AsyncIterator[Transaction]:
+        """A read-only transaction whose statements stop after ``search_timeout``: 503, never a held core."""
+        try:
+            async with self.database.bounded_reads(self.search_timeout) as tx:
+                yield tx
+        except StatementTimeout as error:
+            raise ServiceUnavailable(
+                f"The search did not finish within {self.search_timeout:g} s (REGISTRY_SEARCH_TIMEOUT); retry "
+                "later or narrow it (more specific terms, more filters)",
+                headers={"Retry-After": "5"},
+            ) from error
 
     # -- writes, inside the description's transaction
 
@@ -482,7 +503,8 @@ class CatalogStore:
         offered = [row[0] for row in await executor.fetch(query)]
         return [version for version in offered if filters.capability_accepts(version)]
 
-    async def resolve_vendor(self, filters: Filters) -> Filters:
+    @staticmethod
+    async def resolve_vendor(executor: Executor, filters: Filters) -> Filters:
         """``filters`` with the vendor keys a fuzzy vendor filter matches: the distinct vendor names (a bounded
         set, read from the vendor_key index) compared word by word in Python (rapidfuzz; pg_trgm is not always
         available)."""
@@ -495,24 +517,26 @@ class CatalogStore:
             .order_by(func.count().desc())
             .limit(FUZZY_VENDOR_CANDIDATES)
         )
-        keys = [row[0] for row in await self.database.fetch(names)]
+        keys = [row[0] for row in await executor.fetch(names)]
         matched = tuple(key for key in keys if vendor_fuzzy_matches(filters.vendor, key))
         return dataclasses.replace(filters, vendor_keys=matched)
 
     async def search(self, filters: Filters, sort: str, limit: int, after: tuple[Any, str] | None) -> Page:
         """One page of live summaries matching ``filters``, ordered by ``sort`` (keyset pagination)."""
-        filters = await self.resolve_vendor(filters)
-        versions = await self._accepted_versions(self.database, filters)
-        rows = await self.database.fetch(search_query(filters, versions, sort, limit, after))
+        async with self._bounded() as tx:
+            filters = await self.resolve_vendor(tx, filters)
+            versions = await self._accepted_versions(tx, filters)
+            rows = await tx.fetch(search_query(filters, versions, sort, limit, after))
         more = len(rows) > limit
         rows = rows[:limit]
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
 
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
-        filters = await self.resolve_vendor(filters)
-        versions = await self._accepted_versions(self.database, filters)
-        return await self._facets(self.database, filters, versions)
+        async with self._bounded() as tx:
+            filters = await self.resolve_vendor(tx, filters)
+            versions = await self._accepted_versions(tx, filters)
+            return await self._facets(tx, filters, versions)
 
     @staticmethod
     async def _facets(
@@ -591,7 +615,7 @@ class CatalogStore:
         if not readers.everything:
             offers_query = offers_query.join_from(
                 thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
-            ).where(or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == readers.tenant))
+            ).where(of_tenant(descriptions.c.tenant, readers.tenant))
         offers = [Offer(*row) for row in await self.database.fetch(offers_query)]
         wanted = worth_detailing(offers)
         if not wanted:

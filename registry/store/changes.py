@@ -18,7 +18,8 @@ from registry.store.things import THING_CREATED
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Change:
-    """One committed write: ``diff`` is the full document on create, a merge patch (with ``id``) on update."""
+    """One committed write: ``diff`` is the full document on create, a merge patch (with ``id``) on update,
+    ``{id, from, to}`` (the owners) on a transfer."""
 
     seq: int
     thing_id: str
@@ -31,6 +32,8 @@ class Change:
     expires: dt.datetime | None = None
     #: Name of the principal that made the change (audit); None with authentication off and for purges.
     actor: str | None = None
+    #: Tenant of the description (None: shared): who may see the change (registry/auth/tenancy.py).
+    tenant: str | None = None
 
     @property
     def diff(self) -> dict[str, Any] | None:
@@ -50,6 +53,7 @@ _CHANGE_COLUMNS = (
     descriptions.c.ttl,
     descriptions.c.expires,
     changes.c.actor,
+    changes.c.tenant,
 )
 _WITH_LIFETIME = changes.outerjoin(
     descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
@@ -106,6 +110,21 @@ async def iterate_changes(executor: Executor, after: int, until: int, batch: int
         after = page[-1].seq
 
 
+_LAST_TENANT = Statement.of(
+    select(changes.c.tenant)
+    .where(changes.c.thing_id == bindparam("id", type_=Text))
+    .order_by(changes.c.seq.desc())
+    .limit(1)
+)
+
+
+async def last_tenant(executor: Executor, thing_id: str) -> str | None:
+    """The tenant of the latest change of ``thing_id``: its description's, also once deleted (what its kept
+    versions belong to); None when shared or never written."""
+    tenant: str | None = await executor.fetchval(_LAST_TENANT, id=thing_id)
+    return tenant
+
+
 async def document_history(executor: Executor, thing_id: str, seq: int) -> list[tuple[int, str, Any]]:
     """(seq, type, diff) of ``thing_id`` from its latest creation up to ``seq``: replaying them gives its document."""
     created = (
@@ -126,6 +145,7 @@ __all__ = [
     "Change",
     "document_history",
     "iterate_changes",
+    "last_tenant",
     "latest_seq",
     "read_changes",
     "sequences_after",

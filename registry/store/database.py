@@ -16,8 +16,8 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, Literal, TypeVar
 
 import asyncpg
 import msgspec
@@ -27,7 +27,7 @@ from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql.expression import ClauseElement
 
-from registry.errors import BadRequest, Conflict, DatabaseUnavailable, RegistryError
+from registry.errors import BadRequest, Conflict, DatabaseUnavailable, RegistryError, StatementTimeout
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,12 @@ COMMAND_TIMEOUT = 30.0
 #: before answering 503.
 ACQUIRE_TIMEOUT = 10.0
 
+#: The longest statement_timeout PostgreSQL accepts (an int of milliseconds, about 24.8 days).
+_LONGEST_TIMEOUT_MS = 2**31 - 1
+
 Record = asyncpg.Record
 Isolation = Literal["read_committed", "repeatable_read", "serializable"]
+Begun = TypeVar("Begun")
 _DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
 
 
@@ -97,7 +101,7 @@ def translate(error: BaseException) -> RegistryError | None:
     if isinstance(error, asyncpg.PostgresError):
         state = str(error.sqlstate or "")
         if state == "57014":  # query_canceled: a statement timeout
-            return DatabaseUnavailable("The database did not answer in time; retry shortly")
+            return StatementTimeout("The database did not answer in time; retry shortly")
         if state in {"40001", "40P01"}:  # serialization failure, deadlock: retrying succeeds
             return DatabaseUnavailable("The write collided with a concurrent one; retry it")
         if state == "23505":
@@ -124,6 +128,11 @@ _DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.Interna
 def _domain(error: BaseException) -> BaseException:
     """What to raise for a driver error: its domain error, or the error itself when it means a bug."""
     return translate(error) or error
+
+
+def raised_by_database(error: RegistryError) -> bool:
+    """Whether ``error`` stands for a driver error (the transaction it happened in is lost), not a check's."""
+    return isinstance(error.__cause__, _DRIVER_ERRORS)
 
 
 @contextlib.contextmanager
@@ -280,13 +289,14 @@ class Database(Executor):
                 raise _domain(error) from error
         raise AssertionError("unreachable")
 
-    async def _begin(self, isolation: Isolation) -> tuple[PoolConnectionProxy, AsyncpgTransaction]:
+    async def _begin(
+        self, begin: Callable[[PoolConnectionProxy], Awaitable[Begun]]
+    ) -> tuple[PoolConnectionProxy, Begun]:
+        """A pooled connection on which ``begin`` has opened a transaction."""
         for attempt in range(2):
             connection = await self.pool.acquire()
-            transaction = connection.transaction(isolation=isolation)
             try:
-                await transaction.start()
-                return connection, transaction
+                return connection, await begin(connection)
             except _CONNECTION_GONE:
                 # As in _run: BEGIN found a connection the server had closed; nothing was done yet.
                 await self.pool.release(connection)
@@ -300,8 +310,14 @@ class Database(Executor):
     @contextlib.asynccontextmanager
     async def transaction(self, *, isolation: Isolation = "read_committed") -> AsyncIterator[Transaction]:
         """Statements of the block in one transaction, committed when the block ends without an exception."""
+
+        async def begin(connection: PoolConnectionProxy) -> AsyncpgTransaction:
+            transaction = connection.transaction(isolation=isolation)
+            await transaction.start()
+            return transaction
+
         with translated():
-            connection, transaction = await self._begin(isolation)
+            connection, transaction = await self._begin(begin)
             try:
                 try:
                     yield Transaction(connection)
@@ -310,6 +326,31 @@ class Database(Executor):
                         await transaction.rollback()
                     raise
                 await transaction.commit()
+            finally:
+                await self.pool.release(connection)
+
+    @contextlib.asynccontextmanager
+    async def bounded_reads(self, seconds: float) -> AsyncIterator[Transaction]:
+        """Reads of the block in one read-only transaction in which PostgreSQL cancels any statement running
+        longer than ``seconds`` (raising :class:`StatementTimeout`): client-driven queries whose cost the client
+        chooses cannot hold a connection and a core for long. ``SET LOCAL`` ends with the transaction, so the
+        pooled connection keeps its default; BEGIN and SET share one round trip."""
+
+        milliseconds = min(max(1, round(seconds * 1000)), _LONGEST_TIMEOUT_MS)
+
+        async def begin(connection: PoolConnectionProxy) -> None:
+            await connection.execute(f"BEGIN READ ONLY; SET LOCAL statement_timeout = {milliseconds}")
+
+        with translated():
+            connection, _ = await self._begin(begin)
+            try:
+                try:
+                    yield Transaction(connection)
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        await connection.execute("ROLLBACK")
+                    raise
+                await connection.execute("COMMIT")
             finally:
                 await self.pool.release(connection)
 

@@ -10,7 +10,7 @@ from sqlalchemy import and_, or_, select
 
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Database
-from registry.store.tables import descriptions, live, thing_summaries, thing_versions
+from registry.store.tables import descriptions, live, of_tenant, thing_summaries, thing_versions
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -72,9 +72,7 @@ class ServerStore:
             .where(thing_summaries.c.types.contains([query.server_type]), live())
         )
         if not query.readers.everything:
-            statement = statement.where(
-                or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == query.readers.tenant)
-            )
+            statement = statement.where(of_tenant(descriptions.c.tenant, query.readers.tenant))
         if query.thing_id is not None:
             statement = statement.where(thing_versions.c.thing_id == query.thing_id)
         if query.id_contains:

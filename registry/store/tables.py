@@ -72,17 +72,26 @@ def live(moment: Any = None) -> ColumnElement[bool]:
     return or_(descriptions.c.expires.is_(None), descriptions.c.expires > (func.now() if moment is None else moment))
 
 
+def of_tenant(tenant: ColumnElement[Any], readers_tenant: Any) -> ColumnElement[bool]:
+    """Rows a reader of ``readers_tenant`` (a value or a bound parameter) may see, by their ``tenant`` column: the
+    shared ones (no tenant) and its tenant's (registry/auth/tenancy.py). The one SQL form of that rule."""
+    return or_(tenant.is_(None), tenant == readers_tenant)
+
+
 changes = Table(
     "changes",
     metadata,
     Column("seq", BigInteger, Identity(always=True), primary_key=True),
     Column("thing_id", ID_TYPE, nullable=False),
-    Column("type", String(16), nullable=False),
-    # For creates the full document, for updates an RFC 7396 merge patch, for deletes null.
+    Column("type", String(32), nullable=False),
+    # For creates the full document, for updates an RFC 7396 merge patch, for deletes null, for ownership
+    # transfers {id, from, to} (the owners).
     Column("diff", JSONB, nullable=True),
     Column("at", DateTime(timezone=True), nullable=False),
     # Name of the principal that made the change (never a secret); null with authentication off and for purges.
     Column("actor", Text, nullable=True),
+    # The tenant of the description changed (null = shared): whose readers may see the change.
+    Column("tenant", Text, nullable=True),
     Index("ix_changes_thing_id", "thing_id"),
 )
 

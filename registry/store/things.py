@@ -27,7 +27,6 @@ from sqlalchemy import (
     func,
     insert,
     null,
-    or_,
     select,
     update,
 )
@@ -36,7 +35,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Database, Executor, Record, Statement, Transaction
-from registry.store.tables import changes, descriptions, live
+from registry.store.tables import changes, descriptions, live, of_tenant
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
 CHANGES_CHANNEL = "registry_changes"
@@ -44,6 +43,8 @@ CHANGES_CHANNEL = "registry_changes"
 THING_CREATED = "thing_created"
 THING_UPDATED = "thing_updated"
 THING_DELETED = "thing_deleted"
+#: An admin gave a description to another owner (the document does not change).
+THING_TRANSFERRED = "thing_transferred"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,6 +132,7 @@ def _write_statement() -> Any:
             diff=cast(bindparam("diff", type_=Text), JSONB),
             at=bindparam("now", type_=_TIMESTAMP),
             actor=bindparam("actor", type_=Text),
+            tenant=bindparam("tenant", type_=Text),
         )
         .returning(changes.c.seq)
         .cte("change")
@@ -171,6 +173,7 @@ def _delete_statement() -> Any:
             diff=null(),
             at=bindparam("now", type_=_TIMESTAMP),
             actor=bindparam("actor", type_=Text),
+            tenant=bindparam("tenant", type_=Text),
         )
         .returning(changes.c.seq)
         .cte("change")
@@ -186,12 +189,17 @@ def _purge_statement() -> Any:
 
     Safe to run on every replica at once: a row is deleted (and so announced) by one transaction only.
     """
-    gone = delete(descriptions).where(descriptions.c.expires <= func.now()).returning(descriptions.c.id).cte("gone")
+    gone = (
+        delete(descriptions)
+        .where(descriptions.c.expires <= func.now())
+        .returning(descriptions.c.id, descriptions.c.tenant)
+        .cte("gone")
+    )
     logged = (
         insert(changes)
         .from_select(
-            ["thing_id", "type", "diff", "at"],
-            select(gone.c.id, bindparam("type", THING_DELETED, type_=Text), null(), func.now()),
+            ["thing_id", "type", "diff", "at", "tenant"],
+            select(gone.c.id, bindparam("type", THING_DELETED, type_=Text), null(), func.now(), gone.c.tenant),
         )
         .returning(changes.c.seq, changes.c.thing_id)
         .cte("logged")
@@ -225,16 +233,43 @@ _COUNT_OWNED = Statement.of(
 _OWNER = Statement.of(
     select(descriptions.c.owner, descriptions.c.tenant).where(descriptions.c.id == bindparam("id"), live())
 )
-_TRANSFER = Statement.of(
-    update(descriptions)
-    .where(descriptions.c.id == bindparam("id"))
-    .values(owner=bindparam("owner", type_=Text))
-    .returning(descriptions.c.id)
+
+
+def _transfer_statement() -> Any:
+    """New owner, ``thing_transferred`` change-log row ({id, from, to}) and NOTIFY in one statement; no new
+    revision (the document, and so its ETag, does not change)."""
+    new_owner = bindparam("owner", type_=Text)
+    moved = update(descriptions).where(descriptions.c.id == bindparam("id")).values(owner=new_owner)
+    change = (
+        insert(changes)
+        .values(
+            thing_id=bindparam("id"),
+            type=THING_TRANSFERRED,
+            diff=func.jsonb_build_object(
+                "id", bindparam("id", type_=Text), "from", bindparam("previous_owner", type_=Text), "to", new_owner
+            ),
+            at=bindparam("now", type_=_TIMESTAMP),
+            actor=bindparam("actor", type_=Text),
+            tenant=bindparam("tenant", type_=Text),
+        )
+        .returning(changes.c.seq)
+        .cte("change")
+    )
+    return select(change.c.seq, func.pg_notify(CHANGES_CHANNEL, cast(change.c.seq, Text))).add_cte(moved.cte("moved"))
+
+
+_TRANSFER = Statement.of(_transfer_statement())
+#: A page of live descriptions after an id (keyset), for scans.
+_AFTER = descriptions.c.id > bindparam("after", type_=Text)
+_DOCUMENTS = Statement.of(
+    select(descriptions.c.id, descriptions.c.document_text)
+    .where(live(), _AFTER)
+    .order_by(descriptions.c.id)
+    .limit(bindparam("limit", type_=BigInteger))
 )
-_DOCUMENTS = Statement.of(select(descriptions.c.document_text).where(live()).order_by(descriptions.c.id))
 
 #: The same reads for a reader of one tenant: the shared descriptions (no tenant) and that tenant's.
-_OF_TENANT = or_(descriptions.c.tenant.is_(None), descriptions.c.tenant == bindparam("tenant", type_=Text))
+_OF_TENANT = of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text))
 _COUNT_OF_TENANT = Statement.of(select(func.count()).select_from(descriptions).where(live(), _OF_TENANT))
 _LISTING_OF_TENANT = Statement.of(
     select(*_COLUMNS)
@@ -251,7 +286,10 @@ _EXISTS_AT_OF_TENANT = Statement.of(
     .limit(1)
 )
 _DOCUMENTS_OF_TENANT = Statement.of(
-    select(descriptions.c.document_text).where(live(), _OF_TENANT).order_by(descriptions.c.id)
+    select(descriptions.c.id, descriptions.c.document_text)
+    .where(live(), _OF_TENANT, _AFTER)
+    .order_by(descriptions.c.id)
+    .limit(bindparam("limit", type_=BigInteger))
 )
 
 #: The bigint bound of an unbounded page.
@@ -311,15 +349,24 @@ class ThingStore:
         async for row in self.database.stream(query, batch=2000, tenant=readers.tenant):
             yield row[0]
 
-    async def documents(self, readers: TenantScope = EVERYTHING) -> AsyncIterator[str]:
-        """The JSON of every live description ``readers`` may see, for search engines that scan."""
-        rows = (
-            self.database.stream(_DOCUMENTS, batch=500)
-            if readers.everything
-            else self.database.stream(_DOCUMENTS_OF_TENANT, batch=500, tenant=readers.tenant)
-        )
-        async for row in rows:
-            yield row[0]
+    async def documents(self, readers: TenantScope = EVERYTHING, *, page: int = 500) -> AsyncIterator[str]:
+        """The JSON of every live description ``readers`` may see, in id order, for search engines that scan.
+
+        Read ``page`` at a time by keyset on id, each page its own short statement: a scan as slow as its
+        consumer holds no connection between pages (a cursor would hold one, and a transaction, for as long), and
+        never the whole directory. A description written during the scan is seen if its page is read after."""
+        after = ""
+        while True:
+            rows = (
+                await self.database.fetch(_DOCUMENTS, after=after, limit=page)
+                if readers.everything
+                else await self.database.fetch(_DOCUMENTS_OF_TENANT, after=after, limit=page, tenant=readers.tenant)
+            )
+            for row in rows:
+                yield row[1]
+            if len(rows) < page:
+                return
+            after = rows[-1][0]
 
     # -- steps of a write, inside its transaction
 
@@ -367,18 +414,31 @@ class ThingStore:
         )
 
     @staticmethod
-    async def delete(tx: Transaction, thing_id: str, now: dt.datetime, actor: str | None = None) -> int:
+    async def delete(tx: Transaction, current: StoredDescription, now: dt.datetime, actor: str | None = None) -> int:
         """Delete with its ``thing_deleted`` change (made by ``actor``); returns the change sequence."""
-        return int(await tx.fetchval(_DELETE, id=thing_id, now=now, actor=actor))
+        return int(await tx.fetchval(_DELETE, id=current.id, now=now, actor=actor, tenant=current.tenant))
 
     @staticmethod
     async def count_owned(tx: Executor, owner: str) -> int:
         return int(await tx.fetchval(_COUNT_OWNED, owner=owner))
 
     @staticmethod
-    async def transfer(tx: Transaction, thing_id: str, owner: str) -> None:
-        """Give the description to ``owner`` (no new revision: the document does not change)."""
-        await tx.fetchval(_TRANSFER, id=thing_id, owner=owner)
+    async def transfer(
+        tx: Transaction, current: StoredDescription, owner: str, now: dt.datetime, actor: str | None = None
+    ) -> int:
+        """Give the description to ``owner``, logged as a ``thing_transferred`` change made by ``actor``; returns
+        the change sequence (no new revision: the document does not change)."""
+        return int(
+            await tx.fetchval(
+                _TRANSFER,
+                id=current.id,
+                owner=owner,
+                previous_owner=current.owner,
+                now=now,
+                actor=actor,
+                tenant=current.tenant,
+            )
+        )
 
     @staticmethod
     async def purge_expired(tx: Transaction) -> list[str]:
@@ -390,6 +450,7 @@ __all__ = [
     "CHANGES_CHANNEL",
     "THING_CREATED",
     "THING_DELETED",
+    "THING_TRANSFERRED",
     "THING_UPDATED",
     "StoredDescription",
     "ThingStore",

@@ -7,6 +7,7 @@ test identity provider; every write endpoint is tried with every kind of credent
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 import httpx
@@ -33,6 +34,7 @@ ISSUER = "https://idp.test.example"
 AUDIENCE = "lmos-registry"
 PROBLEM = "application/problem+json"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
+A2A_CARD = REPO_ROOT / "tests" / "data" / "a2a" / "adk_currency_agent-agent_card.json"
 
 
 class Identity:
@@ -148,6 +150,9 @@ def write(client: httpx.Client, operation: str, thing_id: str) -> httpx.Response
         return client.delete(f"/things/{thing_id}")
     if operation == "lease":
         return client.post(f"/api/v1/things/{thing_id}/lease")
+    if operation == "agent-import":
+        card = json.loads(A2A_CARD.read_text())
+        return client.post("/api/v1/agents/import", params={"format": "a2a", "id": thing_id}, json=card)
     assert operation == "import"
     tool = {"name": "forecast", "description": "Forecast for a city", "inputSchema": {"type": "object"}}
     return client.post("/api/v1/tools/import", params={"format": "mcp", "id": thing_id}, json=tool)
@@ -167,7 +172,7 @@ def assert_problem(response: httpx.Response, status: int, secret: str | None) ->
         assert secret not in response.text
 
 
-@pytest.mark.parametrize("operation", ["put", "patch", "delete", "lease", "import"])
+@pytest.mark.parametrize("operation", ["put", "patch", "delete", "lease", "import", "agent-import"])
 def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
     time.sleep(1)  # the "expired" key lives one second
     thing_id = f"urn:alice:{uuid.uuid4()}"
@@ -182,6 +187,18 @@ def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
             with setup.client("anonymous") as anonymous:
                 # Refused writes changed nothing.
                 assert anonymous.get(f"/things/{thing_id}").json()["title"] == "Weather", (who, operation)
+
+
+def test_only_an_admin_transfers_ownership(setup: Setup) -> None:
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, thing_id)
+    for who, expected in EXPECTED.items():
+        with setup.client(who) as client:
+            response = client.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "alice"})
+        if who == "admin":
+            assert response.status_code == 200, response.text
+        else:
+            assert_problem(response, 403 if expected == "ok" else int(expected), setup.credentials[who])
 
 
 def test_anonymous_registrations_need_write_credentials(setup: Setup) -> None:
@@ -417,6 +434,28 @@ def test_sdk_raises_permanent_refusals_at_once(setup: Setup) -> None:
     assert refused.value.problem["rule"] == "owner"
 
 
+def test_agent_registration_takes_a_url_and_a_token(setup: Setup) -> None:
+    from registry.client import AgentRegistration, AsyncRegistryClient, UnauthorizedError
+
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+
+    async def register(who: str) -> str | None:
+        registration = AgentRegistration(
+            setup.server.base_url, weather(thing_id), ttl=60, token=setup.credentials[who], handle_signals=False
+        )
+        async with registration:
+            with setup.client("anonymous") as anonymous:
+                owner = anonymous.get(f"/api/v1/things/{thing_id}/owner").json()["owner"]
+        assert registration.client.http.is_closed  # its own client, closed on stop
+        return cast(str | None, owner)
+
+    assert asyncio.run(register("alice")) == "alice"
+    with pytest.raises(UnauthorizedError):
+        asyncio.run(asyncio.wait_for(register("revoked"), 10))
+    with pytest.raises(ValueError, match="token goes with a URL"):
+        AgentRegistration(AsyncRegistryClient(setup.server.base_url), weather(thing_id), ttl=60, token="x")
+
+
 def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
     """``tdd-things-read-only-auth``: the directory TD declares bearer on its write forms (with the identity
     provider as authorization server), and the OpenAPI document declares security per operation."""
@@ -550,7 +589,7 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: s
 
 def test_readers_see_shared_descriptions_and_their_own_tenants(setup: Setup) -> None:
     """The Things API, JSONPath, SPARQL, search, facets, resolution and the per-id /api/v1 reads are scoped by
-    tenant; see docs/security.md for the read paths not yet scoped."""
+    tenant (events, changes and quality: test_events_changes_and_quality_show_only_what_the_reader_may_see)."""
     shared, of_b = f"urn:alice:{uuid.uuid4()}", f"urn:tenant-b:{uuid.uuid4()}"
     word, capability = f"Zq{uuid.uuid4().hex[:10]}", f"forecast_{uuid.uuid4().hex[:10]}"
     reset(setup, shared)
@@ -641,3 +680,161 @@ def test_mcp_registry_reads_are_scoped_by_tenant(setup: Setup) -> None:
             assert (versions.status_code == 200) is sees, (who, versions.status_code)
             latest = client.get(f"/v0.1/servers/{quote(name, safe='')}/versions/latest")
             assert (latest.status_code == 200) is sees, (who, latest.status_code)
+
+
+def versioned_tool(thing_id: str, version: str, required: list[str]) -> dict[str, Any]:
+    """A tool whose input gains a required member at 1.0.1: a breaking change claimed as a patch (quality)."""
+    return thing(
+        "Versioned tool",
+        id=thing_id,
+        **{"@type": "lmos:Tool"},
+        version={"instance": version},
+        actions={
+            "ask": {
+                "input": {"type": "object", "properties": {"q": {"type": "string"}}, "required": required},
+                "forms": [{"href": "https://agents.example/ask"}],
+            }
+        },
+    )
+
+
+def event_ids_until(stream: httpx.Response, marker: str, secrets: list[str]) -> list[tuple[str, str]]:
+    """(event type, id) of each event of ``stream`` up to the one about ``marker``; no line holds a secret."""
+    seen: list[tuple[str, str]] = []
+    event_type = ""
+    for line in stream.iter_lines():
+        assert not [secret for secret in secrets if secret in line]
+        if line.startswith("event:"):
+            event_type = line.removeprefix("event:").strip()
+        elif line.startswith("data:"):
+            seen.append((event_type, json.loads(line.removeprefix("data:"))["id"]))
+            if seen[-1][1] == marker:
+                return seen
+    raise AssertionError(f"the stream ended before the event about {marker}")
+
+
+def latest_seq(setup: Setup) -> int:
+    with setup.client("admin") as admin:
+        return int(admin.get("/api/v1/changes", params={"limit": 1}).json()["items"][0]["seq"])
+
+
+#: Who sees tenant b's descriptions: b itself and admins; neither anonymous readers nor principals of no tenant.
+SEES_TENANT_B = {"anonymous": False, "reader": False, "alice": False, "tenant-b": True, "admin": True}
+
+
+def test_events_changes_and_quality_show_only_what_the_reader_may_see(setup: Setup) -> None:
+    """Nothing of tenant b reaches another tenant's reader through /events (live, filtered and replayed),
+    /api/v1/changes or /api/v1/quality, also once b's description is deleted (the change log keeps the tenant)."""
+    of_b, marker = f"urn:tenant-b:{uuid.uuid4()}", f"urn:alice:{uuid.uuid4()}"
+    secrets = [secret for secret in setup.credentials.values() if secret]
+    start = latest_seq(setup)
+    clients = {who: setup.client(who) for who in SEES_TENANT_B}
+    with contextlib.ExitStack() as stack:
+        for client in clients.values():
+            stack.enter_context(client)
+        # Subscribed once the headers are in: every change committed afterwards is the stream's.
+        live = {who: stack.enter_context(client.stream("GET", "/events")) for who, client in clients.items()}
+        filtered = {
+            who: stack.enter_context(client.stream("GET", "/events", params={"kind": "tool"}))
+            for who, client in clients.items()
+        }
+        b_client = clients["tenant-b"]
+        assert b_client.put(f"/things/{of_b}", json=versioned_tool(of_b, "1.0.0", [])).status_code == 201
+        assert b_client.put(f"/things/{of_b}", json=versioned_tool(of_b, "1.0.1", ["q"])).status_code == 204
+        moved = clients["admin"].put(f"/api/v1/things/{of_b}/owner", json={"owner": "tenant-b-ops"})
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["tenant"] == "b"
+        for who, sees_b in SEES_TENANT_B.items():
+            report = clients[who].get("/api/v1/quality", params={"limit": 1000}).json()
+            assert (of_b in {item["id"] for item in report["lint"]}) is sees_b, who
+            assert (of_b in {item["id"] for item in report["bumps"]}) is sees_b, who
+        assert clients["admin"].delete(f"/things/{of_b}").status_code == 204
+        # A shared description every stream gets (also the filtered ones: a tool): b's events would precede it.
+        assert clients["alice"].put(f"/things/{marker}", json=versioned_tool(marker, "1.0.0", [])).status_code == 201
+        b_events = [
+            ("thing_created", of_b),
+            ("thing_updated", of_b),
+            ("thing_transferred", of_b),
+            ("thing_deleted", of_b),
+        ]
+        for who, sees_b in SEES_TENANT_B.items():
+            for stream in (live[who], filtered[who]):
+                seen = event_ids_until(stream, marker, secrets)
+                assert [event for event in seen if event[1] == of_b] == (b_events if sees_b else []), who
+        for who, sees_b in SEES_TENANT_B.items():
+            client = clients[who]
+            with client.stream("GET", "/events", headers={"Last-Event-ID": str(start)}) as replayed:
+                seen = event_ids_until(replayed, marker, secrets)
+            assert [event for event in seen if event[1] == of_b] == (b_events if sees_b else []), who
+            changes = client.get("/api/v1/changes", params={"limit": 1000}).json()["items"]
+            assert [item["type"] for item in reversed(changes) if item["id"] == of_b] == (
+                [event_type for event_type, _ in b_events] if sees_b else []
+            ), who
+            # The version that broke compatibility is kept after the delete, and still only b's readers see it.
+            report = client.get("/api/v1/quality", params={"limit": 1000}).json()
+            assert (of_b in {item["id"] for item in report["bumps"]}) is sees_b, who
+            assert of_b not in {item["id"] for item in report["lint"]}, who
+            # So are its kept versions themselves.
+            versions = client.get(f"/api/v1/things/{of_b}/versions")
+            assert (versions.status_code == 200) is sees_b, (who, versions.status_code)
+
+    async def tenants() -> set[str | None]:
+        connection = await asyncpg.connect(setup.database_url)
+        try:
+            return {row[0] for row in await connection.fetch("SELECT tenant FROM changes WHERE thing_id = $1", of_b)}
+        finally:
+            await connection.close()
+
+    assert asyncio.run(tenants()) == {"b"}  # written by every write path: create, update, transfer, delete
+
+
+def test_an_ownership_transfer_is_in_the_change_log(setup: Setup) -> None:
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    reset(setup, thing_id)
+    start = latest_seq(setup)
+    with setup.client("anonymous") as anonymous:
+        etag = anonymous.get(f"/things/{thing_id}").headers["etag"]
+    with setup.client("admin") as admin:
+        assert admin.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "bob"}).status_code == 200
+    with setup.client("anonymous") as anonymous:
+        # The document did not change, so neither did its revision.
+        assert anonymous.get(f"/things/{thing_id}").headers["etag"] == etag
+        entry = next(item for item in anonymous.get("/api/v1/changes").json()["items"] if item["id"] == thing_id)
+        assert (entry["type"], entry["actor"], entry["transferred_from"], entry["transferred_to"]) == (
+            "thing_transferred",
+            "admin",
+            "alice",
+            "bob",
+        )
+        for path in ("/events", "/events/thing_transferred"):
+            with anonymous.stream("GET", path, headers={"Last-Event-ID": str(start)}) as stream:
+                event_type = ""
+                for line in stream.iter_lines():
+                    if line.startswith("event:"):
+                        event_type = line.removeprefix("event:").strip()
+                    elif line.startswith("data:") and thing_id in line:
+                        data = json.loads(line.removeprefix("data:"))
+                        break
+            assert event_type == "thing_transferred", path
+            assert data == {"id": thing_id, "from": "alice", "to": "bob", "actor": "admin"}, path
+    with setup.client("bob") as bob:
+        # The new owner's later writes are audited as the others.
+        patched = bob.patch(f"/things/{thing_id}", content=b'{"title": "Now bob\'s"}', headers=MERGE_PATCH)
+        assert patched.status_code == 204, patched.text
+        latest = bob.get("/api/v1/changes", params={"limit": 2}).json()["items"]
+    assert [(item["type"], item["actor"]) for item in latest] == [
+        ("thing_updated", "bob"),
+        ("thing_transferred", "admin"),
+    ]
+
+
+def test_a_batch_write_is_its_tenants_in_the_change_log(setup: Setup) -> None:
+    of_b = f"urn:tenant-b:{uuid.uuid4()}"
+    with setup.client("tenant-b") as tenant_b:
+        answer = tenant_b.post("/api/v1/things/batch", json=[weather(of_b)])
+        assert answer.status_code == 200, answer.text
+        assert [item["status"] for item in answer.json()["results"]] == [201]
+    for who, sees_b in SEES_TENANT_B.items():
+        with setup.client(who) as client:
+            changes = client.get("/api/v1/changes", params={"limit": 1000}).json()["items"]
+        assert (of_b in {item["id"] for item in changes}) is sees_b, who

@@ -6,15 +6,16 @@ chromium-driver``). The server gets a database of its own so the counts on the p
 
 from __future__ import annotations
 
-import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
+from selenium.webdriver.common.by import By
 
-from tests.support.browser import BROWSER, CHROMIUM_FLAGS, DRIVER, MISSING
+from tests.support import browser as chromium
+from tests.support.browser import BROWSER, DRIVER, MISSING
 from tests.support.dashboard_corpus import (
     HOSTILE_DESCRIPTION,
     HOSTILE_ID,
@@ -25,12 +26,6 @@ from tests.support.dashboard_corpus import (
 )
 from tests.support.servers import ServerProcess, fresh_database
 from tests.support.things import thing
-
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.skipif(BROWSER is None or DRIVER is None, reason=MISSING)
 WAIT = 10.0
@@ -57,28 +52,13 @@ def dashboard_server(postgres_admin_url: str) -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="module")
 def browser(dashboard_server: ServerProcess) -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    with tempfile.TemporaryDirectory(prefix="dashboard-chromium-") as profile:
-        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-        try:
-            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_PROBLEMS})
-            driver.get(dashboard_server.base_url + "/dashboard")
-            yield driver
-        finally:
-            driver.quit()
+    url = dashboard_server.base_url + "/dashboard"
+    with chromium.chromium(url, before_scripts=RECORD_PROBLEMS, console=True) as driver:
+        yield driver
 
 
-def wait_for(driver: Any, condition: Any, message: str) -> Any:
-    try:
-        # The page replaces rows and facets wholesale, so an element found a moment ago may be gone.
-        waiting = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
-        return waiting.until(lambda _: condition())
-    except TimeoutException:
-        pytest.fail(f"{message} (not within {WAIT} s)")
+def wait_for(driver: Any, condition: Callable[[], Any], message: str) -> Any:
+    return chromium.wait_for(driver, condition, message, WAIT)
 
 
 def text(driver: Any, element_id: str) -> str:

@@ -8,25 +8,20 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from selenium.webdriver.common.by import By
 
 from registry.store.migrations import migrate
-from tests.support.browser import BROWSER, CHROMIUM_FLAGS, DRIVER, MISSING
+from tests.support import browser as chromium
+from tests.support.browser import BROWSER, DRIVER, MISSING
 from tests.support.dashboard_corpus import WEATHER_ID, register
 from tests.support.servers import REPO_ROOT, ServerProcess, ThrowawayPostgres
 from tests.support.things import thing
-
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = [
     pytest.mark.skipif(BROWSER is None or DRIVER is None, reason=MISSING),
@@ -57,26 +52,12 @@ def server(cluster: ThrowawayPostgres) -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="module")
 def browser(server: ServerProcess) -> Iterator[Any]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    with tempfile.TemporaryDirectory(prefix="dashboard-chromium-") as profile:
-        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-        try:
-            driver.get(server.base_url + "/dashboard")
-            yield driver
-        finally:
-            driver.quit()
+    with chromium.chromium(server.base_url + "/dashboard") as driver:
+        yield driver
 
 
-def wait_for(driver: Any, condition: Any, message: str, within: float = 15.0) -> Any:
-    try:
-        waiting = WebDriverWait(driver, within, ignored_exceptions=(StaleElementReferenceException,))
-        return waiting.until(lambda _: condition())
-    except TimeoutException:
-        screenshot(driver, "failure")
-        pytest.fail(f"{message} (not within {within} s)")
+def wait_for(driver: Any, condition: Callable[[], Any], message: str, within: float = 15.0) -> Any:
+    return chromium.wait_for(driver, condition, message, within, on_timeout=lambda: screenshot(driver, "failure"))
 
 
 def screenshot(driver: Any, name: str) -> None:

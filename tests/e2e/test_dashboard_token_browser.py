@@ -6,24 +6,18 @@ Skipped, with the reason, where no Chromium or ChromeDriver is installed (as tes
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
 
-from tests.support.browser import BROWSER, CHROMIUM_FLAGS, DRIVER, MISSING
+from tests.support.browser import BROWSER, DRIVER, MISSING, chromium, wait_for
 from tests.support.keys import create_key
 from tests.support.servers import ServerProcess, fresh_database
 from tests.support.things import thing
-
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.skipif(BROWSER is None or DRIVER is None, reason=MISSING)
 WAIT = 15.0
@@ -44,39 +38,23 @@ def test_the_dashboard_asks_for_a_token_and_keeps_it_in_memory_only(
     protected: tuple[ServerProcess, str, str],
 ) -> None:
     server, secret, thing_id = protected
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    with tempfile.TemporaryDirectory(prefix="dashboard-chromium-") as profile:
-        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-        try:
-            driver.get(server.base_url + "/dashboard")
-            waiting = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
-            prompt = waiting.until(expected_conditions.alert_is_present())
-            assert "API key or access token" in prompt.text
-            prompt.send_keys(secret)
-            prompt.accept()
-            try:
-                waiting.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#rows tr[data-id="{thing_id}"]'))
-                waiting.until(lambda d: d.find_element(By.ID, "feed-status").text == "live")
-            except TimeoutException:
-                pytest.fail("the page did not read the directory and follow its events with the token")
-            # Still one prompt only, and nothing stored by the page.
-            assert not expected_conditions.alert_is_present()(driver)
-            stored = driver.execute_script(
-                "return [localStorage.length, sessionStorage.length, document.cookie.length]"
-            )
-            assert stored == [0, 0, 0]
-            # A change made now reaches the page through the event stream that carries the token ...
-            other = thing(f"Later {uuid.uuid4().hex[:6]}")
-            with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {secret}"}) as client:
-                assert client.put(f"/things/{other['id']}", json=other).status_code == 201
-            try:
-                waiting.until(lambda d: other["id"] in d.find_element(By.ID, "events").text)
-                # ... naming who made it.
-                waiting.until(lambda d: "by ops" in d.find_element(By.ID, "events").text)
-            except TimeoutException:
-                pytest.fail("the change did not reach the page's activity feed")
-        finally:
-            driver.quit()
+    with chromium(server.base_url + "/dashboard") as driver:
+        prompt = wait_for(driver, lambda: expected_conditions.alert_is_present()(driver), "a token prompt", WAIT)
+        assert "API key or access token" in prompt.text
+        prompt.send_keys(secret)
+        prompt.accept()
+        unread = "the page did not read the directory and follow its events with the token"
+        wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, f'#rows tr[data-id="{thing_id}"]'), unread, WAIT)
+        wait_for(driver, lambda: driver.find_element(By.ID, "feed-status").text == "live", unread, WAIT)
+        # Still one prompt only, and nothing stored by the page.
+        assert not expected_conditions.alert_is_present()(driver)
+        stored = driver.execute_script("return [localStorage.length, sessionStorage.length, document.cookie.length]")
+        assert stored == [0, 0, 0]
+        # A change made now reaches the page through the event stream that carries the token ...
+        other = thing(f"Later {uuid.uuid4().hex[:6]}")
+        with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {secret}"}) as client:
+            assert client.put(f"/things/{other['id']}", json=other).status_code == 201
+        unseen = "the change did not reach the page's activity feed"
+        wait_for(driver, lambda: other["id"] in driver.find_element(By.ID, "events").text, unseen, WAIT)
+        # ... naming who made it.
+        wait_for(driver, lambda: "by ops" in driver.find_element(By.ID, "events").text, unseen, WAIT)

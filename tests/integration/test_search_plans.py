@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from sqlalchemy import delete
 
+from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.store.catalog import Filters, search_query
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
 from registry.store.things import _EXISTS_AT, _LISTING
-from tests.support.generated import FLUSH_STATISTICS, generate
 from tests.support.servers import fresh_database
 
 SIZE = 100_000

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from registry.errors import BadRequest
-from registry.semantic.jsonpath import JsonPathLimits, compile_query, per_description, search
+from registry.semantic.jsonpath import JsonPathLimits, compile_query, search, streams
 from tests.conftest import REAL_TDS
 
 TEXTS = [path.read_text() for path in sorted(REAL_TDS.glob("*.json"))]
@@ -21,6 +21,10 @@ async def stream() -> AsyncIterator[str]:
         yield text
 
 
+async def count() -> int:
+    return len(TEXTS)
+
+
 @pytest.mark.parametrize(
     ("expression", "streamed"),
     [
@@ -28,17 +32,29 @@ async def stream() -> AsyncIterator[str]:
         ("$[?@.title == 'Counter'].id", True),
         ("$[?@.actions].actions.*.forms[0].href", True),
         ("$[?length(@.properties) > 3].title", True),
-        ("$..scheme", False),
-        ("$[0].title", False),
-        ("$[-1:]", False),
+        ("$..scheme", True),
+        ("$..*", True),
+        ("$..[*, 'title', 0]", True),
+        ("$..[?@.href].href", True),
+        ("$[0].title", True),
+        ("$[-1:]", True),
+        ("$[::-2].id", True),
+        ("$[1, *, 0, ?@.title, -1, 'x'].title", True),
+        ("$[100]", True),
+        ("$", False),
         ("$[?@.id == $[0].id].title", False),
     ],
 )
-async def test_same_nodes_as_on_the_whole_array(expression: str, streamed: bool) -> None:
-    assert per_description(compile_query(expression), expression) is streamed
+async def test_same_nodes_in_the_same_order_as_on_the_whole_array(expression: str, streamed: bool) -> None:
+    assert streams(expression) is streamed
     expected = [node.value for node in jsonpath_rfc9535.find(expression, [json.loads(text) for text in TEXTS])]
-    assert msgspec.json.decode(await search(expression, stream())) == expected
-    assert expected or expression == "$[?@.title == 'Counter'].id"
+    assert msgspec.json.decode(await search(expression, stream(), count)) == expected
+    assert expected or expression in {"$[?@.title == 'Counter'].id", "$[100]"}
+
+
+async def test_a_query_needing_the_whole_array_holds_at_most_max_bytes_of_descriptions() -> None:
+    with pytest.raises(BadRequest, match="needs every description at once"):
+        await search("$[?@.id == $[0].id].title", stream(), count, JsonPathLimits(max_bytes=10_000))
 
 
 def test_invalid_expression_is_a_bad_request() -> None:
@@ -60,7 +76,7 @@ async def test_documents_as_deep_as_registration_accepts_do_not_break_descendant
         yield deepest
         yield TEXTS[0]
 
-    assert msgspec.json.decode(await search("$..leaf", documents())) == [True]
+    assert msgspec.json.decode(await search("$..leaf", documents(), count)) == [True]
 
 
 @pytest.mark.parametrize(
@@ -73,4 +89,4 @@ async def test_documents_as_deep_as_registration_accepts_do_not_break_descendant
 )
 async def test_explosive_queries_stop_at_their_limits(limits: JsonPathLimits, reached: str) -> None:
     with pytest.raises(BadRequest, match=reached):
-        await search("$..*..*..*", stream(), limits)
+        await search("$..*..*..*", stream(), count, limits)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,13 @@ import yaml
 from registry.auth.authenticator import AuthMode, auth_mode
 from registry.auth.ownership import authorize_write, in_namespaces
 from registry.auth.principal import Principal, Scope, parse_scopes
+from registry.auth.tenancy import TenantScope, tenant_scope
 from registry.config import ConfigError, Settings
 from registry.errors import Forbidden
+from registry.events.filters import DescriptionFilter
+from registry.events.history import apply_change
+from registry.events.hub import EVENT_TYPES, Subscriber, encode_event
+from registry.store.changes import Change
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -82,3 +88,27 @@ def test_rules_name_what_failed() -> None:
     admin = principal(scopes=frozenset({Scope.ADMIN}))
     authorize_write(admin, "urn:acme:1", telekom, exists=True, owner="team-b")
     authorize_write(None, "urn:acme:1", telekom, exists=True, owner="team-b")
+
+
+def test_a_subscriber_wants_only_changes_its_reader_may_see() -> None:
+    def subscriber(readers: TenantScope) -> Subscriber:
+        return Subscriber(frozenset(EVENT_TYPES), False, DescriptionFilter(), readers, queue_size=4, start=0)
+
+    def change(tenant: str | None) -> Change:
+        return Change(1, "urn:x", "thing_created", "{}", dt.datetime.now(dt.UTC), tenant=tenant)
+
+    of_a = subscriber(tenant_scope(principal(tenant="a"), AuthMode.WRITES))
+    anonymous = subscriber(tenant_scope(None, AuthMode.WRITES))
+    admin = subscriber(tenant_scope(principal(scopes=frozenset({Scope.ADMIN})), AuthMode.WRITES))
+    assert [of_a.wants(change(t)) for t in (None, "a", "b")] == [True, True, False]
+    assert [anonymous.wants(change(t)) for t in (None, "a", "b")] == [True, False, False]
+    assert [admin.wants(change(t)) for t in (None, "a", "b")] == [True, True, True]
+
+
+def test_a_transfer_event_says_who_gave_what_to_whom_and_leaves_the_document() -> None:
+    diff = '{"id": "urn:x", "from": "alice", "to": "bob"}'
+    transfer = Change(7, "urn:x", "thing_transferred", diff, dt.datetime.now(dt.UTC), actor="admin")
+    expected = b'event: thing_transferred\nid: 7\ndata: {"id":"urn:x","from":"alice","to":"bob","actor":"admin"}\n\n'
+    assert encode_event(transfer, False) == encode_event(transfer, True) == expected
+    document = {"id": "urn:x", "title": "T"}
+    assert apply_change(document, "thing_transferred", transfer.diff) == document

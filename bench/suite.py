@@ -1,0 +1,552 @@
+"""The benchmark suite: every figure of docs/performance.md (and of the README) from one command.
+
+    python bench/suite.py                       # 10³ and 10⁴ descriptions, 3 rounds of 5 s per phase
+    python bench/suite.py --large               # and 10⁵
+    python bench/suite.py --sizes 1000 --rounds 3 --duration 5 --no-write
+
+Per size, on a fresh database of its own: start ``registry serve`` on the empty database (start-up), write the
+generated catalogue (bench/catalogue.py: LMOS agents and tools of 12 vendors, 80 capabilities, three versions) as
+files and load it with ``registry import`` (the bulk import rate), restart the server (start-up at that size: API
+answers, SPARQL ready), start the two bare floors (bench/bench_things.py) on the same database, then run every phase in
+``--rounds`` interleaved rounds (floors, then the directory, round after round, so that a change in the machine's
+load hits all alike) and report throughput, p50/p99, CPU per request of the server process, of its SPARQL worker
+and of its PostgreSQL backends, and the RSS of every process. Client, servers and PostgreSQL share this machine:
+the core count and load average are printed with the figures, and every figure is a min-max over the rounds.
+Each figure is compared with the target of issue 15 (pass/miss).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import itertools
+import json
+import os
+import random
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import asyncpg
+import httpx
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_things import floor_process  # noqa: E402
+from bench.catalogue import (  # noqa: E402
+    CAPABILITIES,
+    COMMON_WORD,
+    VENDORS,
+    capability_id,
+    description,
+    rare_word,
+    thing_id,
+)
+from bench.load import Outcome, Request, drive  # noqa: E402
+from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
+
+DOCUMENT = "docs/performance.md"
+BEGIN, END = "<!-- bench/suite.py: begin -->", "<!-- bench/suite.py: end -->"
+TD_JSON = "application/td+json"
+#: Quoted, not measured here: LinkSmart thing-directory (Go, built from source, validation off), freshly started,
+#: on this machine (issue 15). PUT new 190/s was 0.38x of it.
+GO_REFERENCE_PUT = 500.0
+IMPORT_CONCURRENCY = 16
+
+
+def load_average() -> str:
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+# -- processes
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def rss_mb(processes: list[psutil.Process]) -> float:
+    total = 0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            total += process.memory_info().rss
+    return total / 2**20
+
+
+@dataclass
+class Watched:
+    """The processes of one server under test, by role: their CPU is charged to its requests."""
+
+    server: psutil.Process
+    database_url: str
+
+    def worker(self) -> list[psutil.Process]:
+        with contextlib.suppress(psutil.Error):
+            return self.server.children(recursive=True)
+        return []
+
+    def backends(self) -> list[psutil.Process]:
+        """PostgreSQL backends serving this server's database (pg_stat_activity), when they are on this machine."""
+
+        async def pids() -> list[int]:
+            connection = await asyncpg.connect(self.database_url)
+            try:
+                rows = await connection.fetch(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                return [row["pid"] for row in rows]
+            finally:
+                await connection.close()
+
+        found = []
+        for pid in asyncio.run(pids()):
+            with contextlib.suppress(psutil.Error):
+                found.append(psutil.Process(pid))
+        return found
+
+    def roles(self) -> dict[str, list[psutil.Process]]:
+        return {"server": [self.server], "SPARQL worker": self.worker(), "PostgreSQL backends": self.backends()}
+
+
+@contextlib.contextmanager
+def floor(kind: str, database_url: str) -> Iterator[tuple[int, psutil.Process]]:
+    """A bare floor of bench/bench_things.py (``bytes``: the enriched JSON from a dict; ``asyncpg``: the document
+    read by id per request), on uvicorn and uvloop as ``registry serve``: its port and process."""
+    with floor_process(kind, database_url) as (url, process):
+        yield int(url.rsplit(":", 1)[1]), process
+
+
+# -- phases
+
+
+@dataclass
+class Target:
+    """A figure of issue 15: ``check(phase figures)`` is (value shown, pass?)."""
+
+    text: str
+    check: Callable[[Phase, dict[str, Phase]], tuple[str, bool]]
+
+
+@dataclass
+class Phase:
+    name: str
+    connections: int
+    next_request: Callable[[int, int], Request]
+    port: int
+    roles: Callable[[], dict[str, list[psutil.Process]]]
+    target: Target | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+    cpu: list[dict[str, float]] = field(default_factory=list)
+
+    def run(self, duration: float) -> None:
+        roles = self.roles()
+        before = {role: cpu_seconds(processes) for role, processes in roles.items()}
+        outcome = asyncio.run(drive("127.0.0.1", self.port, self.next_request, self.connections, duration))
+        self.outcomes.append(outcome)
+        self.cpu.append(
+            {
+                role: (cpu_seconds(processes) - before[role]) / max(outcome.requests, 1) * 1000
+                for role, processes in roles.items()
+            }
+        )
+
+    def warm(self) -> None:
+        """An untimed second: connections opened, statements prepared, caches filled as in steady use."""
+        asyncio.run(drive("127.0.0.1", self.port, self.next_request, self.connections, 1.0))
+
+    def rates(self) -> list[float]:
+        return [outcome.rate for outcome in self.outcomes]
+
+    def p50s(self) -> list[float]:
+        return [outcome.quantile_ms(0.5) for outcome in self.outcomes]
+
+    def p99s(self) -> list[float]:
+        return [outcome.quantile_ms(0.99) for outcome in self.outcomes]
+
+    def failures(self) -> dict[int, int]:
+        failed: dict[int, int] = {}
+        for outcome in self.outcomes:
+            for status, number in outcome.statuses.items():
+                if status >= 300:
+                    failed[status] = failed.get(status, 0) + number
+        return failed
+
+
+def spread(values: list[float], digits: int = 0) -> str:
+    if not values:
+        return "-"
+    low, high = min(values), max(values)
+    formatted = [f"{value:,.{digits}f}" for value in (low, high)]
+    return formatted[0] if formatted[0] == formatted[1] else f"{formatted[0]}-{formatted[1]}"
+
+
+def p50_at_most(limit_ms: float) -> Target:
+    def check(phase: Phase, _: dict[str, Phase]) -> tuple[str, bool]:
+        median = statistics.median(phase.p50s())
+        return f"p50 {median:.1f} ms", median <= limit_ms
+
+    return Target(f"p50 ≤ {limit_ms:g} ms at 10⁵", check)
+
+
+def rate_ratio(reference: str, at_least: float) -> Target:
+    def check(phase: Phase, phases: dict[str, Phase]) -> tuple[str, bool]:
+        ratios = [ours / theirs for ours, theirs in zip(phase.rates(), phases[reference].rates(), strict=True)]
+        return f"{spread(ratios, 2)}x", statistics.median(ratios) >= at_least
+
+    return Target(f"≥ {at_least:g}x {reference}", check)
+
+
+def rate_at_least(rate: float, text: str) -> Target:
+    def check(phase: Phase, _: dict[str, Phase]) -> tuple[str, bool]:
+        median = statistics.median(phase.rates())
+        return f"{median / rate:.2f}x", median >= rate
+
+    return Target(text, check)
+
+
+def none_refused() -> Target:
+    def check(phase: Phase, _: dict[str, Phase]) -> tuple[str, bool]:
+        refused = sum(number for status, number in phase.failures().items() if status in (429, 503))
+        return f"{refused} refused", refused == 0
+
+    return Target("0 refused at 32 clients", check)
+
+
+@dataclass
+class Catalogue:
+    """Which ids of the generated catalogue to ask for, and fresh ids for new registrations."""
+
+    size: int
+    rng: random.Random = field(default_factory=lambda: random.Random(1))
+
+    def __post_init__(self) -> None:
+        self.fresh = itertools.count(10**7)
+        self.revisions = itertools.count(1)
+        self.agents = [index for index in range(self.size) if not thing_id(index).startswith("urn:bench:tool")]
+
+    def any_index(self) -> int:
+        return self.rng.randrange(self.size)
+
+
+def _json(method: str, path: str, body: object, content_type: str = "application/json") -> Request:
+    return method, path, json.dumps(body).encode(), content_type
+
+
+def _get(path: str, **query: str | int) -> Request:
+    return "GET", path + ("?" + urlencode(query) if query else ""), b"", ""
+
+
+def _capability_query(name: str) -> str:
+    return f'SELECT ?thing WHERE {{ ?thing lmos:capabilities/lmos:name "{name}" }} LIMIT 50'
+
+
+def phases(
+    catalogue: Catalogue,
+    port: int,
+    cached: tuple[int, psutil.Process],
+    pooled: tuple[int, psutil.Process],
+    watched: Watched,
+) -> list[Phase]:
+    rng = catalogue.rng
+
+    def get_by_id(_: int, __: int) -> Request:
+        return _get("/things/" + quote(thing_id(catalogue.any_index()), safe=":"))
+
+    def put_new(_: int, __: int) -> Request:
+        document = description(next(catalogue.fresh))
+        return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
+
+    def put_replace(_: int, __: int) -> Request:
+        document = description(catalogue.any_index(), revision=next(catalogue.revisions))
+        return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
+
+    def lease(_: int, __: int) -> Request:
+        return "POST", f"/api/v1/things/{quote(thing_id(rng.choice(catalogue.agents)), safe=':')}/lease", b"", ""
+
+    def filtered(_: int, __: int) -> Request:
+        name = rng.choice(CAPABILITIES)
+        vendor = rng.choice(VENDORS).split()[0]
+        return _get("/api/v1/search", kind="agent", vendor=vendor, capability=capability_id(name), limit=20)
+
+    def resolve(_: int, __: int) -> Request:
+        requirement = {
+            "capability": capability_id(rng.choice(CAPABILITIES)),
+            "range": rng.choice(["^1", "^2", ">=1 <3"]),
+        }
+        return _json("POST", "/api/v1/resolve", {"requirements": [requirement]})
+
+    def sparql(_: int, __: int) -> Request:
+        return _get("/search/sparql", query=_capability_query(rng.choice(CAPABILITIES)))
+
+    cached_roles: Callable[[], dict[str, list[psutil.Process]]] = lambda: {"server": [cached[1]]}  # noqa: E731
+    pooled_roles: Callable[[], dict[str, list[psutil.Process]]] = lambda: {  # noqa: E731
+        "server": [pooled[1]],
+        "PostgreSQL backends": Watched(pooled[1], watched.database_url).backends(),
+    }
+    return [
+        Phase("floor: Litestar, cached bytes", 32, get_by_id, cached[0], cached_roles),
+        Phase("floor: Litestar + asyncpg", 32, get_by_id, pooled[0], pooled_roles),
+        Phase("GET /things/{id}", 32, get_by_id, port, watched.roles, rate_ratio("floor: Litestar, cached bytes", 0.8)),
+        Phase(
+            "PUT new",
+            32,
+            put_new,
+            port,
+            watched.roles,
+            rate_at_least(GO_REFERENCE_PUT, "≥ 1.0x Go reference (500/s, quoted)"),
+        ),
+        Phase(
+            "PUT replace",
+            32,
+            put_replace,
+            port,
+            watched.roles,
+            rate_at_least(GO_REFERENCE_PUT, "≥ 1.0x Go reference (500/s, quoted)"),
+        ),
+        Phase("lease renewal", 32, lease, port, watched.roles, rate_ratio("floor: Litestar + asyncpg", 0.8)),
+        Phase(
+            "listing page (limit 100)",
+            1,
+            lambda _, __: _get("/things", limit=100),
+            port,
+            watched.roles,
+            p50_at_most(10),
+        ),
+        Phase("filtered search", 1, filtered, port, watched.roles, p50_at_most(15)),
+        Phase(
+            "free text, rare word",
+            1,
+            lambda _, __: _get("/api/v1/search", q=rare_word(catalogue.any_index()), limit=20),
+            port,
+            watched.roles,
+            p50_at_most(15),
+        ),
+        Phase(
+            f"free text, '{COMMON_WORD}' (every description)",
+            1,
+            lambda _, __: _get("/api/v1/search", q=COMMON_WORD, limit=20),
+            port,
+            watched.roles,
+            p50_at_most(15),
+        ),
+        Phase("capability resolution", 1, resolve, port, watched.roles, p50_at_most(15)),
+        Phase("SPARQL capability, LIMIT 50", 1, sparql, port, watched.roles, p50_at_most(20)),
+        Phase("SPARQL capability, LIMIT 50", 32, sparql, port, watched.roles, none_refused()),
+    ]
+
+
+# -- one size
+
+
+@dataclass
+class SizeReport:
+    size: int
+    lines: list[str] = field(default_factory=list)
+    verdicts: list[tuple[str, str, str, bool]] = field(default_factory=list)
+
+    def say(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+
+def wait_ready(base_url: str, started: float, timeout: float) -> float:
+    """Seconds from ``started`` until /readyz answers 200 (the SPARQL index caught up with the change log)."""
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        while http.get("/readyz").status_code != 200:
+            if time.monotonic() - started > timeout:
+                raise RuntimeError(f"not ready after {timeout:g} s")
+            time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def start_timed(server: ServerProcess, timeout: float) -> tuple[float, float]:
+    """Seconds until the Things API answers, and until SPARQL is ready."""
+    started = time.monotonic()
+    server.start(timeout=timeout)
+    api = time.monotonic() - started
+    return api, wait_ready(server.base_url, started, timeout)
+
+
+def bulk_import(size: int, base_url: str) -> tuple[float, str]:
+    """Descriptions/s of ``registry import`` of the generated catalogue, and the command line."""
+    with tempfile.TemporaryDirectory(prefix="bench-catalogue-") as directory:
+        for index in range(size):
+            Path(directory, f"{index:07d}.td.json").write_text(json.dumps(description(index)))
+        command = [
+            sys.executable,
+            "-m",
+            "registry",
+            "import",
+            directory,
+            "--concurrency",
+            str(IMPORT_CONCURRENCY),
+            "--url",
+            base_url,
+        ]
+        started = time.monotonic()
+        finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
+        elapsed = time.monotonic() - started
+    if finished.returncode != 0:
+        raise RuntimeError(f"registry import failed:\n{finished.stdout[-3000:]}\n{finished.stderr[-3000:]}")
+    shown = f"registry import <{size:,} files> --concurrency {IMPORT_CONCURRENCY}"
+    return size / elapsed, shown + f" → {finished.stdout.strip().splitlines()[0]}"
+
+
+def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: float) -> SizeReport:
+    report = SizeReport(size)
+    report.say(f"\n### {size:,} descriptions\n")
+    report.say(f"Load average at the start: {load_average()}.\n")
+    with fresh_database(admin_url) as database_url:
+        server = ServerProcess(
+            database_url,
+            {
+                "REGISTRY_DB_POOL_SIZE": "10",  # the default budget of a server process
+                "REGISTRY_SPARQL_CLIENT_CONCURRENCY": "0",  # every client here comes from one address
+            },
+        )
+        try:
+            empty_api, empty_sparql = start_timed(server, timeout)
+            rate, import_line = bulk_import(size, server.base_url)
+            server.stop()
+            api, sparql = start_timed(server, timeout)
+            assert server.process is not None
+            watched = Watched(psutil.Process(server.process.pid), database_url)
+            started_rss = {role: rss_mb(processes) for role, processes in watched.roles().items()}
+            with (
+                floor("bytes", database_url) as cached,
+                floor("asyncpg", database_url) as pooled,
+            ):
+                catalogue = Catalogue(size)
+                measured = phases(catalogue, server.port, cached, pooled, watched)
+                for phase in measured:
+                    phase.warm()
+                for round_number in range(rounds):
+                    for phase in measured:
+                        phase.run(duration)
+                    print(f"  round {round_number + 1}/{rounds} done, load average {load_average()}", flush=True)
+                final_rss = {role: rss_mb(processes) for role, processes in watched.roles().items()}
+                floor_rss = {"cached floor": rss_mb([cached[1]]), "asyncpg floor": rss_mb([pooled[1]])}
+        finally:
+            server.close()
+    by_name = {phase.name: phase for phase in measured}
+    report.say("| start | API answers (s) | SPARQL ready (s) |")
+    report.say("|---|---:|---:|")
+    report.say(f"| empty database, first start | {empty_api:.1f} | {empty_sparql:.1f} |")
+    report.say(f"| {size:,} descriptions, restart (index on disk) | {api:.1f} | {sparql:.1f} |")
+    report.verdicts += [
+        ("start-up: API answers", "≤ 5 s at 10⁵", f"{api:.1f} s", api <= 5),
+        ("start-up: SPARQL ready", "≤ 30 s at 10⁵", f"{sparql:.1f} s", sparql <= 30),
+    ]
+    report.say(f"\nBulk import: **{rate:,.0f} descriptions/s** (`{import_line}`).\n")
+    report.verdicts.append(("bulk import", "≥ 1,000/s", f"{rate:,.0f}/s", rate >= 1000))
+    report.say(
+        "| phase | clients | req/s | p50 (ms) | p99 (ms) | CPU ms/request: server, worker, PostgreSQL | "
+        "non-2xx | target | measured |"
+    )
+    report.say("|---|---:|---:|---:|---:|---|---|---|---|")
+    for phase in measured:
+        cpu = " / ".join(
+            spread([figures.get(role, 0.0) for figures in phase.cpu], 2)
+            for role in ("server", "SPARQL worker", "PostgreSQL backends")
+        )
+        failures = ", ".join(f"{number}x{status}" for status, number in sorted(phase.failures().items())) or "0"
+        verdict = ""
+        if phase.target:
+            shown, passed = phase.target.check(phase, by_name)
+            verdict = f"{phase.target.text} | {shown} **{'pass' if passed else 'MISS'}**"
+            report.verdicts.append((f"{phase.name} ({phase.connections} clients)", phase.target.text, shown, passed))
+        else:
+            verdict = "(reference) | "
+        report.say(
+            f"| {phase.name} | {phase.connections} | {spread(phase.rates())} | {spread(phase.p50s(), 1)} | "
+            f"{spread(phase.p99s(), 1)} | {cpu} | {failures} | {verdict} |"
+        )
+    one_replica = started_rss["server"] + started_rss["SPARQL worker"]
+    after = final_rss["server"] + final_rss["SPARQL worker"]
+    report.say(
+        "\nRSS (MB) after the restart → after the rounds: server "
+        f"{started_rss['server']:.0f} → {final_rss['server']:.0f}, SPARQL worker {started_rss['SPARQL worker']:.0f}"
+        f" → {final_rss['SPARQL worker']:.0f}, PostgreSQL backends of its database "
+        f"{started_rss['PostgreSQL backends']:.0f} → {final_rss['PostgreSQL backends']:.0f} (shared buffers they "
+        f"touched included); floors: cached {floor_rss['cached floor']:.0f}, asyncpg {floor_rss['asyncpg floor']:.0f}."
+    )
+    report.verdicts.append(
+        (
+            "RSS of one replica (server + SPARQL worker)",
+            "≤ 1 GB at 10⁵",
+            f"{max(one_replica, after):.0f} MB",
+            max(one_replica, after) <= 1024,
+        )
+    )
+    report.say(f"\nLoad average at the end: {load_average()}.")
+    report.say("\n| figure | target | measured | verdict |")
+    report.say("|---|---|---|---|")
+    for name, target, shown, passed in report.verdicts:
+        report.say(f"| {name} | {target} | {shown} | {'pass' if passed else '**MISS**'} |")
+    return report
+
+
+# -- the document
+
+
+def write_document(reports: list[SizeReport], command: str, began: str) -> None:
+    """Replace the suite's section of docs/performance.md, keeping what others wrote around it."""
+    section = [
+        BEGIN,
+        "## The suite's figures (generated by `bench/suite.py`; do not edit by hand)",
+        "",
+        f"`{command}`, started {began}, on {os.cpu_count()} cores shared by client, servers and PostgreSQL "
+        "(and by other work on this machine: see the load averages). Figures are min-max over the rounds; "
+        "targets are issue 15's (most are set at 10⁵ descriptions and shown at every size).",
+    ]
+    for report in reports:
+        section += report.lines
+    section.append(END)
+    path = REPO_ROOT / DOCUMENT
+    existing = path.read_text() if path.exists() else "# Performance\n\n"
+    if BEGIN in existing and END in existing:
+        before, rest = existing.split(BEGIN, 1)
+        after = rest.split(END, 1)[1]
+    else:
+        before, after = existing.rstrip("\n") + "\n\n", "\n"
+    path.write_text(before + "\n".join(section) + after)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
+    parser.add_argument("--large", action="store_true", help="add 100,000 descriptions")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--duration", type=float, default=5, help="seconds per phase and round (default 5)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a start may take")
+    parser.add_argument("--no-write", action="store_true", help=f"print only, do not rewrite {DOCUMENT}")
+    args = parser.parse_args()
+    sizes = args.sizes + ([100_000] if args.large and 100_000 not in args.sizes else [])
+    command = "python bench/suite.py " + shlex.join(sys.argv[1:])
+    began = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"{command}\n{began}; cores: {os.cpu_count()}; load average: {load_average()}", flush=True)
+    with postgres_server() as admin_url:
+        reports = [run_size(size, admin_url, args.rounds, args.duration, args.timeout) for size in sizes]
+    if not args.no_write:
+        write_document(reports, command.strip(), began)
+        print(f"\nwrote {DOCUMENT}")
+
+
+if __name__ == "__main__":
+    main()
