@@ -55,7 +55,7 @@ class Lease(msgspec.Struct, frozen=True, rename={"last_seen": "lastSeen"}):
 
 
 class Event(msgspec.Struct, frozen=True):
-    """One change event: ``type`` is thing_created/updated/deleted, ``seq`` the event id to resume after."""
+    """One change event: ``type`` is thing_created/updated/deleted/transferred, ``seq`` the event id to resume after."""
 
     type: EventType
     seq: int

@@ -16,8 +16,8 @@ Convention = Literal["lmos", "a2a", "mcp"]
 SearchSort = Literal["relevance", "title", "modified", "expires"]
 #: How search's ``vendor`` matches (registry/discovery/service.py VENDOR_MATCHES).
 VendorMatch = Literal["words", "exact", "fuzzy"]
-#: Change events (registry/events/hub.py EVENT_TYPES).
-EventType = Literal["thing_created", "thing_updated", "thing_deleted"]
+#: Change events (registry/events/hub.py EVENT_TYPES); thing_transferred: a new owner.
+EventType = Literal["thing_created", "thing_updated", "thing_deleted", "thing_transferred"]
 #: LLM tool formats of import and export (registry/descriptions/tool_formats.py FORMATS).
 ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
 #: What export produces: the tool formats, and an agent as an A2A Agent Card.
