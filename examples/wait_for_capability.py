@@ -2,17 +2,17 @@
 
     python examples/wait_for_capability.py getWeather --range '^1.2' --url http://127.0.0.1:8080 --timeout 60
 
-Subscribes to the change events of providers of the capability first, then asks the directory to resolve the
-requirement (POST /api/v1/resolve), and again after every change: a provider that appears in between is not
-missed, and one that appears in a version outside the range does not end the wait. Exits 1 with the directory's
-reason when the timeout passes first.
+Subscribes to the change events of providers of the capability first (``watch`` returns once the directory has
+subscribed it), then asks the directory to resolve the requirement (POST /api/v1/resolve), and again after every
+change: a provider that appears in between is not missed, and one that appears in a version outside the range
+does not end the wait. No sleeping, no polling: each unresolved answer is printed to stderr ("waiting (reason):
+detail") and the next change event wakes it. Exits 1 with the directory's reason when the timeout passes first.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import sys
 
 import msgspec
@@ -25,19 +25,11 @@ async def resolve(client: AsyncRegistryClient, requirement: Requirement) -> Reso
 
 
 async def wait_until_resolved(client: AsyncRegistryClient, requirement: Requirement) -> Resolution:
-    events = client.events(capability=requirement.capability)
-    change = asyncio.ensure_future(anext(events))
-    await asyncio.sleep(0.2)  # let the subscription reach the directory before looking at the current state
-    try:
+    async with client.watch(capability=requirement.capability) as changes:
         while not (resolution := await resolve(client, requirement)).resolved:
-            await change
-            change = asyncio.ensure_future(anext(events))
+            print(f"waiting ({resolution.reason}): {resolution.detail}", file=sys.stderr, flush=True)
+            await anext(changes)  # a provider of the capability came, changed or left: resolve again
         return resolution
-    finally:
-        change.cancel()
-        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-            await change  # the generator must be at rest before it can be closed
-        await events.aclose()
 
 
 async def main() -> int:

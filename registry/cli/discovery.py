@@ -15,12 +15,17 @@ from registry.cli.common import (
     print_json,
 )
 from registry.client import (
-    TOOL_FORMATS,
+    EXPORT_FORMATS,
+    KINDS,
+    SEARCH_SORTS,
+    VENDOR_MATCHES,
+    ExportFormat,
     Facets,
+    Kind,
     SearchItem,
+    SearchSort,
+    VendorMatch,
 )
-from registry.client.calls import SEARCH_SORTS
-from registry.descriptions.summary import KINDS
 
 
 def _search_table(items: list[SearchItem]) -> Table:
@@ -59,9 +64,7 @@ def _facets_table(facets: Facets) -> Table:
 @click.option("-q", "--query", "text", help='Free text (web search syntax: words, "phrases", -not, or), ranked.')
 @click.option("--kind", type=click.Choice(KINDS), help="Only agents, tools or other things.")
 @click.option("--vendor", help="Vendor name, any case: its words or word prefixes (see --vendor-match).")
-@click.option(
-    "--vendor-match", type=click.Choice(["words", "exact", "fuzzy"]), help="How --vendor matches (default: words)."
-)
+@click.option("--vendor-match", type=click.Choice(VENDOR_MATCHES), help="How --vendor matches (default: words).")
 @click.option("--capability", help="Capability id or name.")
 @click.option("--capability-version", help="Range the capability's version must satisfy, e.g. '^1.2' or '[1.0,2.0)'.")
 @click.option("--type", "type_", help="An @type the description has, e.g. lmos:Agent.")
@@ -74,13 +77,13 @@ def _facets_table(facets: Facets) -> Table:
 def search(
     words: tuple[str, ...],
     text: str | None,
-    kind: str | None,
+    kind: Kind | None,
     vendor: str | None,
-    vendor_match: str | None,
+    vendor_match: VendorMatch | None,
     capability: str | None,
     capability_version: str | None,
     type_: str | None,
-    sort: str | None,
+    sort: SearchSort | None,
     limit: int | None,
     cursor: str | None,
     facets: bool,
@@ -233,10 +236,13 @@ def resolve(
 
 @click.command()
 @click.argument("thing_id")
-@click.option("--format", "tool_format", type=click.Choice(TOOL_FORMATS), required=True, help="LLM tool format.")
+@click.option(
+    "--format", "tool_format", type=click.Choice(EXPORT_FORMATS), required=True, help="LLM tool format, or a2a."
+)
 @client_options
-def export(thing_id: str, tool_format: str, url: str | None, as_json: bool) -> None:
-    """Print THING_ID as LLM tool definitions (a tool: one definition; an agent: a list, one per action)."""
+def export(thing_id: str, tool_format: ExportFormat, url: str | None, as_json: bool) -> None:
+    """Print THING_ID as LLM tool definitions (a tool: one definition; an agent: a list, one per action), or an
+    agent as its A2A Agent Card (a2a)."""
     with connect(url) as client:
         print_json(client.export(thing_id, tool_format))
 

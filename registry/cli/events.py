@@ -13,13 +13,13 @@ from registry.cli.common import (
     connect,
     out,
 )
-from registry.client.calls import EVENT_TYPES
+from registry.client import EVENT_TYPES, KINDS, EventType, Kind
 
 
 @click.command()
 @click.argument("event_type", required=False, type=click.Choice(EVENT_TYPES))
 @click.option("--diff", is_flag=True, help="Full TD on create, merge patch on update.")
-@click.option("--kind", type=click.Choice(["agent", "tool"]))
+@click.option("--kind", type=click.Choice(KINDS))
 @click.option("--vendor")
 @click.option("--capability")
 @click.option("-q", "--query", "text", help="Free text in title or description.")
@@ -27,9 +27,9 @@ from registry.client.calls import EVENT_TYPES
 @click.option("--count", type=click.IntRange(min=1), help="Stop after this many events.")
 @client_options
 def watch(
-    event_type: str | None,
+    event_type: EventType | None,
     diff: bool,
-    kind: str | None,
+    kind: Kind | None,
     vendor: str | None,
     capability: str | None,
     text: str | None,
@@ -38,12 +38,18 @@ def watch(
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Print change events as they happen (reconnects and resumes by itself)."""
+    """Print change events as they happen (reconnects and resumes by itself).
+
+    Once subscribed it says so on stderr ("watching ..."): every change after that line is printed.
+    """
     seen = 0
-    with connect(url) as client:
-        events = client.events(
+    with (
+        connect(url) as client,
+        client.watch(
             event_type, diff=diff, kind=kind, vendor=vendor, capability=capability, q=text, last_event_id=last_event_id
-        )
+        ) as events,
+    ):
+        click.echo(f"watching {client.base_url}/events/{event_type or ''} (Ctrl-C to stop)", err=True)
         for event in events:
             if as_json:
                 click.echo(msgspec.json.encode(event).decode())

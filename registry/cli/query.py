@@ -15,6 +15,8 @@ from registry.cli.common import (
     print_json,
 )
 from registry.client import (
+    GRAPH_MEDIA_TYPES,
+    GraphMediaType,
     UnexpectedResponse,
 )
 
@@ -26,12 +28,12 @@ from registry.client import (
 @click.option(
     "--graph",
     "graph_type",
-    metavar="MEDIA_TYPE",
-    help="For CONSTRUCT/DESCRIBE: print the graph in this format (text/turtle, application/ld+json, ...).",
+    type=click.Choice(GRAPH_MEDIA_TYPES),
+    help="For CONSTRUCT/DESCRIBE: print the graph in this format.",
 )
 @client_options
 def sparql(
-    query: str | None, query_file: Any, post: bool, graph_type: str | None, url: str | None, as_json: bool
+    query: str | None, query_file: Any, post: bool, graph_type: GraphMediaType | None, url: str | None, as_json: bool
 ) -> None:
     """Run a SPARQL 1.1 query over all descriptions (read only).
 

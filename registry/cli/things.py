@@ -32,6 +32,7 @@ from registry.client import (
     TOOL_FORMATS,
     ProblemError,
     RegistryClient,
+    ToolFormat,
 )
 from registry.wire import MAX_BATCH
 
@@ -128,7 +129,7 @@ def _is_agent_card(document: dict[str, Any]) -> bool:
     return "@context" not in document and "skills" in document and endpoint
 
 
-def _import_targets(directory: Path, tool_format: str | None) -> list[tuple[str, Any]]:
+def _import_targets(directory: Path, tool_format: ToolFormat | None) -> list[tuple[str, Any]]:
     """(name, JSON) of every file to import; with a tool format a file may hold a list of definitions."""
     targets: list[tuple[str, Any]] = []
     for path in sorted(path for path in directory.rglob("*") if path.is_file() and path.suffix in IMPORT_SUFFIXES):
@@ -153,7 +154,7 @@ class RateColumn(ProgressColumn):
 
 
 def _register(
-    client: RegistryClient, loaded: Any, tool_format: str | None, vendor: str | None, ttl: float | None
+    client: RegistryClient, loaded: Any, tool_format: ToolFormat | None, vendor: str | None, ttl: float | None
 ) -> dict[str, Any]:
     """Register one loaded file (a tool definition, an A2A Agent Card or a Thing Description): its id and whether
     it was created."""
@@ -216,7 +217,7 @@ def _failure(name: str, error: ProblemError) -> dict[str, Any]:
 def import_directory(
     directory: Path,
     ttl: float | None,
-    tool_format: str | None,
+    tool_format: ToolFormat | None,
     vendor: str | None,
     concurrency: int,
     batch_size: int,

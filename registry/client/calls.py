@@ -1,6 +1,9 @@
-"""The directory's HTTP API as requests and response parsers, shared by the async and the sync client.
+"""The directory's HTTP API described once, for the async and the blocking client alike.
 
-Each operation is a ``Call``: the request to send and how to read its response. The clients only add I/O.
+Each operation is a function that builds a ``Call``: the request to send and how to read its response. A paged
+listing is a ``Call`` whose answer is a ``Page`` that carries the ``Call`` of the next page; an event
+subscription is a ``Subscription``. The clients (registry/client/clients.py) only add I/O: the parameters, names
+and docstrings of their methods are these functions'.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import httpx
 import httpx_sse
 import msgspec
 
-from registry.client.errors import UnexpectedResponse, problem_from
+from registry.client.errors import ProblemError, UnexpectedResponse, problem_from
 from registry.client.models import (
     BatchResult,
     CompatibilityResult,
@@ -24,30 +27,45 @@ from registry.client.models import (
     ImportedTool,
     Lease,
     Notice,
+    RecentChanges,
     Requirement,
     ResolveResult,
+    SearchItem,
     SearchResult,
     SparqlResults,
     ThingSummary,
     VersionDetail,
+    VersionInfo,
     VersionList,
     WriteNotices,
     WriteResult,
 )
+from registry.client.vocabulary import (
+    EVENT_TYPES,
+    SEARCH_SORTS,
+    TOOL_FORMATS,
+    Convention,
+    EventType,
+    ExportFormat,
+    GraphMediaType,
+    Kind,
+    SearchSort,
+    ToolFormat,
+    VendorMatch,
+)
 
 T = TypeVar("T")
+Result = TypeVar("Result")
+Item = TypeVar("Item")
 
 TD_JSON = "application/td+json"
 MERGE_PATCH_JSON = "application/merge-patch+json"
-EVENT_TYPES = ("thing_created", "thing_updated", "thing_deleted")
-#: The LLM tool formats of import and export (registry/descriptions/tool_formats.py).
-TOOL_FORMATS = ("openai", "anthropic", "mcp", "lmkit", "mojentic", "allos")
-#: Orders of search results (registry/discovery/service.py SORTS).
-SEARCH_SORTS = ("relevance", "title", "modified", "expires")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Call(Generic[T]):
+    """One request and how to read its answer."""
+
     method: str
     path: str
     parse: Callable[[httpx.Response], T]
@@ -60,9 +78,25 @@ class Call(Generic[T]):
             self.method, self.path, params=self.params, headers=self.headers, content=self.content
         )
 
+    def reading(self, parse: Callable[[httpx.Response], Result]) -> Call[Result]:
+        """The same request, its answer read by ``parse``."""
+        return Call(self.method, self.path, parse, self.params, self.headers, self.content)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Page(Generic[Item]):
+    """One page of a listing, and the call that fetches the next one (None on the last page)."""
+
+    items: Sequence[Item]
+    next: Call[Page[Item]] | None
+
 
 def thing_path(thing_id: str) -> str:
     return "/things/" + quote(thing_id, safe="")
+
+
+def api_thing_path(thing_id: str, tail: str) -> str:
+    return "/api/v1/things/" + quote(thing_id, safe="") + "/" + tail
 
 
 def _checked(response: httpx.Response) -> httpx.Response:
@@ -77,6 +111,33 @@ def _json(response: httpx.Response) -> Any:
 
 def _nothing(response: httpx.Response) -> None:
     _checked(response)
+
+
+def _decoded(result_type: type[T]) -> Callable[[httpx.Response], T]:
+    def parse(response: httpx.Response) -> T:
+        return msgspec.json.decode(_checked(response).content, type=result_type)
+
+    return parse
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    """Query parameters that were given (booleans as true/false)."""
+    return {
+        name: ("true" if value else "false") if isinstance(value, bool) else value
+        for name, value in values.items()
+        if value is not None
+    }
+
+
+def _encode(document: Any) -> bytes:
+    return msgspec.json.encode(document)
+
+
+def _json_body(document: Any) -> dict[str, Any]:
+    return {"headers": {"Content-Type": "application/json"}, "content": _encode(document)}
+
+
+# -- Thing Descriptions (WoT Discovery /things)
 
 
 def _write_result(thing_id: str | None) -> Callable[[httpx.Response], WriteResult]:
@@ -100,10 +161,6 @@ def _notices(response: httpx.Response) -> list[Notice]:
     return msgspec.json.decode(header, type=list[Notice]) if header else []
 
 
-def _encode(document: Any) -> bytes:
-    return msgspec.json.encode(document)
-
-
 def _with_ttl(document: Mapping[str, Any], ttl: float | None) -> dict[str, Any]:
     result = dict(document)
     if ttl is not None:
@@ -115,10 +172,11 @@ def _if_match(etag: str | None) -> dict[str, str]:
     return {"If-Match": etag} if etag else {}
 
 
-def register(document: Mapping[str, Any], ttl: float | None = None, *, create_only: bool = False) -> Call[WriteResult]:
+def register(document: Mapping[str, Any], *, ttl: float | None = None, create_only: bool = False) -> Call[WriteResult]:
     """Create or replace (PUT) a description with an id; POST an anonymous one (the directory assigns the id).
 
-    ``create_only`` sends ``If-None-Match: *``: an existing description is not replaced (412, PreconditionFailed).
+    ``ttl``: a lease of that many seconds (renew it with ``renew_lease``). ``create_only`` sends
+    ``If-None-Match: *``: an existing description is not replaced (PreconditionFailedError).
     """
     body = _encode(_with_ttl(document, ttl))
     thing_id = document.get("id")
@@ -128,17 +186,15 @@ def register(document: Mapping[str, Any], ttl: float | None = None, *, create_on
     return Call("POST", "/things", _write_result(None), headers={"Content-Type": TD_JSON}, content=body)
 
 
-def register_batch(documents: Sequence[Mapping[str, Any]], ttl: float | None = None) -> Call[BatchResult]:
-    """Create or replace many descriptions (each with its id) in one request; each item says how it went."""
-
-    def parse(response: httpx.Response) -> BatchResult:
-        return msgspec.json.decode(_checked(response).content, type=BatchResult)
-
-    body = _encode([_with_ttl(document, ttl) for document in documents])
-    return Call("POST", "/api/v1/things/batch", parse, headers={"Content-Type": "application/json"}, content=body)
+def register_batch(documents: Sequence[Mapping[str, Any]], *, ttl: float | None = None) -> Call[BatchResult]:
+    """Create or replace up to 1,000 descriptions (each with its id) in one request and one transaction; each item
+    of the result says how it went."""
+    body = [_with_ttl(document, ttl) for document in documents]
+    return Call("POST", "/api/v1/things/batch", _decoded(BatchResult), **_json_body(body))
 
 
 def replace(document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None) -> Call[WriteResult]:
+    """Replace the description with the document's id; ``if_match``: only if its ETag is still this one."""
     thing_id = document.get("id")
     if not isinstance(thing_id, str) or not thing_id:
         raise ValueError("replace needs a description with an id")
@@ -149,6 +205,7 @@ def replace(document: Mapping[str, Any], *, ttl: float | None = None, if_match: 
 
 
 def patch(thing_id: str, merge_patch: Mapping[str, Any], *, if_match: str | None = None) -> Call[WriteResult]:
+    """Change a description with a JSON merge patch (RFC 7396)."""
     headers = {"Content-Type": MERGE_PATCH_JSON, **_if_match(if_match)}
     return Call("PATCH", thing_path(thing_id), _write_result(thing_id), headers=headers, content=_encode(merge_patch))
 
@@ -158,53 +215,52 @@ def delete(thing_id: str, *, if_match: str | None = None) -> Call[None]:
 
 
 def get(thing_id: str) -> Call[dict[str, Any]]:
+    """The enriched description."""
     return Call("GET", thing_path(thing_id), _json)
 
 
 def list_things(*, offset: int | None = None, limit: int | None = None) -> Call[list[dict[str, Any]]]:
-    params = {name: value for name, value in (("offset", offset), ("limit", limit)) if value is not None}
-    return Call("GET", "/things", _json, params=params)
+    """One page of descriptions in code-point order of id (all of them without ``limit``); see ``iter_things``."""
+    return Call("GET", "/things", _json, params=_given(offset=offset, limit=limit))
 
 
-def api_thing_path(thing_id: str, tail: str) -> str:
-    return "/api/v1/things/" + quote(thing_id, safe="") + "/" + tail
+def _thing_page(response: httpx.Response) -> Page[dict[str, Any]]:
+    """The descriptions, and the page the ``Link: rel="next"`` header names."""
+    documents: list[dict[str, Any]] = _json(response)
+    following = response.links.get("next", {}).get("url")
+    return Page(documents, None if following is None else Call("GET", following, _thing_page))
 
 
-def _decoded(result_type: type[T]) -> Callable[[httpx.Response], T]:
-    def parse(response: httpx.Response) -> T:
-        return msgspec.json.decode(_checked(response).content, type=result_type)
-
-    return parse
-
-
-def _given(**values: Any) -> dict[str, Any]:
-    """Query parameters that were given (booleans as true/false)."""
-    return {
-        name: ("true" if value else "false") if isinstance(value, bool) else value
-        for name, value in values.items()
-        if value is not None
-    }
+def iter_things(*, page_size: int = 100) -> Call[Page[dict[str, Any]]]:
+    """Every description, fetched ``page_size`` at a time (following the listing's ``Link: rel="next"``)."""
+    return Call("GET", "/things", _thing_page, params={"limit": page_size})
 
 
 def renew_lease(thing_id: str) -> Call[Lease]:
+    """Keep a registration with a ttl alive: expires = now + its ttl."""
     return Call("POST", api_thing_path(thing_id, "lease"), _decoded(Lease))
+
+
+# -- discovery (/api/v1)
 
 
 def search(
     *,
-    kind: str | None = None,
+    kind: Kind | None = None,
     vendor: str | None = None,
     capability: str | None = None,
     capability_version: str | None = None,
     type_: str | None = None,
     q: str | None = None,
-    sort: str | None = None,
+    sort: SearchSort | None = None,
     limit: int | None = None,
     cursor: str | None = None,
     facets: bool = False,
-    vendor_match: str | None = None,
-    convention: str | None = None,
+    vendor_match: VendorMatch | None = None,
+    convention: Convention | None = None,
 ) -> Call[SearchResult]:
+    """One page of matches; pass ``next_cursor`` as ``cursor`` for the next (or use ``iter_search``). ``type_`` is
+    an @type; ``capability_version`` a range; ``vendor_match``: words (default), exact or fuzzy."""
     params = _given(
         kind=kind,
         vendor=vendor,
@@ -222,19 +278,65 @@ def search(
     return Call("GET", "/api/v1/search", _decoded(SearchResult), params=params)
 
 
-def facets(
+def iter_search(
     *,
-    kind: str | None = None,
+    kind: Kind | None = None,
     vendor: str | None = None,
     capability: str | None = None,
     capability_version: str | None = None,
     type_: str | None = None,
     q: str | None = None,
-    convention: str | None = None,
+    sort: SearchSort | None = None,
+    page_size: int | None = None,
+    cursor: str | None = None,
+    vendor_match: VendorMatch | None = None,
+    convention: Convention | None = None,
+) -> Call[Page[SearchItem]]:
+    """Every match, page after page (``page_size`` at a time) by the search's keyset cursor; ``cursor`` starts
+    after a page already read."""
+    first = search(
+        kind=kind,
+        vendor=vendor,
+        capability=capability,
+        capability_version=capability_version,
+        type_=type_,
+        q=q,
+        sort=sort,
+        limit=page_size,
+        cursor=cursor,
+        vendor_match=vendor_match,
+        convention=convention,
+    )
+    return _search_pages(first)
+
+
+def _search_pages(call: Call[SearchResult]) -> Call[Page[SearchItem]]:
+    def parse(response: httpx.Response) -> Page[SearchItem]:
+        result = call.parse(response)
+        if result.next_cursor is None:
+            return Page(result.items, None)
+        following = dataclasses.replace(call, params={**(call.params or {}), "cursor": result.next_cursor})
+        return Page(result.items, _search_pages(following))
+
+    return call.reading(parse)
+
+
+def facets(
+    *,
+    kind: Kind | None = None,
+    vendor: str | None = None,
+    capability: str | None = None,
+    capability_version: str | None = None,
+    type_: str | None = None,
+    q: str | None = None,
+    convention: Convention | None = None,
+    vendor_match: VendorMatch | None = None,
 ) -> Call[Facets]:
+    """Counts of the matches by kind, vendor, capability and convention (the same filters as ``search``)."""
     params = _given(
         kind=kind,
         vendor=vendor,
+        vendor_match=vendor_match,
         capability=capability,
         capability_version=capability_version,
         type=type_,
@@ -245,17 +347,42 @@ def facets(
 
 
 def summary(thing_id: str) -> Call[ThingSummary]:
+    """What a description offers: kind, vendor, version, capabilities and lint warnings."""
     return Call("GET", api_thing_path(thing_id, "summary"), _decoded(ThingSummary))
 
 
-def versions(thing_id: str, satisfies: str | None = None) -> Call[VersionList]:
+def versions(thing_id: str, *, satisfies: str | None = None) -> Call[VersionList]:
+    """Kept versions, newest first; with ``satisfies`` (a range) only those in it."""
     return Call("GET", api_thing_path(thing_id, "versions"), _decoded(VersionList), params=_given(satisfies=satisfies))
 
 
+def iter_versions(thing_id: str, *, satisfies: str | None = None) -> Call[Page[VersionInfo]]:
+    """Kept versions one by one, newest first (the directory answers them in one page)."""
+    listing = versions(thing_id, satisfies=satisfies)
+
+    def parse(response: httpx.Response) -> Page[VersionInfo]:
+        return Page(listing.parse(response).items, None)
+
+    return listing.reading(parse)
+
+
 def version(thing_id: str, version: str) -> Call[VersionDetail]:
+    """One kept version: its document and its compatibility with the version before."""
     path = api_thing_path(thing_id, "versions/" + quote(version, safe=""))
     return Call("GET", path, _decoded(VersionDetail))
 
+
+def recent_changes(*, limit: int = 50) -> Call[RecentChanges]:
+    """The latest entries of the change log, newest first (``seq`` is the event id ``watch`` resumes after)."""
+    return Call("GET", "/api/v1/changes", _decoded(RecentChanges), params={"limit": limit})
+
+
+def _newest_event_id(response: httpx.Response) -> int:
+    items = _decoded(RecentChanges)(response).items
+    return items[0].seq if items else 0
+
+
+# -- queries (/search)
 
 SPARQL_RESULTS_JSON = "application/sparql-results+json"
 
@@ -284,9 +411,8 @@ def sparql(query: str, *, post: bool = False) -> Call[SparqlResults]:
     return _sparql_call(query, SPARQL_RESULTS_JSON, parse, post)
 
 
-def sparql_graph(query: str, *, media_type: str = "text/turtle", post: bool = False) -> Call[str]:
-    """A CONSTRUCT or DESCRIBE query; the graph serialised as ``media_type`` (text/turtle, application/ld+json,
-    application/n-triples, ...)."""
+def sparql_graph(query: str, *, media_type: GraphMediaType = "text/turtle", post: bool = False) -> Call[str]:
+    """A CONSTRUCT or DESCRIBE query; the graph serialised as ``media_type``."""
 
     def parse(response: httpx.Response) -> str:
         return _checked(response).text
@@ -299,26 +425,17 @@ def jsonpath(query: str) -> Call[list[Any]]:
     return Call("GET", "/search/jsonpath", _decoded(list[Any]), params={"query": query})
 
 
+# -- resolution and compatibility
+
+
 def resolve(requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> Call[ResolveResult]:
     """Requirements as ``Requirement``, a capability name or id (any version, highest), or a mapping sent as is."""
     body = [Requirement(item) if isinstance(item, str) else item for item in requirements]
-    return Call(
-        "POST",
-        "/api/v1/resolve",
-        _decoded(ResolveResult),
-        headers={"Content-Type": "application/json"},
-        content=_encode({"requirements": body}),
-    )
+    return Call("POST", "/api/v1/resolve", _decoded(ResolveResult), **_json_body({"requirements": body}))
 
 
 def _compatibility(body: Mapping[str, Any]) -> Call[CompatibilityResult]:
-    return Call(
-        "POST",
-        "/api/v1/compatibility",
-        _decoded(CompatibilityResult),
-        headers={"Content-Type": "application/json"},
-        content=_encode(body),
-    )
+    return Call("POST", "/api/v1/compatibility", _decoded(CompatibilityResult), **_json_body(body))
 
 
 def compatibility(thing_id: str, from_version: str, to_version: str) -> Call[CompatibilityResult]:
@@ -331,49 +448,36 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Call[Compatibilit
     return _compatibility({"old": old, "new": new})
 
 
+# -- other formats: LLM tools and A2A Agent Cards
+
+
 def import_tool(
     definition: Any,
-    tool_format: str,
+    tool_format: ToolFormat,
     *,
     thing_id: str | None = None,
     vendor: str | None = None,
     version: str | None = None,
     href: str | None = None,
 ) -> Call[ImportedTool]:
-    def parse(response: httpx.Response) -> ImportedTool:
-        return msgspec.json.decode(_checked(response).content, type=ImportedTool)
-
+    """Store an LLM tool definition as an lmos:Tool (without ``thing_id`` re-importing replaces it)."""
     params = _given(format=tool_format, id=thing_id, vendor=vendor, version=version, href=href)
-    return Call(
-        "POST",
-        "/api/v1/tools/import",
-        parse,
-        params=params,
-        headers={"Content-Type": "application/json"},
-        content=_encode(definition),
-    )
+    return Call("POST", "/api/v1/tools/import", _decoded(ImportedTool), params=params, **_json_body(definition))
 
 
 def import_card(card: Any, *, thing_id: str | None = None) -> Call[ImportedAgent]:
-    def parse(response: httpx.Response) -> ImportedAgent:
-        return msgspec.json.decode(_checked(response).content, type=ImportedAgent)
-
-    return Call(
-        "POST",
-        "/api/v1/agents/import",
-        parse,
-        params=_given(format="a2a", id=thing_id),
-        headers={"Content-Type": "application/json"},
-        content=_encode(card),
-    )
+    """Store an A2A Agent Card as an lmos:Agent (without ``thing_id`` re-importing the card replaces it)."""
+    params = _given(format="a2a", id=thing_id)
+    return Call("POST", "/api/v1/agents/import", _decoded(ImportedAgent), params=params, **_json_body(card))
 
 
 #: One tool definition, or a list of them.
 Exported = dict[str, Any] | list[dict[str, Any]]
 
 
-def export(thing_id: str, tool_format: str) -> Call[Exported]:
-    """A tool as one definition (a dict); an agent, or a tool with several functions, as a list of them."""
+def export(thing_id: str, tool_format: ExportFormat) -> Call[Exported]:
+    """A tool as one definition (a dict); an agent, or a tool with several functions, as a list of them; an agent
+    as its A2A Agent Card with ``a2a``."""
 
     def parse(response: httpx.Response) -> Exported:
         exported: Exported = msgspec.json.decode(_checked(response).content, type=Exported)
@@ -382,8 +486,11 @@ def export(thing_id: str, tool_format: str) -> Call[Exported]:
     return Call("GET", api_thing_path(thing_id, "export"), parse, params={"format": tool_format})
 
 
+# -- change events (/events, Server-Sent Events)
+
+
 def events_request(
-    event_type: str | None, *, diff: bool, filters: Mapping[str, str | None], last_event_id: int | None
+    event_type: EventType | None, *, diff: bool, filters: Mapping[str, str | None], last_event_id: int | None
 ) -> tuple[str, dict[str, str], dict[str, str]]:
     """(path, params, headers) of an event subscription."""
     if event_type is not None and event_type not in EVENT_TYPES:
@@ -405,24 +512,90 @@ def event_from(kind: str, event_id: str, data: str) -> Event | None:
 
 
 class Subscription:
-    """An event subscription that remembers the last event received, so a reconnection resumes after it."""
+    """An event subscription, and where a reconnection resumes: after the last event delivered, or (none yet)
+    after the newest change when the subscription began, so a broken stream loses nothing. An event at or
+    before the last one delivered is never delivered twice."""
 
     def __init__(
-        self, event_type: str | None, *, diff: bool, filters: Mapping[str, str | None], last_event_id: int | None
+        self,
+        event_type: EventType | None,
+        *,
+        diff: bool,
+        filters: Mapping[str, str | None],
+        last_event_id: int | None,
+        reconnect: bool,
+        retry_delay: float,
     ) -> None:
+        events_request(event_type, diff=diff, filters=filters, last_event_id=None)  # refuses an unknown type now
         self.event_type = event_type
         self.diff = diff
         self.filters = filters
+        #: Id of the last event delivered (the one given, at first): a reconnection resumes after it.
         self.last_event_id = last_event_id
+        self.reconnect = reconnect
+        self.retry_delay = retry_delay
+        #: The newest change when the subscription began, for a reconnection before any event arrived.
+        self.began_after: int | None = None
+        self._connected = False
+
+    def start(self) -> Call[int] | None:
+        """What to ask before the first connection: the newest event id, unless the subscription resumes."""
+        if self.last_event_id is not None:
+            return None
+        return Call("GET", "/api/v1/changes", _newest_event_id, params={"limit": 1})
+
+    def began(self, newest_event_id: int) -> None:
+        self.began_after = newest_event_id
 
     def request(self) -> tuple[str, dict[str, str], dict[str, str]]:
-        return events_request(self.event_type, diff=self.diff, filters=self.filters, last_event_id=self.last_event_id)
+        # The first connection of a new subscription sends no Last-Event-ID: once the directory has answered with
+        # its headers it sends every change committed after it subscribed, in order.
+        resume_after = self.last_event_id
+        if resume_after is None and self._connected:
+            resume_after = self.began_after
+        self._connected = True
+        return events_request(self.event_type, diff=self.diff, filters=self.filters, last_event_id=resume_after)
 
     def receive(self, message: httpx_sse.ServerSentEvent) -> Event | None:
         event = event_from(message.event, message.id, message.data)
-        if event is not None:
-            self.last_event_id = event.seq
+        if event is None or (self.last_event_id is not None and event.seq <= self.last_event_id):
+            return None
+        self.last_event_id = event.seq
         return event
+
+    def may_retry(self, error: Exception) -> bool:
+        """Whether a reconnection goes on after ``error``: transport failures and answers worth retrying (429,
+        5xx, e.g. a replica restarting behind a proxy) with ``reconnect``; a refusal never."""
+        if not self.reconnect:
+            return False
+        return not isinstance(error, ProblemError) or error.status == 429 or error.status >= 500
+
+
+def subscribe(
+    event_type: EventType | None = None,
+    *,
+    diff: bool = False,
+    kind: Kind | None = None,
+    vendor: str | None = None,
+    capability: str | None = None,
+    q: str | None = None,
+    last_event_id: int | None = None,
+    reconnect: bool = True,
+    retry_delay: float = 1.0,
+) -> Subscription:
+    """Change events as they happen, of one ``event_type`` or all, of the descriptions that match ``kind``,
+    ``vendor``, ``capability`` and ``q`` before or after the change; with ``diff`` the created TD or the merge
+    patch as data. ``last_event_id`` replays the events after it first. A broken stream is reconnected (after
+    ``retry_delay`` s) and resumed with Last-Event-ID: no event lost, none twice."""
+    filters = {"kind": kind, "vendor": vendor, "capability": capability, "q": q}
+    return Subscription(
+        event_type,
+        diff=diff,
+        filters=filters,
+        last_event_id=last_event_id,
+        reconnect=reconnect,
+        retry_delay=retry_delay,
+    )
 
 
 __all__ = [
@@ -431,6 +604,7 @@ __all__ = [
     "TOOL_FORMATS",
     "Call",
     "Exported",
+    "Page",
     "Subscription",
     "api_thing_path",
     "compare",
@@ -441,17 +615,24 @@ __all__ = [
     "export",
     "facets",
     "get",
+    "import_card",
     "import_tool",
+    "iter_search",
+    "iter_things",
+    "iter_versions",
     "jsonpath",
     "list_things",
     "patch",
+    "recent_changes",
     "register",
+    "register_batch",
     "renew_lease",
     "replace",
     "resolve",
     "search",
     "sparql",
     "sparql_graph",
+    "subscribe",
     "summary",
     "thing_path",
     "version",

@@ -1,38 +1,28 @@
-"""``AsyncRegistryClient`` (async first) and ``RegistryClient`` (the same API, blocking), on httpx."""
+"""``AsyncRegistryClient`` (async first) and ``RegistryClient`` (the same API, blocking), on httpx.
+
+Every method is described once, by its function in registry/client/calls.py (its parameters, its docstring, the
+request and how to read the answer); ``Operation``, ``Listing``, ``Watch`` and ``Events`` make that function a
+method of both clients, and each client adds only its I/O.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import builtins
+import functools
+import inspect
 import os
-import time
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from typing import Any, ClassVar, Generic, ParamSpec, Self, TypeVar, overload
 
 import httpx
-import httpx_sse
 
 from registry.client import calls
-from registry.client.errors import DirectoryUnreachable, problem_from
-from registry.client.models import (
-    BatchResult,
-    CompatibilityResult,
-    Event,
-    Facets,
-    ImportedAgent,
-    ImportedTool,
-    Lease,
-    Requirement,
-    ResolveResult,
-    SearchResult,
-    SparqlResults,
-    ThingSummary,
-    VersionDetail,
-    VersionList,
-    WriteResult,
-)
+from registry.client.errors import DirectoryUnreachable
+from registry.client.models import Event
+from registry.client.streams import AsyncEventStream, EventStream
 
+P = ParamSpec("P")
 T = TypeVar("T")
+Item = TypeVar("Item")
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT = 10.0
@@ -42,8 +32,113 @@ def default_url() -> str:
     return os.environ.get("REGISTRY_URL", DEFAULT_URL)
 
 
+class _Method:
+    """A client method made of a function of calls.py; the client's binder (named by ``binder``) adds the I/O.
+    Bound once per client and kept in its ``__dict__``."""
+
+    binder: ClassVar[str]
+
+    def __init__(self, build: Callable[..., Any]) -> None:
+        self.build = build
+        self.name = build.__name__
+        self.__doc__ = build.__doc__
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__.lower()} {self.name}{self.signature}>"
+
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """The function's parameters (what the method returns is the client's: awaited, iterated, ...)."""
+        return inspect.signature(self.build).replace(return_annotation=inspect.Signature.empty)
+
+    def bind(self, client: _ClientOptions | None) -> Any:
+        if client is None:
+            return self
+        method = getattr(client, self.binder)(self.build)
+        method.__name__ = method.__qualname__ = self.name
+        method.__doc__ = self.__doc__
+        method.__signature__ = self.signature
+        client.__dict__[self.name] = method
+        return method
+
+
+class Operation(_Method, Generic[P, T]):
+    """One request and its typed answer: awaited by the async client, returned by the blocking one."""
+
+    binder = "_operation"
+
+    def __init__(self, build: Callable[P, calls.Call[T]]) -> None:
+        super().__init__(build)
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: AsyncRegistryClient, owner: type[Any]) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    @overload
+    def __get__(self, client: RegistryClient, owner: type[Any]) -> Callable[P, T]: ...
+    def __get__(self, client: _ClientOptions | None, owner: type[Any]) -> Any:
+        return self.bind(client)
+
+
+class Listing(_Method, Generic[P, Item]):
+    """Every item of a paged listing, fetching the next page as the iteration reaches it."""
+
+    binder = "_listing"
+
+    def __init__(self, build: Callable[P, calls.Call[calls.Page[Item]]]) -> None:
+        super().__init__(build)
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: AsyncRegistryClient, owner: type[Any]) -> Callable[P, AsyncIterator[Item]]: ...
+    @overload
+    def __get__(self, client: RegistryClient, owner: type[Any]) -> Callable[P, Iterator[Item]]: ...
+    def __get__(self, client: _ClientOptions | None, owner: type[Any]) -> Any:
+        return self.bind(client)
+
+
+class Watch(_Method, Generic[P]):
+    """An event stream to enter (``async with`` / ``with``): subscribed once entered."""
+
+    binder = "_watch"
+
+    def __init__(self, build: Callable[P, calls.Subscription]) -> None:
+        super().__init__(build)
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: AsyncRegistryClient, owner: type[Any]) -> Callable[P, AsyncEventStream]: ...
+    @overload
+    def __get__(self, client: RegistryClient, owner: type[Any]) -> Callable[P, EventStream]: ...
+    def __get__(self, client: _ClientOptions | None, owner: type[Any]) -> Any:
+        return self.bind(client)
+
+
+class Events(_Method, Generic[P]):
+    """The events of a ``watch`` as a generator (subscribed when first read)."""
+
+    binder = "_events"
+
+    def __init__(self, build: Callable[P, calls.Subscription]) -> None:
+        super().__init__(build)
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: AsyncRegistryClient, owner: type[Any]) -> Callable[P, AsyncGenerator[Event, None]]: ...
+    @overload
+    def __get__(self, client: RegistryClient, owner: type[Any]) -> Callable[P, Iterator[Event]]: ...
+    def __get__(self, client: _ClientOptions | None, owner: type[Any]) -> Any:
+        return self.bind(client)
+
+
 class _ClientOptions:
-    """What both clients share: where the directory is and how to talk to it."""
+    """What both clients share: where the directory is, how to talk to it, and the API."""
 
     def __init__(
         self,
@@ -64,9 +159,38 @@ class _ClientOptions:
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
 
-    @staticmethod
-    def filters(kind: str | None, vendor: str | None, capability: str | None, q: str | None) -> dict[str, str | None]:
-        return {"kind": kind, "vendor": vendor, "capability": capability, "q": q}
+    def _unreachable(self, error: httpx.TransportError) -> DirectoryUnreachable:
+        return DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}")
+
+    # -- the API (docs/live-directory.md lists each method with its endpoint)
+    register = Operation(calls.register)
+    register_batch = Operation(calls.register_batch)
+    replace = Operation(calls.replace)
+    patch = Operation(calls.patch)
+    delete = Operation(calls.delete)
+    get = Operation(calls.get)
+    iter_things = Listing(calls.iter_things)
+    renew_lease = Operation(calls.renew_lease)
+    search = Operation(calls.search)
+    iter_search = Listing(calls.iter_search)
+    facets = Operation(calls.facets)
+    summary = Operation(calls.summary)
+    versions = Operation(calls.versions)
+    iter_versions = Listing(calls.iter_versions)
+    version = Operation(calls.version)
+    recent_changes = Operation(calls.recent_changes)
+    sparql = Operation(calls.sparql)
+    sparql_graph = Operation(calls.sparql_graph)
+    jsonpath = Operation(calls.jsonpath)
+    resolve = Operation(calls.resolve)
+    compatibility = Operation(calls.compatibility)
+    compare = Operation(calls.compare)
+    import_tool = Operation(calls.import_tool)
+    import_card = Operation(calls.import_card)
+    export = Operation(calls.export)
+    watch = Watch(calls.subscribe)
+    events = Events(calls.subscribe)
+    list = Operation(calls.list_things)  # last: the name ``list`` is the builtin above this line
 
 
 class AsyncRegistryClient(_ClientOptions):
@@ -89,7 +213,7 @@ class AsyncRegistryClient(_ClientOptions):
             base_url=self.base_url, timeout=timeout, headers=self.headers, transport=transport
         )
 
-    async def __aenter__(self) -> AsyncRegistryClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -102,184 +226,39 @@ class AsyncRegistryClient(_ClientOptions):
         try:
             response = await self.http.send(call.request(self.http))
         except httpx.TransportError as error:
-            raise DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}") from error
+            raise self._unreachable(error) from error
         return call.parse(response)
 
-    async def register(
-        self, document: Mapping[str, Any], *, ttl: float | None = None, create_only: bool = False
-    ) -> WriteResult:
-        """``create_only``: refuse to replace an existing description (PreconditionFailedError)."""
-        return await self._run(calls.register(document, ttl, create_only=create_only))
+    def _operation(self, build: Callable[P, calls.Call[T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+        async def method(*args: P.args, **kwargs: P.kwargs) -> T:
+            return await self._run(build(*args, **kwargs))
 
-    async def register_batch(self, documents: Sequence[Mapping[str, Any]], *, ttl: float | None = None) -> BatchResult:
-        """Create or replace up to 1,000 descriptions (each with its id) in one request and one transaction."""
-        return await self._run(calls.register_batch(documents, ttl))
+        return method
 
-    async def replace(
-        self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
-    ) -> WriteResult:
-        return await self._run(calls.replace(document, ttl=ttl, if_match=if_match))
+    def _listing(self, build: Callable[P, calls.Call[calls.Page[Item]]]) -> Callable[P, AsyncIterator[Item]]:
+        async def method(*args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Item]:
+            call: calls.Call[calls.Page[Item]] | None = build(*args, **kwargs)
+            while call is not None:
+                page = await self._run(call)
+                for item in page.items:
+                    yield item
+                call = page.next
 
-    async def patch(self, thing_id: str, merge_patch: Mapping[str, Any], *, if_match: str | None = None) -> WriteResult:
-        return await self._run(calls.patch(thing_id, merge_patch, if_match=if_match))
+        return method
 
-    async def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
-        await self._run(calls.delete(thing_id, if_match=if_match))
+    def _watch(self, build: Callable[P, calls.Subscription]) -> Callable[P, AsyncEventStream]:
+        def method(*args: P.args, **kwargs: P.kwargs) -> AsyncEventStream:
+            return AsyncEventStream(self.http, self._run, self.stream_timeout, build(*args, **kwargs))
 
-    async def get(self, thing_id: str) -> dict[str, Any]:
-        return await self._run(calls.get(thing_id))
+        return method
 
-    async def list(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        return await self._run(calls.list_things(offset=offset, limit=limit))
+    def _events(self, build: Callable[P, calls.Subscription]) -> Callable[P, AsyncGenerator[Event, None]]:
+        async def method(*args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[Event, None]:
+            async with AsyncEventStream(self.http, self._run, self.stream_timeout, build(*args, **kwargs)) as events:
+                async for event in events:
+                    yield event
 
-    async def renew_lease(self, thing_id: str) -> Lease:
-        """Keep a registration with a ttl alive: expires = now + its ttl."""
-        return await self._run(calls.renew_lease(thing_id))
-
-    async def search(
-        self,
-        *,
-        kind: str | None = None,
-        vendor: str | None = None,
-        capability: str | None = None,
-        capability_version: str | None = None,
-        type_: str | None = None,
-        q: str | None = None,
-        sort: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        facets: bool = False,
-        vendor_match: str | None = None,
-        convention: str | None = None,
-    ) -> SearchResult:
-        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type;
-        ``vendor_match``: words (default), exact or fuzzy."""
-        return await self._run(
-            calls.search(
-                kind=kind,
-                vendor=vendor,
-                capability=capability,
-                capability_version=capability_version,
-                type_=type_,
-                q=q,
-                sort=sort,
-                limit=limit,
-                cursor=cursor,
-                facets=facets,
-                vendor_match=vendor_match,
-                convention=convention,
-            )
-        )
-
-    async def facets(
-        self,
-        *,
-        kind: str | None = None,
-        vendor: str | None = None,
-        capability: str | None = None,
-        capability_version: str | None = None,
-        type_: str | None = None,
-        q: str | None = None,
-        convention: str | None = None,
-    ) -> Facets:
-        return await self._run(
-            calls.facets(
-                kind=kind,
-                vendor=vendor,
-                capability=capability,
-                capability_version=capability_version,
-                type_=type_,
-                q=q,
-                convention=convention,
-            )
-        )
-
-    async def summary(self, thing_id: str) -> ThingSummary:
-        return await self._run(calls.summary(thing_id))
-
-    async def versions(self, thing_id: str, *, satisfies: str | None = None) -> VersionList:
-        return await self._run(calls.versions(thing_id, satisfies))
-
-    async def version(self, thing_id: str, version: str) -> VersionDetail:
-        return await self._run(calls.version(thing_id, version))
-
-    async def sparql(self, query: str, *, post: bool = False) -> SparqlResults:
-        return await self._run(calls.sparql(query, post=post))
-
-    async def sparql_graph(self, query: str, *, media_type: str = "text/turtle", post: bool = False) -> str:
-        return await self._run(calls.sparql_graph(query, media_type=media_type, post=post))
-
-    async def jsonpath(self, query: str) -> builtins.list[Any]:
-        return await self._run(calls.jsonpath(query))
-
-    async def resolve(self, requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> ResolveResult:
-        return await self._run(calls.resolve(requirements))
-
-    async def compatibility(self, thing_id: str, from_version: str, to_version: str) -> CompatibilityResult:
-        return await self._run(calls.compatibility(thing_id, from_version, to_version))
-
-    async def compare(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> CompatibilityResult:
-        return await self._run(calls.compare(old, new))
-
-    async def import_tool(
-        self,
-        definition: Any,
-        tool_format: str,
-        *,
-        thing_id: str | None = None,
-        vendor: str | None = None,
-        version: str | None = None,
-        href: str | None = None,
-    ) -> ImportedTool:
-        """Store an LLM tool definition as an lmos:Tool (without ``thing_id`` re-importing replaces it)."""
-        return await self._run(
-            calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
-        )
-
-    async def import_card(self, card: Any, *, thing_id: str | None = None) -> ImportedAgent:
-        """Store an A2A Agent Card as an lmos:Agent (without ``thing_id`` re-importing the card replaces it)."""
-        return await self._run(calls.import_card(card, thing_id=thing_id))
-
-    async def export(self, thing_id: str, tool_format: str) -> calls.Exported:
-        return await self._run(calls.export(thing_id, tool_format))
-
-    async def events(
-        self,
-        event_type: str | None = None,
-        *,
-        diff: bool = False,
-        kind: str | None = None,
-        vendor: str | None = None,
-        capability: str | None = None,
-        q: str | None = None,
-        last_event_id: int | None = None,
-        reconnect: bool = True,
-        retry_delay: float = 1.0,
-    ) -> AsyncGenerator[Event, None]:
-        """Change events as they happen; after a broken stream it reconnects and resumes with Last-Event-ID."""
-        subscription = calls.Subscription(
-            event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
-        )
-        while True:
-            path, params, headers = subscription.request()
-            try:
-                async with httpx_sse.aconnect_sse(
-                    self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
-                ) as source:
-                    if source.response.status_code >= 400:
-                        await source.response.aread()
-                        raise problem_from(source.response)
-                    async for message in source.aiter_sse():
-                        event = subscription.receive(message)
-                        if event is not None:
-                            yield event
-            except httpx.TransportError as error:
-                if not reconnect:
-                    raise DirectoryUnreachable(f"event stream from {self.base_url} broke: {error!r}") from error
-            else:
-                if not reconnect:
-                    return
-            await asyncio.sleep(retry_delay)
+        return method
 
 
 class RegistryClient(_ClientOptions):
@@ -300,7 +279,7 @@ class RegistryClient(_ClientOptions):
         )
         self.http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=self.headers, transport=transport)
 
-    def __enter__(self) -> RegistryClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -313,183 +292,37 @@ class RegistryClient(_ClientOptions):
         try:
             response = self.http.send(call.request(self.http))
         except httpx.TransportError as error:
-            raise DirectoryUnreachable(f"{self.base_url} is unreachable: {error!r}") from error
+            raise self._unreachable(error) from error
         return call.parse(response)
 
-    def register(
-        self, document: Mapping[str, Any], *, ttl: float | None = None, create_only: bool = False
-    ) -> WriteResult:
-        """``create_only``: refuse to replace an existing description (PreconditionFailedError)."""
-        return self._run(calls.register(document, ttl, create_only=create_only))
+    def _operation(self, build: Callable[P, calls.Call[T]]) -> Callable[P, T]:
+        def method(*args: P.args, **kwargs: P.kwargs) -> T:
+            return self._run(build(*args, **kwargs))
 
-    def register_batch(self, documents: Sequence[Mapping[str, Any]], *, ttl: float | None = None) -> BatchResult:
-        """Create or replace up to 1,000 descriptions (each with its id) in one request and one transaction."""
-        return self._run(calls.register_batch(documents, ttl))
+        return method
 
-    def replace(
-        self, document: Mapping[str, Any], *, ttl: float | None = None, if_match: str | None = None
-    ) -> WriteResult:
-        return self._run(calls.replace(document, ttl=ttl, if_match=if_match))
+    def _listing(self, build: Callable[P, calls.Call[calls.Page[Item]]]) -> Callable[P, Iterator[Item]]:
+        def method(*args: P.args, **kwargs: P.kwargs) -> Iterator[Item]:
+            call: calls.Call[calls.Page[Item]] | None = build(*args, **kwargs)
+            while call is not None:
+                page = self._run(call)
+                yield from page.items
+                call = page.next
 
-    def patch(self, thing_id: str, merge_patch: Mapping[str, Any], *, if_match: str | None = None) -> WriteResult:
-        return self._run(calls.patch(thing_id, merge_patch, if_match=if_match))
+        return method
 
-    def delete(self, thing_id: str, *, if_match: str | None = None) -> None:
-        self._run(calls.delete(thing_id, if_match=if_match))
+    def _watch(self, build: Callable[P, calls.Subscription]) -> Callable[P, EventStream]:
+        def method(*args: P.args, **kwargs: P.kwargs) -> EventStream:
+            return EventStream(self.http, self._run, self.stream_timeout, build(*args, **kwargs))
 
-    def get(self, thing_id: str) -> dict[str, Any]:
-        return self._run(calls.get(thing_id))
+        return method
 
-    def list(self, *, offset: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        return self._run(calls.list_things(offset=offset, limit=limit))
+    def _events(self, build: Callable[P, calls.Subscription]) -> Callable[P, Iterator[Event]]:
+        def method(*args: P.args, **kwargs: P.kwargs) -> Iterator[Event]:
+            with EventStream(self.http, self._run, self.stream_timeout, build(*args, **kwargs)) as events:
+                yield from events
 
-    def renew_lease(self, thing_id: str) -> Lease:
-        """Keep a registration with a ttl alive: expires = now + its ttl."""
-        return self._run(calls.renew_lease(thing_id))
-
-    def search(
-        self,
-        *,
-        kind: str | None = None,
-        vendor: str | None = None,
-        capability: str | None = None,
-        capability_version: str | None = None,
-        type_: str | None = None,
-        q: str | None = None,
-        sort: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        facets: bool = False,
-        vendor_match: str | None = None,
-        convention: str | None = None,
-    ) -> SearchResult:
-        """One page of matches; pass ``next_cursor`` as ``cursor`` for the next. ``type_`` is an @type;
-        ``vendor_match``: words (default), exact or fuzzy."""
-        return self._run(
-            calls.search(
-                kind=kind,
-                vendor=vendor,
-                capability=capability,
-                capability_version=capability_version,
-                type_=type_,
-                q=q,
-                sort=sort,
-                limit=limit,
-                cursor=cursor,
-                facets=facets,
-                vendor_match=vendor_match,
-                convention=convention,
-            )
-        )
-
-    def facets(
-        self,
-        *,
-        kind: str | None = None,
-        vendor: str | None = None,
-        capability: str | None = None,
-        capability_version: str | None = None,
-        type_: str | None = None,
-        q: str | None = None,
-        convention: str | None = None,
-    ) -> Facets:
-        return self._run(
-            calls.facets(
-                kind=kind,
-                vendor=vendor,
-                capability=capability,
-                capability_version=capability_version,
-                type_=type_,
-                q=q,
-                convention=convention,
-            )
-        )
-
-    def summary(self, thing_id: str) -> ThingSummary:
-        return self._run(calls.summary(thing_id))
-
-    def versions(self, thing_id: str, *, satisfies: str | None = None) -> VersionList:
-        return self._run(calls.versions(thing_id, satisfies))
-
-    def version(self, thing_id: str, version: str) -> VersionDetail:
-        return self._run(calls.version(thing_id, version))
-
-    def sparql(self, query: str, *, post: bool = False) -> SparqlResults:
-        return self._run(calls.sparql(query, post=post))
-
-    def sparql_graph(self, query: str, *, media_type: str = "text/turtle", post: bool = False) -> str:
-        return self._run(calls.sparql_graph(query, media_type=media_type, post=post))
-
-    def jsonpath(self, query: str) -> builtins.list[Any]:
-        return self._run(calls.jsonpath(query))
-
-    def resolve(self, requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> ResolveResult:
-        return self._run(calls.resolve(requirements))
-
-    def compatibility(self, thing_id: str, from_version: str, to_version: str) -> CompatibilityResult:
-        return self._run(calls.compatibility(thing_id, from_version, to_version))
-
-    def compare(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> CompatibilityResult:
-        return self._run(calls.compare(old, new))
-
-    def import_tool(
-        self,
-        definition: Any,
-        tool_format: str,
-        *,
-        thing_id: str | None = None,
-        vendor: str | None = None,
-        version: str | None = None,
-        href: str | None = None,
-    ) -> ImportedTool:
-        """Store an LLM tool definition as an lmos:Tool (without ``thing_id`` re-importing replaces it)."""
-        return self._run(
-            calls.import_tool(definition, tool_format, thing_id=thing_id, vendor=vendor, version=version, href=href)
-        )
-
-    def import_card(self, card: Any, *, thing_id: str | None = None) -> ImportedAgent:
-        """Store an A2A Agent Card as an lmos:Agent (without ``thing_id`` re-importing the card replaces it)."""
-        return self._run(calls.import_card(card, thing_id=thing_id))
-
-    def export(self, thing_id: str, tool_format: str) -> calls.Exported:
-        return self._run(calls.export(thing_id, tool_format))
-
-    def events(
-        self,
-        event_type: str | None = None,
-        *,
-        diff: bool = False,
-        kind: str | None = None,
-        vendor: str | None = None,
-        capability: str | None = None,
-        q: str | None = None,
-        last_event_id: int | None = None,
-        reconnect: bool = True,
-        retry_delay: float = 1.0,
-    ) -> Iterator[Event]:
-        subscription = calls.Subscription(
-            event_type, diff=diff, filters=self.filters(kind, vendor, capability, q), last_event_id=last_event_id
-        )
-        while True:
-            path, params, headers = subscription.request()
-            try:
-                with httpx_sse.connect_sse(
-                    self.http, "GET", path, params=params, headers=headers, timeout=self.stream_timeout
-                ) as source:
-                    if source.response.status_code >= 400:
-                        source.response.read()
-                        raise problem_from(source.response)
-                    for message in source.iter_sse():
-                        event = subscription.receive(message)
-                        if event is not None:
-                            yield event
-            except httpx.TransportError as error:
-                if not reconnect:
-                    raise DirectoryUnreachable(f"event stream from {self.base_url} broke: {error!r}") from error
-            else:
-                if not reconnect:
-                    return
-            time.sleep(retry_delay)
+        return method
 
 
 __all__ = ["DEFAULT_URL", "AsyncRegistryClient", "RegistryClient", "default_url"]

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from registry.client.vocabulary import EventType
 from registry.wire import (
     BatchItem,
     BatchResult,
@@ -20,6 +21,8 @@ from registry.wire import (
     LintWarning,
     Notice,
     Provider,
+    RecentChange,
+    RecentChanges,
     Report,
     Requirement,
     Resolution,
@@ -52,9 +55,9 @@ class Lease(msgspec.Struct, frozen=True, rename={"last_seen": "lastSeen"}):
 
 
 class Event(msgspec.Struct, frozen=True):
-    """One change event: ``type`` is thing_created/updated/deleted, ``seq`` the event id to resume after."""
+    """One change event: ``type`` is thing_created/updated/deleted/transferred, ``seq`` the event id to resume after."""
 
-    type: str
+    type: EventType
     seq: int
     data: dict[str, Any]
 
@@ -117,6 +120,8 @@ __all__ = [
     "LintWarning",
     "Notice",
     "Provider",
+    "RecentChange",
+    "RecentChanges",
     "Report",
     "Requirement",
     "Resolution",

@@ -1,4 +1,5 @@
-"""SPARQL in a child process of each ``registry serve``, so that a query can be stopped and a crash is contained.
+"""SPARQL in a child process of ``registry serve`` (one per data directory, shared by its ``--workers``), so that a
+query can be stopped and a crash is contained.
 
 oxigraph cannot interrupt a query inside one evaluation step (an aggregate over a huge join runs to its end), and
 a bug in native code would take the whole server down. So the index and the query threads live in a worker

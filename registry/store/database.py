@@ -38,6 +38,9 @@ COMMAND_TIMEOUT = 30.0
 #: before answering 503.
 ACQUIRE_TIMEOUT = 10.0
 
+#: The longest statement_timeout PostgreSQL accepts (an int of milliseconds, about 24.8 days).
+_LONGEST_TIMEOUT_MS = 2**31 - 1
+
 Record = asyncpg.Record
 Isolation = Literal["read_committed", "repeatable_read", "serializable"]
 Begun = TypeVar("Begun")
@@ -333,8 +336,10 @@ class Database(Executor):
         chooses cannot hold a connection and a core for long. ``SET LOCAL`` ends with the transaction, so the
         pooled connection keeps its default; BEGIN and SET share one round trip."""
 
+        milliseconds = min(max(1, round(seconds * 1000)), _LONGEST_TIMEOUT_MS)
+
         async def begin(connection: PoolConnectionProxy) -> None:
-            await connection.execute(f"BEGIN READ ONLY; SET LOCAL statement_timeout = {max(1, round(seconds * 1000))}")
+            await connection.execute(f"BEGIN READ ONLY; SET LOCAL statement_timeout = {milliseconds}")
 
         with translated():
             connection, _ = await self._begin(begin)

@@ -845,3 +845,15 @@ def test_an_ownership_transfer_is_in_the_change_log(setup: Setup) -> None:
         ("thing_updated", "bob"),
         ("thing_transferred", "admin"),
     ]
+
+
+def test_a_batch_write_is_its_tenants_in_the_change_log(setup: Setup) -> None:
+    of_b = f"urn:tenant-b:{uuid.uuid4()}"
+    with setup.client("tenant-b") as tenant_b:
+        answer = tenant_b.post("/api/v1/things/batch", json=[weather(of_b)])
+        assert answer.status_code == 200, answer.text
+        assert [item["status"] for item in answer.json()["results"]] == [201]
+    for who, sees_b in SEES_TENANT_B.items():
+        with setup.client(who) as client:
+            changes = client.get("/api/v1/changes", params={"limit": 1000}).json()["items"]
+        assert (of_b in {item["id"] for item in changes}) is sees_b, who

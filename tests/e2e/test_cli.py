@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -118,9 +117,11 @@ def test_watch_prints_events(base_url: str, client: httpx.Client) -> None:
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    assert watcher.stderr is not None
+    assert watcher.stderr.readline().startswith(f"watching {base_url}/events/")  # subscribed: no sleep needed
     document = thing("Watched")
     client.put(f"/things/{document['id']}", json=document)
     client.delete(f"/things/{document['id']}")

@@ -89,10 +89,13 @@ def test_wait_for_capability_resolves_once_a_version_in_range_appears(
     client = httpx.Client(base_url=base_url, timeout=30)
     document = json.loads((ROOT / "tests/fixtures/weather-agent.td.json").read_text())
     waiter = _waiter(base_url, "--range", "^1.2", "--timeout", "20")
-    time.sleep(1.5)
-    # A provider outside the range does not end the wait; the next version, in range, does.
+    assert waiter.stderr is not None
+    # Subscribed, then resolved once: nothing offers getWeather yet.
+    assert waiter.stderr.readline().startswith("waiting (no_provider)")
+    # A provider outside the range wakes the waiter, which resolves again and keeps waiting; the next version,
+    # in range, ends the wait. Each step is the waiter's own report: no sleeps.
     assert client.put(f"/things/{WEATHER_ID}", json={**document, "version": {"instance": "1.1.0"}}).status_code == 201
-    time.sleep(1.0)
+    assert waiter.stderr.readline().startswith("waiting (no_version_in_range)")
     assert waiter.poll() is None, "resolved although no version was in range"
     assert client.put(f"/things/{WEATHER_ID}", json={**document, "version": {"instance": "1.2.3"}}).status_code == 204
     output, errors = waiter.communicate(timeout=20)

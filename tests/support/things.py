@@ -8,7 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Collection
 from typing import Any
 
-from registry.client import AsyncRegistryClient, Event
+from registry.client import AsyncEventStream, AsyncRegistryClient, Event
 
 
 def thing(title: str = "Thing", **members: Any) -> dict[str, Any]:
@@ -30,15 +30,14 @@ class Collector:
     with servers that purge expired descriptions at any moment.
     """
 
-    def __init__(self, client: AsyncRegistryClient, about: Collection[str] | None = None, **subscription: Any) -> None:
-        self.client = client
+    def __init__(self, stream: AsyncEventStream, about: Collection[str] | None = None) -> None:
+        self.stream = stream
         self.about = None if about is None else set(about)
-        self.subscription = subscription
         self.events: asyncio.Queue[Event] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
-        async for event in self.client.events(**self.subscription):
+        async for event in self.stream:
             if self.about is None or event.thing_id in self.about:
                 self.events.put_nowait(event)
 
@@ -57,13 +56,12 @@ class Collector:
 
 @contextlib.asynccontextmanager
 async def collecting(
-    base_url: str, settle: float = 0.3, about: Collection[str] | None = None, **subscription: Any
+    base_url: str, about: Collection[str] | None = None, **subscription: Any
 ) -> AsyncIterator[Collector]:
-    """Subscribe, give the subscription ``settle`` seconds to be in place, and stop it afterwards."""
-    async with AsyncRegistryClient(base_url) as client:
-        collector = Collector(client, about, **subscription)
+    """Subscribe (``watch``: in place once entered, so every later change is collected), and stop afterwards."""
+    async with AsyncRegistryClient(base_url) as client, client.watch(**subscription) as stream:
+        collector = Collector(stream, about)
         collector.task = asyncio.create_task(collector._run())
-        await asyncio.sleep(settle)
         try:
             yield collector
         finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import httpx_sse
 import pytest
 
 from registry.client import (
@@ -13,7 +14,7 @@ from registry.client import (
     RegistryClient,
     UnexpectedResponse,
 )
-from registry.client.calls import event_from, events_request
+from registry.client.calls import event_from, events_request, subscribe
 
 
 def handler(request: httpx.Request) -> httpx.Response:
@@ -112,3 +113,37 @@ def test_create_only_and_notices_from_the_body() -> None:
         result = client.register({"id": "urn:a", "title": "A"}, create_only=True)
     assert seen[0].headers["if-none-match"] == "*"
     assert [notice.message for notice in result.notices] == ["notice 0", "notice 1", "notice 2"]
+
+
+def _message(seq: int) -> httpx_sse.ServerSentEvent:
+    return httpx_sse.ServerSentEvent(event="thing_updated", data='{"id":"urn:a"}', id=str(seq))
+
+
+def test_a_subscription_resumes_after_the_last_event_and_never_delivers_one_twice() -> None:
+    subscription = subscribe(capability="x")
+    start = subscription.start()
+    assert start is not None
+    assert (start.path, start.params) == ("/api/v1/changes", {"limit": 1})
+    subscription.began(40)
+    # The first connection is live from the moment the directory subscribes it: no Last-Event-ID.
+    assert "Last-Event-ID" not in subscription.request()[2]
+    # Broken before any event: resume after the newest change when the subscription began.
+    assert subscription.request()[2]["Last-Event-ID"] == "40"
+    delivered = [subscription.receive(_message(seq)) for seq in (41, 42, 42, 41, 43)]
+    assert [event.seq if event else None for event in delivered] == [41, 42, None, None, 43]
+    assert subscription.request()[2]["Last-Event-ID"] == "43"
+
+
+def test_a_subscription_from_a_known_event_id_replays_after_it() -> None:
+    subscription = subscribe(last_event_id=7)
+    assert subscription.start() is None
+    assert subscription.request()[2]["Last-Event-ID"] == "7"
+    assert subscription.receive(_message(7)) is None
+
+
+def test_reconnections_retry_only_what_may_pass_later() -> None:
+    subscription = subscribe()
+    gone = DirectoryUnreachable("down")
+    busy, restarting, refused = (ProblemError(status, "", "", {}) for status in (429, 503, 400))
+    assert [subscription.may_retry(error) for error in (gone, busy, restarting, refused)] == [True, True, True, False]
+    assert not subscribe(reconnect=False).may_retry(gone)

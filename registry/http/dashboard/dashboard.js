@@ -587,7 +587,7 @@ function subscribe(afterFailure = false) {
       setFeedStatus("connecting", "reconnecting…");
     }
   });
-  for (const type of ["thing_created", "thing_updated", "thing_deleted"]) {
+  for (const type of ["thing_created", "thing_updated", "thing_deleted", "thing_transferred"]) {
     source.addEventListener(type, (event) => {
       resumable ||= Boolean(event.lastEventId);
       addEvent(type, event);

@@ -1,0 +1,67 @@
+"""`registry serve --workers 2`: the server processes share one SPARQL worker and its on-disk index."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _sparql_workers(server: Any) -> list[psutil.Process]:
+    root = psutil.Process(server.process.pid)
+    return [
+        process for process in root.children(recursive=True) if "registry.sparql_worker" in " ".join(process.cmdline())
+    ]
+
+
+def _answered_by_every_process(base_url: str, thing_id: str, queries: int = 24) -> set[int]:
+    """Ask on fresh connections (the kernel spreads them over the processes); the pids of the answering processes
+    are not visible, so every answer must be right and none refused."""
+    query = f"SELECT ?n WHERE {{ GRAPH <{thing_id}> {{ ?a td:hasActionAffordance/td:name ?n }} }}"
+    statuses = set()
+    for _ in range(queries):
+        with httpx.Client(base_url=base_url, timeout=30) as client:
+            response = client.get("/search/sparql", params={"query": query})
+            statuses.add(response.status_code)
+            if response.status_code == 200:
+                assert response.json()["results"]["bindings"], response.text
+    return statuses
+
+
+def _until_answered(base_url: str, thing_id: str, within: float = 60) -> None:
+    deadline = time.monotonic() + within
+    while _answered_by_every_process(base_url, thing_id, queries=6) != {200}:
+        assert time.monotonic() < deadline, "SPARQL was not answered by every server process"
+        time.sleep(0.5)
+
+
+def test_two_server_processes_share_one_sparql_worker(own_database_url: str, start_server: Any) -> None:
+    server = start_server({"REGISTRY_WORKERS": "2"}, database=own_database_url)
+    document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+    document["id"] = "urn:test:shared-sparql-worker"
+    with httpx.Client(base_url=server.base_url, timeout=30) as client:
+        response = client.put(
+            f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"}
+        )
+        assert response.status_code == 201
+    _until_answered(server.base_url, document["id"])
+    assert _answered_by_every_process(server.base_url, document["id"]) == {200}
+    workers = _sparql_workers(server)
+    assert len(workers) == 1, [worker.cmdline() for worker in workers]
+    assert "building one in" not in server.output(), "a second index was built"
+
+    # The process running the worker ends: the other one takes over with the on-disk index.
+    runner = workers[0].parent()
+    assert runner is not None
+    os.kill(runner.pid, signal.SIGKILL)
+    _until_answered(server.base_url, document["id"])
+    assert len(_sparql_workers(server)) == 1
+    assert "building one in" not in server.output(), "the process that took over built another index"
