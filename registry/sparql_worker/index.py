@@ -47,6 +47,13 @@ BATCH_DELAY = 0.05
 _LOAD_BATCH = 500
 #: Descriptions whose current RDF is read in one statement while catching up.
 _APPLY_BATCH = 500
+#: N-Triples written (bytes) after which the store's memtables are flushed to disk. RocksDB as oxigraph 0.5 opens it
+#: (no options) flushes them on its own only when they are large: a bulk load grew the worker by ~90 MB per 1,000
+#: descriptions (over 1 GB before the first flush; bench/bench_index_memory.py), past its memory limit at 10⁵.
+#: Flushed every few MB, the memtables stay near ten times this.
+FLUSH_AFTER_BYTES = 4 * 2**20
+#: What the removal of a description counts for towards ``FLUSH_AFTER_BYTES`` (its deletion markers).
+_REMOVAL_BYTES = 4096
 STATE_FILE = "state.json"
 LOCK_FILE = "lock"
 STORE_DIRECTORY = "store"
@@ -91,6 +98,8 @@ class RdfIndex:
         self.state = state
         self.descriptions = 0 if state is None else state.descriptions
         self._lock: IO[str] | None = None
+        #: Bytes written since the memtables were last flushed (see ``FLUSH_AFTER_BYTES``).
+        self._unflushed = 0
 
     @classmethod
     def open(cls, directory: Path, database: str) -> RdfIndex:
@@ -146,6 +155,7 @@ class RdfIndex:
             elif ntriples:
                 self._add(graph, ntriples)
                 self.descriptions += 1
+            self._written(len(ntriples))
 
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
         """Building (no query is answered yet): add descriptions that are not there yet with oxigraph's bulk
@@ -173,6 +183,14 @@ class RdfIndex:
             if self.store.contains_named_graph(graph):
                 self.store.update(_REMOVAL.format(graph=graph))
                 self.descriptions -= 1
+                self._written(_REMOVAL_BYTES)
+
+    def _written(self, size: int) -> None:
+        """Flush the memtables once enough is written since the last flush: bounds the store's memory."""
+        self._unflushed += size
+        if self._unflushed >= FLUSH_AFTER_BYTES and self.directory is not None:
+            self.store.flush()
+            self._unflushed = 0
 
     def clear(self) -> None:
         self.store.clear()

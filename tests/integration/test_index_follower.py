@@ -16,7 +16,7 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker.index import IndexFollower, RdfIndex
+from registry.sparql_worker.index import FLUSH_AFTER_BYTES, STORE_DIRECTORY, IndexFollower, RdfIndex
 from registry.store.database import Database, Transaction
 from registry.store.rdf import database_identity
 from registry.store.things import StoredDescription
@@ -187,3 +187,17 @@ async def test_a_second_process_on_the_same_directory_neither_opens_nor_wipes_th
 
 def indexed_in(index: RdfIndex, thing_id: str) -> bool:
     return bool(index.store.contains_named_graph(graph_name(thing_id)))
+
+
+def test_a_bulk_load_is_flushed_to_disk_as_it_goes(tmp_path: Path) -> None:
+    """RocksDB would keep it all in memtables (up to 128 MB per column family): the index flushes every few MB."""
+    index = RdfIndex.open(tmp_path, "a database")
+    literal = "x" * 1000
+    triples = "".join(f'<urn:test:s{number}> <urn:test:p> "{literal}{number}" .\n' for number in range(100))
+    rows = [(f"urn:test:bulk:{number}", triples) for number in range(FLUSH_AFTER_BYTES // len(triples) + 1)]
+    index.replace(rows[:-1])
+    tables = set((tmp_path / STORE_DIRECTORY).glob("*.sst"))  # below the threshold: still in memory
+    index.replace(rows[-1:])
+    assert set((tmp_path / STORE_DIRECTORY).glob("*.sst")) > tables
+    assert indexed_in(index, rows[0][0])
+    index.close()
