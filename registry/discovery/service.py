@@ -10,7 +10,6 @@ import binascii
 import datetime as dt
 import functools
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -41,11 +40,12 @@ from registry.descriptions.versions import (
 )
 from registry.directory.service import DirectoryService
 from registry.errors import BadRequest, NotFound
+from registry.store import catalog
 from registry.store.catalog import (
     CatalogStore,
     Filters,
-    Offer,
-    ProviderDetails,
+    RankedProvider,
+    Ranking,
     VersionRow,
 )
 from registry.wire import (
@@ -81,8 +81,8 @@ NO_VERSION_IN_RANGE = "no_version_in_range"
 PROVIDER_EXPIRED = "provider_expired"
 VENDOR_EXCLUDED = "vendor_excluded"
 #: Why a candidate was left out (explanations).
-OUT_OF_RANGE = "out_of_range"
-EXPIRED = "expired"
+OUT_OF_RANGE = catalog.OUT_OF_RANGE
+EXPIRED = catalog.EXPIRED
 VENDOR_NOT_INCLUDED = "vendor_not_included"
 #: Candidates listed in an explanation.
 MAX_EXPLAINED = 50
@@ -310,34 +310,67 @@ class DiscoveryService:
                     "strategy closest needs closest_to, a version such as 1.4.0",
                     invalidParams=[{"name": f"requirements[{index}].closest_to", "reason": "a semantic version"}],
                 )
-        pairs = list(zip(request.requirements, ranges, strict=True))
-        matched: list[tuple[list[Offer], list[Offer]]] = []
-
-        def worth_detailing(offers: list[Offer]) -> set[str]:
-            """Providers in range; all providers of a requirement none is in range for (to say why)."""
-            by_key: dict[str, list[Offer]] = {}
-            for offer in offers:
-                if offer.capability_id is not None:
-                    by_key.setdefault(offer.capability_id, []).append(offer)
-                by_key.setdefault(offer.name.lower(), []).append(offer)
-            wanted: set[str] = set()
-            for requirement, version_range in pairs:
-                candidates = list(
-                    dict.fromkeys(offer for key in _keys(requirement.capability) for offer in by_key.get(key, []))
-                )
-                in_range = [offer for offer in candidates if _offer_in_range(offer, version_range)]
-                matched.append((candidates, in_range))
-                wanted.update(offer.thing_id for offer in (in_range or candidates))
-            return wanted
-
-        _, details = await self.catalog.providers(
-            [requirement.capability for requirement in request.requirements], worth_detailing, readers
-        )
         results = [
-            _resolve_one(requirement, candidates, in_range, details)
-            for requirement, (candidates, in_range) in zip(request.requirements, matched, strict=True)
+            await self._resolve_one(requirement, version_range, readers)
+            for requirement, version_range in zip(request.requirements, ranges, strict=True)
         ]
         return ResolveResult(resolved=all(result.resolved for result in results), results=results)
+
+    async def _resolve_one(self, requirement: Requirement, version_range: str, readers: TenantScope) -> Resolution:
+        """Versions and vendor names are ranked here (a few distinct values), the providers in SQL, of which only
+        the explained page is loaded."""
+        wanted = requirement.capability
+        considered, versions = await self.catalog.offered_versions(wanted, readers)
+        if not considered:
+            return _unresolved(requirement, NO_PROVIDER, f"no description offers capability {wanted!r}", 0, [])
+        vendors: list[str] = []
+        if requirement.include_vendors or requirement.exclude_vendors or requirement.prefer_vendors:
+            vendors = await self.catalog.offered_vendors(wanted, readers)
+        ranking = _ranking(requirement, version_range, versions, vendors)
+        chosen = await self.catalog.ranked_providers(ranking, MAX_EXPLAINED, readers)
+        left_out = []
+        if len(chosen) < MAX_EXPLAINED:
+            left_out = await self.catalog.left_out(ranking, MAX_EXPLAINED - len(chosen), readers)
+        notes = [
+            CandidateNote(item.thing_id, item.version, "excluded", item.vendor_name, item.reason) for item in left_out
+        ]
+        if chosen:
+            first, *others = chosen
+            ordered = [
+                CandidateNote(
+                    provider.offer.thing_id,
+                    provider.offer.version,
+                    "chosen" if index == 0 else "alternative",
+                    provider.vendor_name,
+                )
+                for index, provider in enumerate(chosen)
+            ]
+            return Resolution(
+                capability=wanted,
+                range=requirement.range,
+                strategy=requirement.strategy,
+                resolved=True,
+                provider=_provider(first),
+                alternatives=[_provider(provider) for provider in others[:MAX_ALTERNATIVES]],
+                explanation=Explanation(considered=considered, candidates=ordered + notes, rule=_rule(requirement)),
+            )
+        outline = await self.catalog.outline(ranking, readers)
+        if outline.any_live_in_range:
+            reason = VENDOR_EXCLUDED
+            detail = (
+                f"every live provider of {wanted!r} in range {requirement.range!r} is of a vendor "
+                "the vendor preferences leave out"
+            )
+        elif outline.any_in_range or not outline.any_live:
+            scope = f" in range {requirement.range!r}" if outline.any_in_range else ""
+            reason, detail = PROVIDER_EXPIRED, f"every provider of {wanted!r}{scope} has expired"
+        else:
+            offered = sorted(outline.live_versions, key=version_order)
+            reason = NO_VERSION_IN_RANGE
+            detail = (
+                f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}"
+            )
+        return _unresolved(requirement, reason, detail, considered, notes)
 
     # -- compatibility
 
@@ -436,25 +469,14 @@ def _require_descriptions(old: dict[str, Any], new: dict[str, Any]) -> None:
         )
 
 
-def _one_per_description(offers: list[Offer]) -> list[Offer]:
-    """The best offer of each description: an lmos:capabilities entry and an action may match one requirement."""
-    seen: set[str] = set()
-    distinct = []
-    for offer in offers:
-        if offer.thing_id not in seen:
-            seen.add(offer.thing_id)
-            distinct.append(offer)
-    return distinct
-
-
 #: Ranges that accept any version, and so also providers that declare none.
 ANY_VERSION = frozenset({"", "*", "x", "X"})
 
 
-def _offer_in_range(offer: Offer, version_range: str) -> bool:
-    if offer.version is None:
+def _offer_in_range(version: str | None, version_range: str) -> bool:
+    if version is None:
         return version_range.strip() in ANY_VERSION
-    return satisfies(offer.version, version_range)
+    return satisfies(version, version_range)
 
 
 def _range(text: str, name: str) -> str:
@@ -495,19 +517,15 @@ def _version_info(row: VersionRow, current: str | None, served: str | None) -> V
     )
 
 
-def _keys(capability: str) -> tuple[str, ...]:
-    """Offers are found by id (exact) or name (any case)."""
-    return (capability, capability.lower()) if capability != capability.lower() else (capability,)
-
-
-def _provider(offer: Offer, details: ProviderDetails) -> Provider:
+def _provider(provider: RankedProvider) -> Provider:
+    offer = provider.offer
     return Provider(
         id=offer.thing_id,
         version=offer.version,
         capability=offer.name,
         capability_id=offer.capability_id,
-        title=details.title,
-        vendor=details.vendor_name,
+        title=provider.title,
+        vendor=provider.vendor_name,
     )
 
 
@@ -543,96 +561,44 @@ def _rule(requirement: Requirement) -> str:
     return rule + "; providers without a version last, then by id"
 
 
-def _resolve_one(
-    requirement: Requirement, candidates: list[Offer], in_range: list[Offer], details: dict[str, ProviderDetails]
+def _unresolved(
+    requirement: Requirement, reason: str, detail: str, considered: int, notes: list[CandidateNote]
 ) -> Resolution:
-    wanted = requirement.capability
-    rule = _rule(requirement)
-    notes: dict[str, CandidateNote] = {}
-
-    def vendor(offer: Offer) -> str | None:
-        return details[offer.thing_id].vendor_name if offer.thing_id in details else None
-
-    def live(offer: Offer) -> bool:
-        return offer.thing_id in details and details[offer.thing_id].live
-
-    def exclude(offer: Offer, reason: str) -> None:
-        note = CandidateNote(offer.thing_id, offer.version, "excluded", vendor(offer), reason)
-        notes.setdefault(offer.thing_id, note)
-
-    def explained(chosen: Sequence[Offer] = ()) -> Explanation:
-        ordered = [
-            CandidateNote(offer.thing_id, offer.version, "chosen" if index == 0 else "alternative", vendor(offer))
-            for index, offer in enumerate(chosen)
-        ]
-        ordered += [note for thing_id, note in notes.items() if thing_id not in {o.thing_id for o in chosen}]
-        considered = len({offer.thing_id for offer in candidates})
-        return Explanation(considered=considered, candidates=ordered[:MAX_EXPLAINED], rule=rule)
-
-    def unresolved(reason: str, detail: str) -> Resolution:
-        return Resolution(
-            capability=wanted,
-            range=requirement.range,
-            strategy=requirement.strategy,
-            resolved=False,
-            reason=reason,
-            detail=detail,
-            explanation=explained(),
-        )
-
-    if not candidates:
-        return unresolved(NO_PROVIDER, f"no description offers capability {wanted!r}")
-    range_ids = {offer.thing_id for offer in in_range}
-    for offer in candidates:
-        if offer.thing_id not in range_ids:
-            exclude(offer, OUT_OF_RANGE)
-    live_in_range = []
-    for offer in in_range:
-        if not live(offer):
-            exclude(offer, EXPIRED)
-        elif (note := _vendor_note(requirement, vendor(offer))) is not None:
-            exclude(offer, note)
-        else:
-            live_in_range.append(offer)
-    if not live_in_range:
-        if any(live(offer) for offer in in_range):
-            return unresolved(
-                VENDOR_EXCLUDED,
-                f"every live provider of {wanted!r} in range {requirement.range!r} is of a vendor "
-                "the vendor preferences leave out",
-            )
-        if in_range or not any(live(offer) for offer in candidates):
-            scope = f" in range {requirement.range!r}" if in_range else ""
-            return unresolved(PROVIDER_EXPIRED, f"every provider of {wanted!r}{scope} has expired")
-        offered = sorted(
-            {offer.version for offer in candidates if offer.version is not None and live(offer)}, key=version_order
-        )
-        return unresolved(
-            NO_VERSION_IN_RANGE,
-            f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}",
-        )
-    # Providers without a version (matched only by "any version" ranges) come after every versioned one.
-    versioned = sorted((offer for offer in live_in_range if offer.version), key=lambda offer: offer.thing_id)
-    unversioned = sorted((offer for offer in live_in_range if not offer.version), key=lambda offer: offer.thing_id)
-    if requirement.strategy == "lowest":
-        versioned.sort(key=lambda offer: precedence(offer.version or ""))
-    elif requirement.strategy == "closest":
-        target = requirement.closest_to or ""
-        versioned.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
-        versioned.sort(key=lambda offer: distance(offer.version or "", target))
-    else:
-        versioned.sort(key=lambda offer: precedence(offer.version or ""), reverse=True)
-    ordered = versioned + unversioned
-    if requirement.prefer_vendors:
-        ordered.sort(key=lambda offer: _preference(requirement, vendor(offer)))
-    distinct = _one_per_description(ordered)
-    chosen, *others = distinct
     return Resolution(
-        capability=wanted,
+        capability=requirement.capability,
         range=requirement.range,
         strategy=requirement.strategy,
-        resolved=True,
-        provider=_provider(chosen, details[chosen.thing_id]),
-        alternatives=[_provider(offer, details[offer.thing_id]) for offer in others[:MAX_ALTERNATIVES]],
-        explanation=explained(distinct),
+        resolved=False,
+        reason=reason,
+        detail=detail,
+        explanation=Explanation(considered=considered, candidates=notes, rule=_rule(requirement)),
+    )
+
+
+def _ranking(requirement: Requirement, version_range: str, versions: list[str | None], vendors: list[str]) -> Ranking:
+    """The strategy's order of the versions in range (equal precedence, equal rank; providers without a version
+    after every versioned one), and what the vendor rules say of each vendor name ("" for none)."""
+    in_range = [version for version in versions if _offer_in_range(version, version_range)]
+    versioned = [version for version in in_range if version]
+    versioned.sort(key=precedence, reverse=requirement.strategy != "lowest")
+    if requirement.strategy == "closest":
+        target = requirement.closest_to or ""
+        versioned.sort(key=lambda version: distance(version, target))
+    ranks: dict[str | None, int] = {}
+    rank, previous = -1, ""
+    for version in versioned:
+        if rank < 0 or precedence(version) != precedence(previous):
+            rank += 1
+        ranks[version], previous = rank, version
+    for unversioned in in_range:
+        if not unversioned:
+            ranks[unversioned] = rank + 1
+    notes = {name: note for name in vendors if (note := _vendor_note(requirement, name or None)) is not None}
+    preferences = {name: _preference(requirement, name or None) for name in vendors}
+    return Ranking(
+        requirement.capability,
+        ranks,
+        vendor_notes=notes,
+        preferences=preferences if requirement.prefer_vendors else {},
+        default_preference=len(requirement.prefer_vendors),
     )

@@ -137,12 +137,48 @@ class Offer:
     version: str | None
 
 
+#: Why resolution leaves a provider out (besides the vendor rules of :class:`Ranking`).
+OUT_OF_RANGE = "out_of_range"
+EXPIRED = "expired"
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
-class ProviderDetails:
-    thing_id: str
+class Ranking:
+    """How resolution orders the providers of one capability, decided in Python on the few distinct versions and
+    vendor names and applied in SQL, so that only the page answered is loaded."""
+
+    capability: str
+    #: Rank of each version in range (lower first; the key None: providers that declare no version).
+    version_ranks: dict[str | None, int]
+    #: Vendor names ("" for none) the rules leave out, with why.
+    vendor_notes: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: Rank of preferred vendor names; the others get ``default_preference``.
+    preferences: dict[str, int] = dataclasses.field(default_factory=dict)
+    default_preference: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RankedProvider:
+    offer: Offer
     title: str | None
     vendor_name: str | None
-    live: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LeftOut:
+    thing_id: str
+    version: str | None
+    vendor_name: str | None
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outline:
+    any_live_in_range: bool
+    any_in_range: bool
+    any_live: bool
+    #: Versions offered by live providers.
+    live_versions: list[str]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -591,42 +627,147 @@ class CatalogStore:
         row = await self.database.fetchrow(query)
         return None if row is None else (row[0], row[1], row[2])
 
-    async def providers(
-        self,
-        capabilities: Sequence[str],
-        worth_detailing: Callable[[list[Offer]], set[str]],
-        readers: TenantScope = EVERYTHING,
-    ) -> tuple[list[Offer], dict[str, ProviderDetails]]:
-        """Every offer of one of ``capabilities`` (live or expired but not yet purged), and the details of the
-        descriptions ``worth_detailing`` picks from them. Two indexed queries on one connection: joining every
-        offer to its description costs more than the ranges leave over."""
-        keys = list(dict.fromkeys(capabilities))
-        offers_query = select(
-            thing_capabilities.c.thing_id,
-            thing_capabilities.c.capability_id,
-            thing_capabilities.c.name,
-            thing_capabilities.c.version,
-        ).where(
-            or_(
-                thing_capabilities.c.capability_id.in_(keys),
-                thing_capabilities.c.name_key.in_([key.lower() for key in keys]),
-            )
-        )
+    def _offers(self, capability: str, readers: TenantScope) -> Any:
+        """The offers of ``capability`` a reader may see (by id, or by name in any case)."""
+        query = select(thing_capabilities).where(_capability_match(capability))
         if not readers.everything:
-            offers_query = offers_query.join_from(
+            query = query.join_from(
                 thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
             ).where(of_tenant(descriptions.c.tenant, readers.tenant))
-        offers = [Offer(*row) for row in await self.database.fetch(offers_query)]
-        wanted = worth_detailing(offers)
-        if not wanted:
-            return offers, {}
-        details_query = (
-            select(thing_summaries.c.thing_id, thing_summaries.c.title, thing_summaries.c.vendor_name, live())
-            .select_from(_joined())
-            .where(thing_summaries.c.thing_id == any_(literal(sorted(wanted), ARRAY(Text))))
+        return query
+
+    async def offered_versions(
+        self, capability: str, readers: TenantScope = EVERYTHING
+    ) -> tuple[int, list[str | None]]:
+        """How many descriptions offer ``capability`` (live or expired but not yet purged), and the distinct
+        versions they offer it in (a few, whatever the number of providers: ranges are decided on these)."""
+        offers = self._offers(capability, readers).subquery("offers")
+        considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
+        rows = await self.database.fetch(select(offers.c.version, considered).group_by(offers.c.version))
+        return (rows[0][1] if rows else 0), [row[0] for row in rows]
+
+    async def offered_vendors(self, capability: str, readers: TenantScope = EVERYTHING) -> list[str]:
+        """The distinct vendor names of the providers of ``capability`` ("" for none): vendor rules are decided on
+        these."""
+        offers = self._offers(capability, readers).subquery("offers")
+        query = (
+            select(func.coalesce(thing_summaries.c.vendor_name, ""))
+            .select_from(offers.join(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id))
+            .distinct()
         )
-        details = {row[0]: ProviderDetails(*row) for row in await self.database.fetch(details_query)}
-        return offers, details
+        return [row[0] for row in await self.database.fetch(query)]
+
+    def _best_offers(self, ranking: Ranking, readers: TenantScope, *, in_range_only: bool) -> Any:
+        """One row per provider of the capability: its best offer and that offer's rank (None: out of range),
+        in range (by rank) first, then by id. Reads the capability's offers only (an index scan): a query that
+        orders by (rank nulls last, thing_id) reads their descriptions in that order, as far as it needs."""
+        offers = self._offers(ranking.capability, readers).subquery("offers")
+        in_range = (
+            func.unnest(
+                literal([version for version in ranking.version_ranks if version is not None], ARRAY(Text)),
+                literal(
+                    [rank for version, rank in ranking.version_ranks.items() if version is not None], ARRAY(BigInteger)
+                ),
+            )
+            .table_valued("version", "rank")
+            .render_derived()
+        )
+        unversioned = case((offers.c.version.is_(None), literal(ranking.version_ranks.get(None), BigInteger)))
+        rank = func.coalesce(in_range.c.rank, unversioned)
+        query = (
+            select(offers.c.thing_id, offers.c.capability_id, offers.c.name, offers.c.version, rank.label("rank"))
+            .select_from(offers.outerjoin(in_range, in_range.c.version == offers.c.version))
+            .distinct(offers.c.thing_id)
+            .order_by(offers.c.thing_id, rank.asc().nulls_last(), offers.c.position)
+        )
+        if in_range_only:
+            query = query.where(rank.is_not(None))
+        best = query.subquery("best")
+        return select(best).order_by(best.c.rank.asc().nulls_last(), best.c.thing_id).subquery("ordered")
+
+    @staticmethod
+    def _vendor_rules(ranking: Ranking) -> tuple[Any, Any]:
+        """What the vendor rules say of a summary's vendor (None: accepted), and its preference rank."""
+        vendor = func.coalesce(thing_summaries.c.vendor_name, "")
+        note: Any = literal(None, Text)
+        if ranking.vendor_notes:
+            note = case(*((vendor == name, literal(text)) for name, text in ranking.vendor_notes.items()))
+        preference: Any = literal(ranking.default_preference)
+        if ranking.preferences:
+            preference = case(
+                *((vendor == name, literal(rank)) for name, rank in ranking.preferences.items()),
+                else_=literal(ranking.default_preference),
+            )
+        return note, preference
+
+    async def ranked_providers(
+        self, ranking: Ranking, limit: int, readers: TenantScope = EVERYTHING
+    ) -> list[RankedProvider]:
+        """The first ``limit`` live providers in range the vendor rules accept, in ``ranking``'s order (vendor
+        preference, version rank, id), each with its best offer. The offers in range are sorted first and their
+        descriptions read in that order until the page is full."""
+        best = self._best_offers(ranking, readers, in_range_only=True)
+        note, preference = self._vendor_rules(ranking)
+        query = (
+            select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
+            .add_columns(thing_summaries.c.vendor_name)
+            .select_from(
+                best.join(descriptions, descriptions.c.id == best.c.thing_id).join(
+                    thing_summaries, thing_summaries.c.thing_id == best.c.thing_id
+                )
+            )
+            .where(live(), note.is_(None))
+            .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
+            .limit(limit)
+        )
+        return [RankedProvider(Offer(*row[:4]), row[4], row[5]) for row in await self.database.fetch(query)]
+
+    async def left_out(self, ranking: Ranking, limit: int, readers: TenantScope = EVERYTHING) -> list[LeftOut]:
+        """The first ``limit`` providers ``ranking`` leaves out, with why (no version in range, expired, vendor):
+        those in range first, in rank order, then the others by id. Asked for when fewer than a page were chosen,
+        so at most that many accepted providers are read past."""
+        best = self._best_offers(ranking, readers, in_range_only=False)
+        note, _ = self._vendor_rules(ranking)
+        is_live = and_(thing_summaries.c.thing_id.is_not(None), live())
+        reason = case(
+            (best.c.rank.is_(None), literal(OUT_OF_RANGE)),
+            (~is_live, literal(EXPIRED)),
+            else_=note,
+        )
+        query = (
+            select(best.c.thing_id, best.c.version, thing_summaries.c.vendor_name, reason)
+            .select_from(
+                best.outerjoin(descriptions, descriptions.c.id == best.c.thing_id).outerjoin(
+                    thing_summaries, thing_summaries.c.thing_id == best.c.thing_id
+                )
+            )
+            .where(reason.is_not(None))
+            .order_by(best.c.rank.asc().nulls_last(), best.c.thing_id)
+            .limit(limit)
+        )
+        return [LeftOut(*row) for row in await self.database.fetch(query)]
+
+    async def outline(self, ranking: Ranking, readers: TenantScope = EVERYTHING) -> Outline:
+        """What the providers of the capability have in common, to say why none was chosen (every offer is read:
+        asked for only when none was)."""
+        offers = self._offers(ranking.capability, readers).subquery("offers")
+        best = self._best_offers(ranking, readers, in_range_only=False)
+        is_live = and_(thing_summaries.c.thing_id.is_not(None), live())
+        joined = (
+            offers.join(best, best.c.thing_id == offers.c.thing_id)
+            .outerjoin(descriptions, descriptions.c.id == offers.c.thing_id)
+            .outerjoin(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id)
+        )
+        in_range = best.c.rank.is_not(None)
+        query = select(
+            func.coalesce(func.bool_or(and_(in_range, is_live)), False),
+            func.coalesce(func.bool_or(in_range), False),
+            func.coalesce(func.bool_or(is_live), False),
+            func.array_agg(offers.c.version.distinct()).filter(and_(is_live, offers.c.version.is_not(None))),
+        ).select_from(joined)
+        row = await self.database.fetchrow(query)
+        assert row is not None  # an aggregate always answers a row
+        return Outline(row[0], row[1], row[2], list(row[3] or []))
 
     async def versions(self, thing_id: str) -> list[VersionRow]:
         query = select(*_VERSION_COLUMNS).where(thing_versions.c.thing_id == thing_id)
@@ -644,10 +785,13 @@ __all__ = [
     "CapabilityRow",
     "CatalogStore",
     "Filters",
+    "LeftOut",
     "NewVersion",
     "Offer",
+    "Outline",
     "Page",
-    "ProviderDetails",
+    "RankedProvider",
+    "Ranking",
     "SummaryRow",
     "VersionRow",
 ]

@@ -790,6 +790,7 @@ def test_resolution_with_vendor_preferences_explains_itself(
         "id": agent_id("initech-billing"),
         "version": "2.1.0",
         "status": "excluded",
+        "vendor": VENDORS["initech"],
         "reason": "out_of_range",
     }
     for name, reason in excluded.items():
