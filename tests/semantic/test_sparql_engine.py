@@ -152,6 +152,19 @@ def test_new_descriptions_are_in_their_graph_and_the_default_graph() -> None:
     assert index.descriptions == 1  # a description without RDF has no graph and is not counted
 
 
+def test_a_replaced_description_shares_its_blank_nodes_with_the_default_graph_and_leaves_nothing_behind() -> None:
+    index = RdfIndex()
+    index.replace([("urn:c", '<urn:c> <urn:p> _:x .\n_:x <urn:q> "1" .\n')])
+    index.replace([("urn:c", '<urn:c> <urn:p> _:y .\n_:y <urn:q> "2" .\n')])
+    named = list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:c")))
+    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+    assert {quad.triple for quad in named} == {quad.triple for quad in default}
+    assert len(default) == 2
+    (link,) = [quad.object for quad in default if quad.predicate == ox.NamedNode("urn:p")]
+    assert link in {quad.subject for quad in default}  # one blank node in both triples
+    assert index.descriptions == 1
+
+
 def test_bulk_loaded_descriptions_keep_their_blank_nodes_apart(tmp_path: Path) -> None:
     index = RdfIndex(tmp_path)
     text = '<urn:{0}> <urn:p> _:x .\n_:x <urn:q> "_:x stays \\" _:x" .\n_:x <urn:r> <urn:a_:x> .\n'
