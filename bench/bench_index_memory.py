@@ -1,23 +1,34 @@
 """Memory and CPU of the SPARQL index while a bulk load is applied to it, as the worker's follower applies it.
 
-Converts generated agents and tools (bench/catalogue.py) to N-Triples once, then, in a fresh on-disk index, applies
-them in batches of 500 (what the follower does with the changes of ``registry import``), then puts every one back
-(the replace path), reading the process's resident memory (VmRSS) and address space (VmSize, what
-``REGISTRY_SPARQL_MEMORY_LIMIT`` caps) after each batch and the CPU per description. The reference is the same
-process before the index is opened.
+In process (default): converts generated agents and tools (bench/catalogue.py) to N-Triples once, then, in a
+fresh on-disk index, applies them in batches of 500 (what the follower does with the changes of ``registry
+import``), then puts every one back (the replace path), reading the process's resident memory (VmRSS) and address
+space (VmSize, what ``REGISTRY_SPARQL_MEMORY_LIMIT`` caps) after each batch and the CPU per description. The
+reference is the same process before the index is opened.
 
     python bench/bench_index_memory.py [--count 5000] [--rounds 3]
+
+With ``--import``: the real thing, ``registry serve`` on a fresh database and ``registry import`` of the generated
+descriptions (batches), sampling the SPARQL worker's RSS and VmSize every second until it has indexed them all,
+and its CPU per description.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
+
+import httpx
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -25,6 +36,7 @@ from bench.catalogue import description
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.sparql_worker.index import RdfIndex
+from tests.support.servers import LOCAL_POSTGRES, ServerProcess, fresh_database
 
 BATCH = 500
 
@@ -63,12 +75,57 @@ def one_round(rows: list[tuple[str, str]]) -> tuple[Curve, dict[str, float]]:
     return curve, cpu
 
 
+_COUNT_GRAPHS = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+
+def import_round(count: int) -> None:
+    """``registry import`` of ``count`` descriptions into a fresh directory; the worker's memory every second."""
+    files = Path(tempfile.mkdtemp(prefix="bench-import-"))
+    for number in range(count):
+        (files / f"{number}.json").write_text(json.dumps(description(number)))
+    with fresh_database(LOCAL_POSTGRES) as url, ServerProcess(url) as server:
+        http = httpx.Client(base_url=server.base_url, timeout=600)
+        while http.get("/readyz").status_code != 200:
+            time.sleep(0.3)
+        assert server.process is not None
+        worker = next(
+            child
+            for child in psutil.Process(server.process.pid).children()
+            if "registry.sparql_worker" in " ".join(child.cmdline())
+        )
+        samples: list[tuple[int, int]] = []
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(1 if samples else 0):
+                memory = worker.memory_info()
+                samples.append((memory.rss >> 20, memory.vms >> 20))
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        cpu = sum(worker.cpu_times()[:2])
+        command = [str(Path(sys.executable).with_name("registry")), "--url", server.base_url, "import", str(files)]
+        subprocess.run(command, check=True, capture_output=True)
+        http.get("/search/sparql", params={"query": _COUNT_GRAPHS})  # answered once every change is applied
+        done.set()
+        sampler.join()
+        cpu = sum(worker.cpu_times()[:2]) - cpu
+    print(f"worker CPU {cpu / count * 1000:.2f} ms per description; RSS MB every second: {[s[0] for s in samples]}")
+    print(f"peak RSS {max(s[0] for s in samples)} MB, peak VmSize {max(s[1] for s in samples)} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--import", dest="through_import", action="store_true")
     arguments = parser.parse_args()
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+    if arguments.through_import:
+        for _ in range(arguments.rounds):
+            import_round(arguments.count)
+        print(f"load average: {os.getloadavg()}")
+        return
     converter = RdfConverter(ContextLibrary.load(None))
     rows = []
     for number in range(arguments.count):
