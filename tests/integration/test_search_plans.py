@@ -3,7 +3,6 @@ never the whole catalogue (EXPLAIN ANALYZE on a generated catalogue, statistics 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -17,7 +16,7 @@ from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
 from registry.store.things import _EXISTS_AT, _LISTING
-from tests.support.servers import fresh_database
+from tests.support.catalogue import generated_catalogue, opened
 
 SIZE = 100_000
 #: Rows a page may read from tables, summed over every scan of its plan: a page of 20 must not cost a pass over
@@ -39,29 +38,17 @@ CASES: dict[str, tuple[Filters, str]] = {
 }
 
 
-async def _generate(url: str) -> None:
-    database = Database(url, connections=2)
-    await database.open()
-    try:
-        await generate(database, SIZE)
-    finally:
-        await database.close()
-
-
 @pytest.fixture(scope="module")
 def catalogue_url(postgres_admin_url: str) -> Iterator[str]:
     """A database of its own holding the generated catalogue (once for the module: a few seconds)."""
-    with fresh_database(postgres_admin_url) as url:
-        asyncio.run(_generate(url))
+    with generated_catalogue(postgres_admin_url, SIZE) as url:
         yield url
 
 
 @pytest.fixture
 async def catalogue(catalogue_url: str) -> AsyncIterator[Database]:
-    database = Database(catalogue_url, connections=2)
-    await database.open()
-    yield database
-    await database.close()
+    async with opened(catalogue_url) as database:
+        yield database
 
 
 async def explain(database: Database, query: Any, **values: Any) -> dict[str, Any]:
@@ -105,9 +92,7 @@ async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: 
 
 
 async def test_stale_statistics_are_refreshed_after_a_bulk_change(own_database_url: str) -> None:
-    database = Database(own_database_url, connections=2)
-    await database.open()
-    try:
+    async with opened(own_database_url) as database:
         await generate(database, 2000)  # analyzed: nothing stale
         assert await refresh_stale_statistics(database) == []
         async with database.transaction() as tx:
@@ -115,5 +100,3 @@ async def test_stale_statistics_are_refreshed_after_a_bulk_change(own_database_u
             await tx.execute(FLUSH_STATISTICS)
         assert await refresh_stale_statistics(database) == ["thing_capabilities"]
         assert await refresh_stale_statistics(database) == []
-    finally:
-        await database.close()
