@@ -80,10 +80,14 @@ _COUNT_GRAPHS = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o }
 
 def import_round(count: int) -> None:
     """``registry import`` of ``count`` descriptions into a fresh directory; the worker's memory every second."""
-    files = Path(tempfile.mkdtemp(prefix="bench-import-"))
-    for number in range(count):
-        (files / f"{number}.json").write_text(json.dumps(description(number)))
-    with fresh_database(LOCAL_POSTGRES) as url, ServerProcess(url) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-import-") as directory,
+        fresh_database(LOCAL_POSTGRES) as url,
+        ServerProcess(url) as server,
+    ):
+        files = Path(directory)
+        for number in range(count):
+            (files / f"{number}.json").write_text(json.dumps(description(number)))
         http = httpx.Client(base_url=server.base_url, timeout=600)
         while http.get("/readyz").status_code != 200:
             time.sleep(0.3)
