@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -213,8 +214,9 @@ def _weighted(text: Any, weight: str) -> Any:
     return func.setweight(func.to_tsvector(_CONFIG, text), literal_column(f"'{weight}'"))
 
 
-def _capability_match(capability: str) -> ColumnElement[bool]:
-    return or_(thing_capabilities.c.capability_id == capability, thing_capabilities.c.name_key == capability.lower())
+def _capability_match(capability: Any, name_key: Any) -> ColumnElement[bool]:
+    """An offer of ``capability`` (a value or a bound parameter): by id, or by name in any case (``name_key``)."""
+    return or_(thing_capabilities.c.capability_id == capability, thing_capabilities.c.name_key == name_key)
 
 
 def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[bool]]:
@@ -239,9 +241,8 @@ def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[b
     if filters.text is not None:
         clauses.append(thing_summaries.c.search.op("@@")(_query(filters.text)))
     if filters.capability is not None:
-        condition = and_(
-            thing_capabilities.c.thing_id == thing_summaries.c.thing_id, _capability_match(filters.capability)
-        )
+        offered = _capability_match(filters.capability, filters.capability.lower())
+        condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
         if versions is not None:
             condition = and_(condition, thing_capabilities.c.version.in_(versions))
         clauses.append(exists().where(condition))
@@ -533,7 +534,10 @@ class CatalogStore:
             return None
         query = (
             select(thing_capabilities.c.version)
-            .where(_capability_match(filters.capability), thing_capabilities.c.version.is_not(None))
+            .where(
+                _capability_match(filters.capability, filters.capability.lower()),
+                thing_capabilities.c.version.is_not(None),
+            )
             .distinct()
         )
         offered = [row[0] for row in await executor.fetch(query)]
@@ -627,79 +631,26 @@ class CatalogStore:
         row = await self.database.fetchrow(query)
         return None if row is None else (row[0], row[1], row[2])
 
-    def _offers(self, capability: str, readers: TenantScope) -> Any:
-        """The offers of ``capability`` a reader may see (by id, or by name in any case)."""
-        query = select(thing_capabilities).where(_capability_match(capability))
-        if not readers.everything:
-            query = query.join_from(
-                thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
-            ).where(of_tenant(descriptions.c.tenant, readers.tenant))
-        return query
+    async def _resolution_rows(self, statement: Statement, values: dict[str, Any]) -> list[Record]:
+        """Rows of one step of resolution, bounded and planned for its values as searches are: the statement is
+        compiled once, so without a custom plan PostgreSQL would soon reuse a generic one blind to the values."""
+        async with self._bounded() as tx:
+            return await tx.fetch(statement, **values)
 
     async def offered_versions(
         self, capability: str, readers: TenantScope = EVERYTHING
     ) -> tuple[int, list[str | None]]:
         """How many descriptions offer ``capability`` (live or expired but not yet purged), and the distinct
         versions they offer it in (a few, whatever the number of providers: ranges are decided on these)."""
-        # A CTE read twice is materialised: the offers are read once.
-        offers = self._offers(capability, readers).cte("offers")
-        considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
-        rows = await self.database.fetch(select(offers.c.version, considered).group_by(offers.c.version))
+        statement = _resolution_statement("versions", readers.everything)
+        rows = await self._resolution_rows(statement, _offers_values(capability, readers))
         return (rows[0][1] if rows else 0), [row[0] for row in rows]
 
     async def offered_vendors(self, capability: str, readers: TenantScope = EVERYTHING) -> list[str]:
         """The distinct vendor names of the providers of ``capability`` ("" for none): vendor rules are decided on
         these."""
-        offers = self._offers(capability, readers).subquery("offers")
-        query = (
-            select(func.coalesce(thing_summaries.c.vendor_name, ""))
-            .select_from(offers.join(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id))
-            .distinct()
-        )
-        return [row[0] for row in await self.database.fetch(query)]
-
-    def _best_offers(self, ranking: Ranking, readers: TenantScope, *, in_range_only: bool) -> Any:
-        """One row per provider of the capability: its best offer and that offer's rank (None: out of range),
-        in range (by rank) first, then by id. Reads the capability's offers only (an index scan): a query that
-        orders by (rank nulls last, thing_id) reads their descriptions in that order, as far as it needs."""
-        offers = self._offers(ranking.capability, readers).subquery("offers")
-        in_range = (
-            func.unnest(
-                literal([version for version in ranking.version_ranks if version is not None], ARRAY(Text)),
-                literal(
-                    [rank for version, rank in ranking.version_ranks.items() if version is not None], ARRAY(BigInteger)
-                ),
-            )
-            .table_valued("version", "rank")
-            .render_derived()
-        )
-        unversioned = case((offers.c.version.is_(None), literal(ranking.version_ranks.get(None), BigInteger)))
-        rank = func.coalesce(in_range.c.rank, unversioned)
-        query = (
-            select(offers.c.thing_id, offers.c.capability_id, offers.c.name, offers.c.version, rank.label("rank"))
-            .select_from(offers.outerjoin(in_range, in_range.c.version == offers.c.version))
-            .distinct(offers.c.thing_id)
-            .order_by(offers.c.thing_id, rank.asc().nulls_last(), offers.c.position)
-        )
-        if in_range_only:
-            query = query.where(rank.is_not(None))
-        best = query.subquery("best")
-        return select(best).order_by(best.c.rank.asc().nulls_last(), best.c.thing_id).subquery("ordered")
-
-    @staticmethod
-    def _vendor_rules(ranking: Ranking) -> tuple[Any, Any]:
-        """What the vendor rules say of a summary's vendor (None: accepted), and its preference rank."""
-        vendor = func.coalesce(thing_summaries.c.vendor_name, "")
-        note: Any = literal(None, Text)
-        if ranking.vendor_notes:
-            note = case(*((vendor == name, literal(text)) for name, text in ranking.vendor_notes.items()))
-        preference: Any = literal(ranking.default_preference)
-        if ranking.preferences:
-            preference = case(
-                *((vendor == name, literal(rank)) for name, rank in ranking.preferences.items()),
-                else_=literal(ranking.default_preference),
-            )
-        return note, preference
+        statement = _resolution_statement("vendors", readers.everything)
+        return [row[0] for row in await self._resolution_rows(statement, _offers_values(capability, readers))]
 
     async def ranked_providers(
         self, ranking: Ranking, limit: int, readers: TenantScope = EVERYTHING
@@ -707,67 +658,23 @@ class CatalogStore:
         """The first ``limit`` live providers in range the vendor rules accept, in ``ranking``'s order (vendor
         preference, version rank, id), each with its best offer. The offers in range are sorted first and their
         descriptions read in that order until the page is full."""
-        best = self._best_offers(ranking, readers, in_range_only=True)
-        note, preference = self._vendor_rules(ranking)
-        query = (
-            select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
-            .add_columns(thing_summaries.c.vendor_name)
-            .select_from(
-                best.join(descriptions, descriptions.c.id == best.c.thing_id).join(
-                    thing_summaries, thing_summaries.c.thing_id == best.c.thing_id
-                )
-            )
-            .where(live(), note.is_(None))
-            .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
-            .limit(limit)
-        )
-        return [RankedProvider(Offer(*row[:4]), row[4], row[5]) for row in await self.database.fetch(query)]
+        statement = _resolution_statement("ranked", readers.everything)
+        rows = await self._resolution_rows(statement, {"limit": limit, **_ranking_values(ranking, readers)})
+        return [RankedProvider(Offer(*row[:4]), row[4], row[5]) for row in rows]
 
     async def left_out(self, ranking: Ranking, limit: int, readers: TenantScope = EVERYTHING) -> list[LeftOut]:
         """The first ``limit`` providers ``ranking`` leaves out, with why (no version in range, expired, vendor):
         those in range first, in rank order, then the others by id. Asked for when fewer than a page were chosen,
         so at most that many accepted providers are read past."""
-        best = self._best_offers(ranking, readers, in_range_only=False)
-        note, _ = self._vendor_rules(ranking)
-        is_live = and_(thing_summaries.c.thing_id.is_not(None), live())
-        reason = case(
-            (best.c.rank.is_(None), literal(OUT_OF_RANGE)),
-            (~is_live, literal(EXPIRED)),
-            else_=note,
-        )
-        query = (
-            select(best.c.thing_id, best.c.version, thing_summaries.c.vendor_name, reason)
-            .select_from(
-                best.outerjoin(descriptions, descriptions.c.id == best.c.thing_id).outerjoin(
-                    thing_summaries, thing_summaries.c.thing_id == best.c.thing_id
-                )
-            )
-            .where(reason.is_not(None))
-            .order_by(best.c.rank.asc().nulls_last(), best.c.thing_id)
-            .limit(limit)
-        )
-        return [LeftOut(*row) for row in await self.database.fetch(query)]
+        statement = _resolution_statement("left_out", readers.everything)
+        rows = await self._resolution_rows(statement, {"limit": limit, **_ranking_values(ranking, readers)})
+        return [LeftOut(*row) for row in rows]
 
     async def outline(self, ranking: Ranking, readers: TenantScope = EVERYTHING) -> Outline:
         """What the providers of the capability have in common, to say why none was chosen (every offer is read:
         asked for only when none was)."""
-        offers = self._offers(ranking.capability, readers).subquery("offers")
-        best = self._best_offers(ranking, readers, in_range_only=False)
-        is_live = and_(thing_summaries.c.thing_id.is_not(None), live())
-        joined = (
-            offers.join(best, best.c.thing_id == offers.c.thing_id)
-            .outerjoin(descriptions, descriptions.c.id == offers.c.thing_id)
-            .outerjoin(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id)
-        )
-        in_range = best.c.rank.is_not(None)
-        query = select(
-            func.coalesce(func.bool_or(and_(in_range, is_live)), False),
-            func.coalesce(func.bool_or(in_range), False),
-            func.coalesce(func.bool_or(is_live), False),
-            func.array_agg(offers.c.version.distinct()).filter(and_(is_live, offers.c.version.is_not(None))),
-        ).select_from(joined)
-        row = await self.database.fetchrow(query)
-        assert row is not None  # an aggregate always answers a row
+        statement = _resolution_statement("outline", readers.everything)
+        (row,) = await self._resolution_rows(statement, _ranking_values(ranking, readers))  # an aggregate: one row
         return Outline(row[0], row[1], row[2], list(row[3] or []))
 
     async def versions(self, thing_id: str) -> list[VersionRow]:
@@ -780,6 +687,154 @@ class CatalogStore:
         )
         row = await self.database.fetchrow(query)
         return None if row is None else VersionRow(*row)
+
+
+# -- capability resolution: statements compiled once per shape, values bound per request (compiling them per
+# request cost more CPU than PostgreSQL's work on a small catalogue)
+
+
+def _offers_values(capability: str, readers: TenantScope) -> dict[str, Any]:
+    return {"capability": capability, "capability_key": capability.lower(), "tenant": readers.tenant}
+
+
+def _ranking_values(ranking: Ranking, readers: TenantScope) -> dict[str, Any]:
+    ranked = [(version, rank) for version, rank in ranking.version_ranks.items() if version is not None]
+    return {
+        **_offers_values(ranking.capability, readers),
+        "range_versions": [version for version, _ in ranked],
+        "range_ranks": [rank for _, rank in ranked],
+        "unversioned_rank": ranking.version_ranks.get(None),
+        "noted_vendors": list(ranking.vendor_notes),
+        "vendor_notes": list(ranking.vendor_notes.values()),
+        "preferred_vendors": list(ranking.preferences),
+        "vendor_preferences": list(ranking.preferences.values()),
+        "default_preference": ranking.default_preference,
+    }
+
+
+def _bound_offers(everything: bool) -> Any:
+    """The offers of the bound capability a reader of the bound tenant may see (by id, or by name in any case)."""
+    query = select(thing_capabilities).where(
+        _capability_match(bindparam("capability", type_=Text), bindparam("capability_key", type_=Text))
+    )
+    if not everything:
+        query = query.join_from(
+            thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
+        ).where(of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
+    return query
+
+
+def _best_offers(everything: bool, *, in_range_only: bool) -> Any:
+    """One row per provider of the capability: its best offer and that offer's rank (None: out of range),
+    in range (by rank) first, then by id. Reads the capability's offers only (an index scan): a query that
+    orders by (rank nulls last, thing_id) reads their descriptions in that order, as far as it needs."""
+    offers = _bound_offers(everything).subquery("offers")
+    in_range = (
+        func.unnest(bindparam("range_versions", type_=ARRAY(Text)), bindparam("range_ranks", type_=ARRAY(BigInteger)))
+        .table_valued("version", "rank")
+        .render_derived()
+    )
+    unversioned = case((offers.c.version.is_(None), bindparam("unversioned_rank", type_=BigInteger)))
+    rank = func.coalesce(in_range.c.rank, unversioned)
+    query = (
+        select(offers.c.thing_id, offers.c.capability_id, offers.c.name, offers.c.version, rank.label("rank"))
+        .select_from(offers.outerjoin(in_range, in_range.c.version == offers.c.version))
+        .distinct(offers.c.thing_id)
+        .order_by(offers.c.thing_id, rank.asc().nulls_last(), offers.c.position)
+    )
+    if in_range_only:
+        query = query.where(rank.is_not(None))
+    best = query.subquery("best")
+    return select(best).order_by(best.c.rank.asc().nulls_last(), best.c.thing_id).subquery("ordered")
+
+
+def _vendor_rules() -> tuple[Any, Any, Any]:
+    """What the vendor rules say of a summary's vendor ("" for none): the table of noted vendor names (its ``note``
+    is None for an accepted vendor once outer-joined), the table of preferred ones, and the join condition's
+    vendor."""
+    notes = (
+        func.unnest(bindparam("noted_vendors", type_=ARRAY(Text)), bindparam("vendor_notes", type_=ARRAY(Text)))
+        .table_valued("name", "note")
+        .render_derived()
+    )
+    preferences = (
+        func.unnest(
+            bindparam("preferred_vendors", type_=ARRAY(Text)), bindparam("vendor_preferences", type_=ARRAY(BigInteger))
+        )
+        .table_valued("name", "rank")
+        .render_derived()
+    )
+    return notes, preferences, func.coalesce(thing_summaries.c.vendor_name, "")
+
+
+@functools.cache
+def _resolution_statement(part: str, everything: bool) -> Statement:
+    """The statement of one step of resolution, for readers of every tenant or of one."""
+    limit = bindparam("limit", type_=BigInteger)
+    if part == "versions":
+        # A CTE read twice is materialised: the offers are read once.
+        offers = _bound_offers(everything).cte("offers")
+        considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
+        return Statement.of(select(offers.c.version, considered).group_by(offers.c.version))
+    if part == "vendors":
+        offers = _bound_offers(everything).subquery("offers")
+        return Statement.of(
+            select(func.coalesce(thing_summaries.c.vendor_name, ""))
+            .select_from(offers.join(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id))
+            .distinct()
+        )
+    notes, preferences, vendor = _vendor_rules()
+    if part == "ranked":
+        best = _best_offers(everything, in_range_only=True)
+        preference = func.coalesce(preferences.c.rank, bindparam("default_preference", type_=BigInteger))
+        return Statement.of(
+            select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
+            .add_columns(thing_summaries.c.vendor_name)
+            .select_from(
+                best.join(descriptions, descriptions.c.id == best.c.thing_id)
+                .join(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
+                .outerjoin(notes, notes.c.name == vendor)
+                .outerjoin(preferences, preferences.c.name == vendor)
+            )
+            .where(live(), notes.c.note.is_(None))
+            .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
+            .limit(limit)
+        )
+    best = _best_offers(everything, in_range_only=False)
+    is_live = and_(thing_summaries.c.thing_id.is_not(None), live())
+    if part == "left_out":
+        reason = case(
+            (best.c.rank.is_(None), literal(OUT_OF_RANGE)),
+            (~is_live, literal(EXPIRED)),
+            else_=notes.c.note,
+        )
+        return Statement.of(
+            select(best.c.thing_id, best.c.version, thing_summaries.c.vendor_name, reason)
+            .select_from(
+                best.outerjoin(descriptions, descriptions.c.id == best.c.thing_id)
+                .outerjoin(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
+                .outerjoin(notes, notes.c.name == vendor)
+            )
+            .where(reason.is_not(None))
+            .order_by(best.c.rank.asc().nulls_last(), best.c.thing_id)
+            .limit(limit)
+        )
+    assert part == "outline", part
+    offers = _bound_offers(everything).subquery("offers")
+    joined = (
+        offers.join(best, best.c.thing_id == offers.c.thing_id)
+        .outerjoin(descriptions, descriptions.c.id == offers.c.thing_id)
+        .outerjoin(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id)
+    )
+    in_range = best.c.rank.is_not(None)
+    return Statement.of(
+        select(
+            func.coalesce(func.bool_or(and_(in_range, is_live)), False),
+            func.coalesce(func.bool_or(in_range), False),
+            func.coalesce(func.bool_or(is_live), False),
+            func.array_agg(offers.c.version.distinct()).filter(and_(is_live, offers.c.version.is_not(None))),
+        ).select_from(joined)
+    )
 
 
 __all__ = [
