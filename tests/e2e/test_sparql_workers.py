@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -16,10 +17,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _sparql_workers(server: Any) -> list[psutil.Process]:
-    root = psutil.Process(server.process.pid)
-    return [
-        process for process in root.children(recursive=True) if "registry.sparql_worker" in " ".join(process.cmdline())
-    ]
+    """The live SPARQL workers under the server (a killed process not yet reaped is a zombie: not counted)."""
+    workers = []
+    for process in psutil.Process(server.process.pid).children(recursive=True):
+        with contextlib.suppress(psutil.ZombieProcess, psutil.NoSuchProcess):
+            if "registry.sparql_worker" in " ".join(process.cmdline()):
+                workers.append(process)
+    return workers
 
 
 def _answered_by_every_process(base_url: str, thing_id: str, queries: int = 24) -> set[int]:
