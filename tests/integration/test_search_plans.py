@@ -7,10 +7,12 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import asyncpg
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, text
 
 from bench.catalogue import FLUSH_STATISTICS, generate
+from registry.errors import RegistryError
 from registry.store.catalog import Filters, search_query
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
@@ -100,3 +102,21 @@ async def test_stale_statistics_are_refreshed_after_a_bulk_change(own_database_u
             await tx.execute(FLUSH_STATISTICS)
         assert await refresh_stale_statistics(database) == ["thing_capabilities"]
         assert await refresh_stale_statistics(database) == []
+
+
+async def test_pending_index_entries_are_merged_after_autovacuum_analyzed_first(own_database_url: str) -> None:
+    """Autovacuum's ANALYZE leaves a table looking fresh but the GIN pending list full; the refresh merges it."""
+    async with opened(own_database_url) as database:
+        try:
+            await database.execute(text("CREATE EXTENSION IF NOT EXISTS pgstattuple"))
+        except (RegistryError, asyncpg.PostgresError):
+            pytest.skip("the pgstattuple extension (PostgreSQL contrib) is not installed")
+        await generate(database, 2000)
+        await database.execute(
+            text("UPDATE thing_summaries SET search = search || to_tsvector('simple', 'pendingword')")
+        )
+        await database.execute(text("ANALYZE thing_summaries"))  # as autovacuum would
+        pending = text("SELECT pending_tuples FROM pgstatginindex('ix_thing_summaries_search')")
+        assert await database.fetchval(pending) > 0
+        assert await refresh_stale_statistics(database) == []
+        assert await database.fetchval(pending) == 0
