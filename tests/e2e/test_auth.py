@@ -189,6 +189,28 @@ def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
                 assert anonymous.get(f"/things/{thing_id}").json()["title"] == "Weather", (who, operation)
 
 
+def test_authorization_matrix_of_a_batch(setup: Setup) -> None:
+    """The matrix for ``POST /api/v1/things/batch``: a sender without write credentials is refused the whole batch,
+    one that may write but not this description is refused in its place; nothing refused changes anything."""
+    time.sleep(1)  # the "expired" key lives one second
+    thing_id = f"urn:alice:{uuid.uuid4()}"
+    for who, expected in EXPECTED.items():
+        reset(setup, thing_id)
+        with setup.client(who) as client:
+            response = client.post("/api/v1/things/batch", json=[{**weather(thing_id), "title": "Batched"}])
+        if response.status_code != 200:
+            assert_problem(response, int(expected), setup.credentials[who])
+        else:
+            (result,) = response.json()["results"]
+            status = result["status"]
+            assert status == (200 if expected == "ok" else expected), (who, result)
+            if expected != "ok":
+                assert result["problem"]["detail"], (who, result)
+        with setup.client("anonymous") as anonymous:
+            title = anonymous.get(f"/things/{thing_id}").json()["title"]
+        assert title == ("Batched" if expected == "ok" else "Weather"), (who, title)
+
+
 def test_a_batch_refuses_each_description_its_sender_may_not_write(setup: Setup) -> None:
     alices = f"urn:alice:{uuid.uuid4()}"
     reset(setup, alices)
