@@ -11,22 +11,16 @@ median of its requests, and the summary the median and spread (min-max) of the r
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import functools
-import os
-import statistics
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import generate
+from bench.rounds import Run, interleaved, main
 from registry.store.catalog import CatalogStore, Filters, search_query
 from registry.store.database import Database
-from tests.support.servers import fresh_database
 
 CASES = {
     "rare word, by relevance": (Filters(text="topic42"), "relevance"),
@@ -47,15 +41,6 @@ async def bare(database: Database, filters: Filters, sort: str) -> None:
     await database.fetch(search_query(filters, None, sort, 20, None))
 
 
-async def round_median(run: Callable[[], Awaitable[None]], requests: int) -> float:
-    durations = []
-    for _ in range(requests):
-        started = time.perf_counter()
-        await run()
-        durations.append(time.perf_counter() - started)
-    return statistics.median(durations) * 1000
-
-
 async def measure(url: str, size: int, rounds: int, requests: int) -> None:
     database = Database(url, connections=2)
     await database.open()
@@ -63,36 +48,14 @@ async def measure(url: str, size: int, rounds: int, requests: int) -> None:
         await generate(database, size)
         catalog = CatalogStore(database)
         for name, (filters, sort) in CASES.items():
-            medians: dict[str, list[float]] = {"bare statement": [], "statement_timeout": []}
-            runs: dict[str, Callable[[], Awaitable[None]]] = {
+            runs: dict[str, Run] = {
                 "bare statement": functools.partial(bare, database, filters, sort),
                 "statement_timeout": functools.partial(bounded, catalog, filters, sort),
             }
-            for _ in range(rounds):
-                for kind, run in runs.items():
-                    medians[kind].append(await round_median(run, requests))
-            print(f"{name} ({size} descriptions, {rounds} rounds of {requests}):")
-            for kind, values in medians.items():
-                print(
-                    f"  {kind:18} median {statistics.median(values):.3f} ms "
-                    f"(rounds {min(values):.3f}-{max(values):.3f} ms)"
-                )
+            await interleaved(f"{name} ({size} descriptions)", runs, rounds, requests, digits=3)
     finally:
         await database.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=20_000, help="generated descriptions")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--requests", type=int, default=300, help="searches per round")
-    parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
-    arguments = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
-    with fresh_database(arguments.admin_url) as url:
-        asyncio.run(measure(url, arguments.n, arguments.rounds, arguments.requests))
-    print(f"load average after: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, measure, size=20_000, rounds=7, requests=300)

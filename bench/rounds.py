@@ -1,0 +1,66 @@
+"""Interleaved rounds for in-process benchmarks on a generated catalogue: each round runs every contender
+``requests`` times and keeps its median, rounds alternate between contenders so drifting load touches all alike,
+and the summary is the median and spread (min-max) of the round medians, printed with the cores and load."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+
+from tests.support.servers import fresh_database
+
+Run = Callable[[], Awaitable[None]]
+
+
+async def round_median(run: Run, requests: int) -> float:
+    """Median milliseconds of ``requests`` sequential runs."""
+    durations = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        await run()
+        durations.append(time.perf_counter() - started)
+    return statistics.median(durations) * 1000
+
+
+async def interleaved(title: str, runs: dict[str, Run], rounds: int, requests: int, digits: int = 2) -> None:
+    """Measure ``runs`` in alternating rounds and print each one's median and spread under ``title``."""
+    medians: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            medians[name].append(await round_median(run, requests))
+    print(f"{title} ({rounds} rounds of {requests}):")
+    width = max(map(len, medians))
+    for name, values in medians.items():
+        print(
+            f"  {name:{width}} median {statistics.median(values):.{digits}f} ms "
+            f"(rounds {min(values):.{digits}f}-{max(values):.{digits}f} ms)"
+        )
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def main(
+    description: str | None,
+    measure: Callable[[str, int, int, int], Awaitable[None]],
+    *,
+    size: int,
+    rounds: int,
+    requests: int,
+) -> None:
+    """Command line of such a benchmark: ``measure(url, size, rounds, requests)`` on a fresh database of its own."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=size, help="generated descriptions")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--requests", type=int, default=requests, help="requests per round")
+    parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    arguments = parser.parse_args()
+    print(f"cores: {os.cpu_count()}, load average: {load_average()}")
+    with fresh_database(arguments.admin_url) as url:
+        asyncio.run(measure(url, arguments.n, arguments.rounds, arguments.requests))
+    print(f"load average after: {load_average()}")
