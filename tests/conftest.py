@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.support.servers import ServerProcess, fresh_database, postgres_server
+# Run from a clone without the README's install command, the first import below would fail with a bare
+# ModuleNotFoundError: say what to do instead.
+_NOT_INSTALLED = [name for name in ("httpx", "litestar", "asyncpg") if importlib.util.find_spec(name) is None]
+if _NOT_INSTALLED:
+    pytest.exit(
+        f"the project's dependencies are not installed in this Python ({', '.join(_NOT_INSTALLED)} missing): "
+        "run the README's install command first, pip install -e '.[dev]'",
+        returncode=4,
+    )
+
+import httpx  # noqa: E402
+
+from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
 
 #: Files the tests read (real-world TDs with their MANIFEST, sources and licenses): all inside the repository.
 DATA = Path(__file__).resolve().parent / "data"

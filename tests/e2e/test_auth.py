@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from registry.auth.tokens import JWKS_REFETCH_COOLDOWN
 from tests.support.keys import create_key, keys_command
 from tests.support.servers import REPO_ROOT, ServerProcess, fresh_database
-from tests.support.things import thing
+from tests.support.things import thing, versioned_tool
 
 ISSUER = "https://idp.test.example"
 AUDIENCE = "lmos-registry"
@@ -721,22 +721,6 @@ def test_mcp_registry_reads_are_scoped_by_tenant(setup: Setup) -> None:
             assert (versions.status_code == 200) is sees, (who, versions.status_code)
             latest = client.get(f"/v0.1/servers/{quote(name, safe='')}/versions/latest")
             assert (latest.status_code == 200) is sees, (who, latest.status_code)
-
-
-def versioned_tool(thing_id: str, version: str, required: list[str]) -> dict[str, Any]:
-    """A tool whose input gains a required member at 1.0.1: a breaking change claimed as a patch (quality)."""
-    return thing(
-        "Versioned tool",
-        id=thing_id,
-        **{"@type": "lmos:Tool"},
-        version={"instance": version},
-        actions={
-            "ask": {
-                "input": {"type": "object", "properties": {"q": {"type": "string"}}, "required": required},
-                "forms": [{"href": "https://agents.example/ask"}],
-            }
-        },
-    )
 
 
 def event_ids_until(stream: httpx.Response, marker: str, secrets: list[str]) -> list[tuple[str, str]]:

@@ -16,7 +16,6 @@ import httpx
 import pytest
 from selenium.webdriver.common.by import By
 
-from registry.store.migrations import migrate
 from tests.support import browser as chromium
 from tests.support.browser import BROWSER, DRIVER, MISSING
 from tests.support.dashboard_corpus import WEATHER_ID, register
@@ -33,12 +32,8 @@ SOON = thing("Expiring soon")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ThrowawayPostgres]:
-    postgres = ThrowawayPostgres().init()
-    try:
-        migrate(postgres.url)
+    with ThrowawayPostgres.migrated() as postgres:
         yield postgres
-    finally:
-        postgres.destroy()
 
 
 @pytest.fixture(scope="module")

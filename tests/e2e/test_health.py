@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from registry.store.migrations import migrate
 from tests.support.servers import ServerProcess, ThrowawayPostgres
 from tests.support.things import thing
 
@@ -41,12 +40,8 @@ def test_livez_and_readyz_on_a_healthy_server(client: httpx.Client) -> None:
 def cluster() -> Iterator[ThrowawayPostgres]:
     if not ThrowawayPostgres.available():
         pytest.skip("PostgreSQL 15 binaries (initdb, pg_ctl) are not installed")
-    postgres = ThrowawayPostgres().init()
-    try:
-        migrate(postgres.url)
+    with ThrowawayPostgres.migrated() as postgres:
         yield postgres
-    finally:
-        postgres.destroy()
 
 
 @pytest.fixture

@@ -8,29 +8,14 @@ from typing import Any
 
 import httpx
 
-from tests.support.things import thing
-
-
-def _agent(thing_id: str, version: str, required: list[str]) -> dict[str, Any]:
-    return thing(
-        "Versioned tool",
-        id=thing_id,
-        **{"@type": "lmos:Tool"},
-        version={"instance": version},
-        actions={
-            "ask": {
-                "input": {"type": "object", "properties": {"q": {"type": "string"}}, "required": required},
-                "forms": [{"href": "https://agents.example/ask"}],
-            }
-        },
-    )
+from tests.support.things import thing, versioned_tool
 
 
 def test_quality_lists_lint_warnings_and_questionable_bumps(client: httpx.Client) -> None:
     thing_id = f"urn:test:quality:{thing()['id']}"
-    assert client.put(f"/things/{thing_id}", json=_agent(thing_id, "1.0.0", [])).status_code == 201
+    assert client.put(f"/things/{thing_id}", json=versioned_tool(thing_id, "1.0.0", [])).status_code == 201
     # A new required input breaks callers, yet the version claims a patch: breaking and dishonest.
-    assert client.put(f"/things/{thing_id}", json=_agent(thing_id, "1.0.1", ["q"])).status_code == 204
+    assert client.put(f"/things/{thing_id}", json=versioned_tool(thing_id, "1.0.1", ["q"])).status_code == 204
     report = client.get("/api/v1/quality", params={"limit": 1000}).json()
     [bump] = [bump for bump in report["bumps"] if bump["id"] == thing_id]
     assert (bump["version"], bump["previous_version"], bump["verdict"], bump["honest"]) == (

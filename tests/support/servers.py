@@ -202,3 +202,16 @@ class ThrowawayPostgres:
         with contextlib.suppress(subprocess.CalledProcessError):
             self.stop("immediate")
         shutil.rmtree(self.directory, ignore_errors=True)
+
+    @classmethod
+    @contextlib.contextmanager
+    def migrated(cls) -> Iterator[ThrowawayPostgres]:
+        """A started cluster with the directory's schema, destroyed afterwards."""
+        from registry.store.migrations import migrate
+
+        postgres = cls().init()
+        try:
+            migrate(postgres.url)
+            yield postgres
+        finally:
+            postgres.destroy()

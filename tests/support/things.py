@@ -68,3 +68,19 @@ async def collecting(
             collector.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await collector.task
+
+
+def versioned_tool(thing_id: str, version: str, required: list[str]) -> dict[str, Any]:
+    """A tool whose input gains a required member at 1.0.1: a breaking change claimed as a patch (quality)."""
+    return thing(
+        "Versioned tool",
+        id=thing_id,
+        **{"@type": "lmos:Tool"},
+        version={"instance": version},
+        actions={
+            "ask": {
+                "input": {"type": "object", "properties": {"q": {"type": "string"}}, "required": required},
+                "forms": [{"href": "https://agents.example/ask"}],
+            }
+        },
+    )
