@@ -642,14 +642,14 @@ class CatalogStore:
     ) -> tuple[int, list[str | None]]:
         """How many descriptions offer ``capability`` (live or expired but not yet purged), and the distinct
         versions they offer it in (a few, whatever the number of providers: ranges are decided on these)."""
-        statement = _resolution_statement("versions", readers.everything)
+        statement = _versions_statement(readers.everything)
         rows = await self._resolution_rows(statement, _offers_values(capability, readers))
         return (rows[0][1] if rows else 0), [row[0] for row in rows]
 
     async def offered_vendors(self, capability: str, readers: TenantScope = EVERYTHING) -> list[str]:
         """The distinct vendor names of the providers of ``capability`` ("" for none): vendor rules are decided on
         these."""
-        statement = _resolution_statement("vendors", readers.everything)
+        statement = _vendors_statement(readers.everything)
         return [row[0] for row in await self._resolution_rows(statement, _offers_values(capability, readers))]
 
     async def ranked_providers(
@@ -658,7 +658,7 @@ class CatalogStore:
         """The first ``limit`` live providers in range the vendor rules accept, in ``ranking``'s order (vendor
         preference, version rank, id), each with its best offer. The offers in range are sorted first and their
         descriptions read in that order until the page is full."""
-        statement = _resolution_statement("ranked", readers.everything)
+        statement = _ranked_statement(readers.everything)
         rows = await self._resolution_rows(statement, {"limit": limit, **_ranking_values(ranking, readers)})
         return [RankedProvider(Offer(*row[:4]), row[4], row[5]) for row in rows]
 
@@ -666,14 +666,14 @@ class CatalogStore:
         """The first ``limit`` providers ``ranking`` leaves out, with why (no version in range, expired, vendor):
         those in range first, in rank order, then the others by id. Asked for when fewer than a page were chosen,
         so at most that many accepted providers are read past."""
-        statement = _resolution_statement("left_out", readers.everything)
+        statement = _left_out_statement(readers.everything)
         rows = await self._resolution_rows(statement, {"limit": limit, **_ranking_values(ranking, readers)})
         return [LeftOut(*row) for row in rows]
 
     async def outline(self, ranking: Ranking, readers: TenantScope = EVERYTHING) -> Outline:
         """What the providers of the capability have in common, to say why none was chosen (every offer is read:
         asked for only when none was)."""
-        statement = _resolution_statement("outline", readers.everything)
+        statement = _outline_statement(readers.everything)
         (row,) = await self._resolution_rows(statement, _ranking_values(ranking, readers))  # an aggregate: one row
         return Outline(row[0], row[1], row[2], list(row[3] or []))
 
@@ -767,60 +767,74 @@ def _vendor_rules() -> tuple[Any, Any, Any]:
     return notes, preferences, func.coalesce(thing_summaries.c.vendor_name, "")
 
 
+_LIMIT = bindparam("limit", type_=BigInteger)
+_IS_LIVE = and_(thing_summaries.c.thing_id.is_not(None), live())
+
+
 @functools.cache
-def _resolution_statement(part: str, everything: bool) -> Statement:
-    """The statement of one step of resolution, for readers of every tenant or of one."""
-    limit = bindparam("limit", type_=BigInteger)
-    if part == "versions":
-        # A CTE read twice is materialised: the offers are read once.
-        offers = _bound_offers(everything).cte("offers")
-        considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
-        return Statement.of(select(offers.c.version, considered).group_by(offers.c.version))
-    if part == "vendors":
-        offers = _bound_offers(everything).subquery("offers")
-        return Statement.of(
-            select(func.coalesce(thing_summaries.c.vendor_name, ""))
-            .select_from(offers.join(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id))
-            .distinct()
-        )
-    notes, preferences, vendor = _vendor_rules()
-    if part == "ranked":
-        best = _best_offers(everything, in_range_only=True)
-        preference = func.coalesce(preferences.c.rank, bindparam("default_preference", type_=BigInteger))
-        return Statement.of(
-            select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
-            .add_columns(thing_summaries.c.vendor_name)
-            .select_from(
-                best.join(descriptions, descriptions.c.id == best.c.thing_id)
-                .join(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
-                .outerjoin(notes, notes.c.name == vendor)
-                .outerjoin(preferences, preferences.c.name == vendor)
-            )
-            .where(live(), notes.c.note.is_(None))
-            .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
-            .limit(limit)
-        )
-    best = _best_offers(everything, in_range_only=False)
-    is_live = and_(thing_summaries.c.thing_id.is_not(None), live())
-    if part == "left_out":
-        reason = case(
-            (best.c.rank.is_(None), literal(OUT_OF_RANGE)),
-            (~is_live, literal(EXPIRED)),
-            else_=notes.c.note,
-        )
-        return Statement.of(
-            select(best.c.thing_id, best.c.version, thing_summaries.c.vendor_name, reason)
-            .select_from(
-                best.outerjoin(descriptions, descriptions.c.id == best.c.thing_id)
-                .outerjoin(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
-                .outerjoin(notes, notes.c.name == vendor)
-            )
-            .where(reason.is_not(None))
-            .order_by(best.c.rank.asc().nulls_last(), best.c.thing_id)
-            .limit(limit)
-        )
-    assert part == "outline", part
+def _versions_statement(everything: bool) -> Statement:
+    # A CTE read twice is materialised: the offers are read once.
+    offers = _bound_offers(everything).cte("offers")
+    considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
+    return Statement.of(select(offers.c.version, considered).group_by(offers.c.version))
+
+
+@functools.cache
+def _vendors_statement(everything: bool) -> Statement:
     offers = _bound_offers(everything).subquery("offers")
+    return Statement.of(
+        select(func.coalesce(thing_summaries.c.vendor_name, ""))
+        .select_from(offers.join(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id))
+        .distinct()
+    )
+
+
+@functools.cache
+def _ranked_statement(everything: bool) -> Statement:
+    notes, preferences, vendor = _vendor_rules()
+    best = _best_offers(everything, in_range_only=True)
+    preference = func.coalesce(preferences.c.rank, bindparam("default_preference", type_=BigInteger))
+    return Statement.of(
+        select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
+        .add_columns(thing_summaries.c.vendor_name)
+        .select_from(
+            best.join(descriptions, descriptions.c.id == best.c.thing_id)
+            .join(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
+            .outerjoin(notes, notes.c.name == vendor)
+            .outerjoin(preferences, preferences.c.name == vendor)
+        )
+        .where(live(), notes.c.note.is_(None))
+        .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
+        .limit(_LIMIT)
+    )
+
+
+@functools.cache
+def _left_out_statement(everything: bool) -> Statement:
+    notes, _, vendor = _vendor_rules()
+    best = _best_offers(everything, in_range_only=False)
+    reason = case(
+        (best.c.rank.is_(None), literal(OUT_OF_RANGE)),
+        (~_IS_LIVE, literal(EXPIRED)),
+        else_=notes.c.note,
+    )
+    return Statement.of(
+        select(best.c.thing_id, best.c.version, thing_summaries.c.vendor_name, reason)
+        .select_from(
+            best.outerjoin(descriptions, descriptions.c.id == best.c.thing_id)
+            .outerjoin(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
+            .outerjoin(notes, notes.c.name == vendor)
+        )
+        .where(reason.is_not(None))
+        .order_by(best.c.rank.asc().nulls_last(), best.c.thing_id)
+        .limit(_LIMIT)
+    )
+
+
+@functools.cache
+def _outline_statement(everything: bool) -> Statement:
+    offers = _bound_offers(everything).subquery("offers")
+    best = _best_offers(everything, in_range_only=False)
     joined = (
         offers.join(best, best.c.thing_id == offers.c.thing_id)
         .outerjoin(descriptions, descriptions.c.id == offers.c.thing_id)
@@ -829,10 +843,10 @@ def _resolution_statement(part: str, everything: bool) -> Statement:
     in_range = best.c.rank.is_not(None)
     return Statement.of(
         select(
-            func.coalesce(func.bool_or(and_(in_range, is_live)), False),
+            func.coalesce(func.bool_or(and_(in_range, _IS_LIVE)), False),
             func.coalesce(func.bool_or(in_range), False),
-            func.coalesce(func.bool_or(is_live), False),
-            func.array_agg(offers.c.version.distinct()).filter(and_(is_live, offers.c.version.is_not(None))),
+            func.coalesce(func.bool_or(_IS_LIVE), False),
+            func.array_agg(offers.c.version.distinct()).filter(and_(_IS_LIVE, offers.c.version.is_not(None))),
         ).select_from(joined)
     )
 
