@@ -53,6 +53,8 @@ ENDPOINTS: list[tuple[str, str, tuple[str, ...], str | None]] = [
     ("GET", "/.well-known/wot", (), None),
     ("GET", "/dashboard", (), None),
     ("GET", f"/api/v1/things/{SEED_ID}/owner", (), None),
+    ("PUT", f"/api/v1/things/{SEED_ID}/owner", (), JSON),
+    ("POST", "/api/v1/things/batch", (), JSON),
     ("GET", f"/a2a/{SEED_ID}/.well-known/agent-card.json", (), None),
     ("POST", "/api/v1/agents/import", ("format", "id"), JSON),
     ("GET", "/v0.1/servers", ("cursor", "limit", "search", "updated_since", "version", "include_deleted"), None),
