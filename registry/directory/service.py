@@ -202,6 +202,7 @@ class DirectoryService:
         a database error (which loses the transaction) refuses the whole batch, as it would a single PUT."""
         results: dict[int, WriteOutcome | RegistryError] = {}
         candidates: list[tuple[int, str, Candidate]] = []
+        seen: set[str] = set()
         for index, document in enumerate(documents):
             try:
                 thing_id = document.get("id") if isinstance(document, dict) else None
@@ -210,21 +211,22 @@ class DirectoryService:
                         "Each description of a batch needs its id (register anonymous TDs with POST /things)",
                         validationErrors=[{"field": "id", "description": "a non-empty string is required"}],
                     )
+                if thing_id in seen:
+                    raise BadRequest(
+                        f"The id {thing_id!r} appears more than once in this batch; send each description once",
+                        validationErrors=[{"field": "id", "description": "already given earlier in this batch"}],
+                    )
+                seen.add(thing_id)
                 _check_put_id(thing_id, document)
                 candidates.append((index, thing_id, await self._candidate(thing_id, document)))
             except RegistryError as error:
                 results[index] = error
             await asyncio.sleep(0)  # other requests get the event loop between descriptions
-        # One order of ids for every batch, so that two batches never wait for each other's locks in a cycle.
-        candidates.sort(key=lambda item: item[1])
         async with self.database.transaction() as tx:
-            for index, thing_id, candidate in candidates:
-                try:
-                    results[index] = await self._save_in(tx, thing_id, _constant(candidate), principal)
-                except RegistryError as error:
-                    if raised_by_database(error):
-                        raise  # the transaction is lost: nothing of the batch is written
-                    results[index] = error
+            saved = await self._save_all(
+                tx, [(thing_id, _constant(candidate)) for _, thing_id, candidate in candidates], principal
+            )
+        results.update((index, outcome) for (index, _, _), outcome in zip(candidates, saved, strict=True))
         written = [result for result in results.values() if isinstance(result, WriteOutcome)]
         self.cache.evict([outcome.stored.id for outcome in written])
         for outcome in written:
@@ -268,8 +270,8 @@ class DirectoryService:
 
     async def delete(self, thing_id: str, *, if_match: str | None = None, principal: Principal | None = None) -> None:
         async with self.database.transaction() as tx:
-            now = await self.things.lock(tx, thing_id)
-            current = await self.things.current(tx, thing_id, now)
+            now = await self.things.lock(tx, [thing_id])
+            current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
             if current is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
             if if_match is not None and not etag_matches(if_match, current.etag):
@@ -295,8 +297,8 @@ class DirectoryService:
         """Give a description to another owner (an admin's decision, checked by the caller); the change log
         records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
-            now = await self.things.lock(tx, thing_id)
-            current = await self.things.current(tx, thing_id, now)
+            now = await self.things.lock(tx, [thing_id])
+            current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
             if current is None:
                 raise NotFound(f"No Thing Description with id {thing_id!r}")
             await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
@@ -351,56 +353,96 @@ class DirectoryService:
         """Store what ``produce`` makes of the current description, in one transaction under the id's lock, if
         ``principal`` may (registry/auth/ownership.py)."""
         async with self.database.transaction() as tx:
-            outcome = await self._save_in(
+            [outcome] = await self._save_all(
                 tx,
-                thing_id,
-                produce,
+                [(thing_id, produce)],
                 principal,
                 anonymous=anonymous,
                 assigned_id=assigned_id,
                 if_match=if_match,
                 create_only=create_only,
             )
+            if isinstance(outcome, RegistryError):
+                raise outcome
         self.cache.evict([thing_id])
         REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
         return outcome
 
-    async def _save_in(
+    async def _save_all(
         self,
         tx: Transaction,
-        thing_id: str,
-        produce: Produce,
+        items: Sequence[tuple[str, Produce]],
         principal: Principal | None,
         *,
         anonymous: bool = False,
         assigned_id: bool = False,
         if_match: str | None = None,
         create_only: bool = False,
-    ) -> WriteOutcome:
-        """The steps of ``_save`` inside ``tx``: lock the id, check, write the row, its change and projections."""
-        now = await self.things.lock(tx, thing_id)
-        current = await self.things.current(tx, thing_id, now)
-        if create_only and current is not None:
-            raise PreconditionFailed(
-                f"If-None-Match: * given, but a description with id {thing_id!r} exists",
-                headers={"ETag": current.etag},
-            )
-        if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
-            raise _precondition_failed(current, thing_id)
-        candidate = await produce(current)
-        authorize_write(
-            principal,
-            thing_id,
-            candidate.document,
-            exists=current is not None,
-            owner=current.owner if current else None,
-            assigned_id=anonymous or assigned_id,
+    ) -> list[WriteOutcome | RegistryError]:
+        """The steps of ``_save`` inside ``tx``, for one write or a batch (distinct ids): lock the ids and read what
+        they hold, check each write, then write the rows, changes and projections of those that pass, each step
+        one round trip for the whole batch. A write refused by a check gets its error in its place; a database
+        error raises (the transaction is lost)."""
+        ids = [thing_id for thing_id, _ in items]
+        now = await self.things.lock(tx, ids)
+        currents = await self.things.current(tx, ids, now)
+        kept = await self.version_policy.kept(tx, ids)
+        results: dict[int, WriteOutcome | RegistryError] = {}
+        accepted: list[tuple[int, Write, Candidate, list[Notice]]] = []
+        owned: int | None = None  # descriptions of ``principal``, counted when the quota first matters
+        for index, (thing_id, produce) in enumerate(items):
+            current = currents.get(thing_id)
+            try:
+                if create_only and current is not None:
+                    raise PreconditionFailed(
+                        f"If-None-Match: * given, but a description with id {thing_id!r} exists",
+                        headers={"ETag": current.etag},
+                    )
+                if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
+                    raise _precondition_failed(current, thing_id)
+                candidate = await produce(current)
+                authorize_write(
+                    principal,
+                    thing_id,
+                    candidate.document,
+                    exists=current is not None,
+                    owner=current.owner if current else None,
+                    assigned_id=anonymous or assigned_id,
+                )
+                if current is None and principal is not None and self.max_owned:
+                    if owned is None:
+                        owned = await self.things.count_owned(tx, principal.owner)
+                    _check_quota(principal, owned, self.max_owned)
+                notices = candidate.notices + await self.version_policy.check(
+                    tx, thing_id, current, candidate.document, candidate.document_text, kept.get(thing_id, [])
+                )
+                if current is None and owned is not None:
+                    owned += 1
+                accepted.append(
+                    (index, self._write(thing_id, candidate, current, principal, anonymous, now), candidate, notices)
+                )
+            except RegistryError as error:
+                if raised_by_database(error):
+                    raise
+                results[index] = error
+        stored = await self.things.write(tx, [write for _, write, _, _ in accepted], now)
+        await self.projections.store(
+            tx, [(candidate.projections, row) for (_, _, candidate, _), row in zip(accepted, stored, strict=True)]
         )
-        if current is None and principal is not None:
-            await self._check_quota(tx, principal)
-        notices = candidate.notices + await self.version_policy.check(
-            tx, thing_id, current, candidate.document, candidate.document_text
-        )
+        for (index, write, _, notices), row in zip(accepted, stored, strict=True):
+            results[index] = WriteOutcome(created=write.change_type == THING_CREATED, stored=row, notices=notices)
+        return [results[index] for index in range(len(items))]
+
+    @staticmethod
+    def _write(
+        thing_id: str,
+        candidate: Candidate,
+        current: StoredDescription | None,
+        principal: Principal | None,
+        anonymous: bool,
+        now: dt.datetime,
+    ) -> Write:
+        """The row and change that store ``candidate`` over ``current``."""
         if current is None:
             change_type, diff_text = THING_CREATED, candidate.document_text
         else:
@@ -408,7 +450,7 @@ class DirectoryService:
             diff = json_merge_patch.create_patch(current.document(), candidate.document)
             diff["id"] = thing_id
             diff_text = msgspec.json.encode(diff).decode()
-        write = Write(
+        return Write(
             thing_id=thing_id,
             change_type=change_type,
             diff_text=diff_text,
@@ -421,17 +463,14 @@ class DirectoryService:
             tenant=current.tenant if current else principal.tenant if principal else None,
             actor=principal.name if principal else None,
         )
-        stored = await self.things.write(tx, write, now)
-        await self.projections.store(tx, candidate.projections, stored)
-        return WriteOutcome(created=current is None, stored=stored, notices=notices)
 
-    async def _check_quota(self, tx: Transaction, principal: Principal) -> None:
-        cap = self.max_owned
-        if cap and await self.things.count_owned(tx, principal.owner) >= cap:
-            raise Forbidden(
-                f"{principal.owner!r} holds {cap} descriptions, the most one owner may hold here; delete one first",
-                rule="quota",
-            )
+
+def _check_quota(principal: Principal, owned: int, cap: int) -> None:
+    if owned >= cap:
+        raise Forbidden(
+            f"{principal.owner!r} holds {cap} descriptions, the most one owner may hold here; delete one first",
+            rule="quota",
+        )
 
 
 def _constant(candidate: Candidate) -> Produce:

@@ -14,10 +14,12 @@ the changes that require a higher version.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import bindparam, select
+from sqlalchemy import Text, any_, bindparam, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.summary import summarise
@@ -34,7 +36,11 @@ POLICIES = (WARN, ENFORCE)
 #: Changes named in a notice (the 409 problem lists them all).
 NOTICE_CHANGES = 3
 
-_KEPT = Statement.of(select(thing_versions.c.version).where(thing_versions.c.thing_id == bindparam("thing_id")))
+_KEPT = Statement.of(
+    select(thing_versions.c.thing_id, thing_versions.c.version).where(
+        thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))
+    )
+)
 _KEPT_TEXT = Statement.of(
     select(thing_versions.c.document_text).where(
         thing_versions.c.thing_id == bindparam("thing_id"), thing_versions.c.version == bindparam("version")
@@ -48,15 +54,29 @@ class VersionPolicy:
             raise ValueError(f"version policy must be one of {', '.join(POLICIES)}, got {mode!r}")
         self.mode = mode
 
+    @staticmethod
+    async def kept(tx: Transaction, thing_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The versions kept for each of ``thing_ids`` (ids without any are left out), read once for a batch."""
+        found: dict[str, list[str]] = {}
+        for thing_id, version in await tx.fetch(_KEPT, ids=list(thing_ids)):
+            found.setdefault(thing_id, []).append(version)
+        return found
+
     async def check(
-        self, tx: Transaction, thing_id: str, current: StoredDescription | None, document: dict[str, Any], text: str
+        self,
+        tx: Transaction,
+        thing_id: str,
+        current: StoredDescription | None,
+        document: dict[str, Any],
+        text: str,
+        kept: list[str],
     ) -> list[Notice]:
-        """Notices for writing ``document`` (encoded: ``text``) over ``current`` (None: a new id); raises Conflict
-        under ``enforce``. Runs under the id's lock, so two writes of one version cannot both pass."""
+        """Notices for writing ``document`` (encoded: ``text``) over ``current`` (None: a new id), given the versions
+        ``kept`` for the id (:meth:`kept`); raises Conflict under ``enforce``. Runs under the id's lock, so two
+        writes of one version cannot both pass."""
         version = summarise(document).version
         if version is None:
             return []
-        kept = [row[0] for row in await tx.fetch(_KEPT, thing_id=thing_id)]
         if not kept:
             return []
         if version in kept:

@@ -6,8 +6,9 @@ index, an external SPARQL store):
 - ``Projector.project`` computes a projection from a valid description *before* the write's transaction (pure
   CPU work, off the event loop for large descriptions). It may refuse the description by raising a
   ``RegistryError``, and reports notices for the registrant.
-- ``Projection.store`` writes its rows through the write's ``Transaction``, after the description's row, so
-  derived data commits (or not) with the description and is never out of step.
+- ``Projector.store`` writes the rows of the projections of a batch of written descriptions (one, or a whole
+  ``POST /things/batch``) through the write's ``Transaction``, after the descriptions' rows, so derived data
+  commits (or not) with the description and is never out of step; a batch costs one round trip, not one each.
 - ``Projector.remove`` is told, in the same transaction, which descriptions left (delete or expiry purge).
 
 Adding a projection means one module implementing ``Projector`` and one line in ``registry.app``.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from registry.store.database import Transaction
 from registry.store.things import StoredDescription
@@ -32,11 +33,14 @@ INLINE_PROJECTION_BYTES = 8192
 class Projection(Protocol):
     notices: Sequence[Notice]
 
-    async def store(self, tx: Transaction, stored: StoredDescription) -> None: ...
+
+P = TypeVar("P", bound=Projection)
 
 
-class Projector(Protocol):
-    def project(self, thing_id: str, document: dict[str, Any]) -> Projection: ...
+class Projector(Protocol[P]):
+    def project(self, thing_id: str, document: dict[str, Any]) -> P: ...
+
+    async def store(self, tx: Transaction, written: Sequence[tuple[P, StoredDescription]]) -> None: ...
 
     async def remove(self, tx: Transaction, thing_ids: Sequence[str]) -> None: ...
 
@@ -44,7 +48,7 @@ class Projector(Protocol):
 class Projections:
     """The application's projectors, run together on every write and removal."""
 
-    def __init__(self, projectors: Sequence[Projector]) -> None:
+    def __init__(self, projectors: Sequence[Projector[Any]]) -> None:
         self.projectors = list(projectors)
 
     async def compute(self, thing_id: str, document: dict[str, Any], size: int) -> list[Projection]:
@@ -55,10 +59,11 @@ class Projections:
 
         return project() if size <= INLINE_PROJECTION_BYTES else await asyncio.to_thread(project)
 
-    @staticmethod
-    async def store(tx: Transaction, projections: Sequence[Projection], stored: StoredDescription) -> None:
-        for projection in projections:
-            await projection.store(tx, stored)
+    async def store(self, tx: Transaction, written: Sequence[tuple[Sequence[Projection], StoredDescription]]) -> None:
+        """Store each written description's projections (those ``compute`` made, in the projectors' order)."""
+        if written:
+            for position, projector in enumerate(self.projectors):
+                await projector.store(tx, [(projections[position], stored) for projections, stored in written])
 
     async def remove(self, tx: Transaction, thing_ids: Sequence[str]) -> None:
         if thing_ids:

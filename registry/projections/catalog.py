@@ -12,7 +12,7 @@ from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.lint import lint
 from registry.descriptions.summary import Summary, summarise
 from registry.descriptions.versions import previous_version
-from registry.store.catalog import CapabilityRow, CatalogStore, NewVersion, SummaryRow
+from registry.store.catalog import CapabilityRow, CatalogStore, NewVersion, SummaryRow, SummaryWrite
 from registry.store.database import Transaction
 from registry.store.things import StoredDescription
 from registry.wire import LintWarning, Notice
@@ -27,15 +27,11 @@ class CatalogProjection:
             Notice(code=f"lint:{item.code}", message=item.message, field=item.field) for item in warnings
         ]
 
-    async def store(self, tx: Transaction, stored: StoredDescription) -> None:
+    def write(self, stored: StoredDescription) -> SummaryWrite:
         summary = self.summary
         stored_summary = msgspec.to_builtins(summary)
         stored_summary["lint"] = msgspec.to_builtins(self.warnings)
-        version = (
-            None if summary.version is None else NewVersion(summary.version, stored.document_text, stored.revision)
-        )
-        kept = await CatalogStore.write_summary(
-            tx,
+        return SummaryWrite(
             SummaryRow(
                 thing_id=stored.id,
                 kind=summary.kind,
@@ -47,13 +43,16 @@ class CatalogProjection:
                 search_texts=summary.search_texts(),
             ),
             [CapabilityRow(item.source, item.id, item.name, item.version) for item in summary.capabilities],
-            first_version=version,
+            first_version=self.new_version(stored),
         )
-        # The first version of a description was kept by write_summary; a later new one is compared first.
-        if version is not None and kept and version.version not in kept:
-            await self._keep_version(tx, stored.id, version, kept)
 
-    async def _keep_version(self, tx: Transaction, thing_id: str, version: NewVersion, kept: list[str]) -> None:
+    def new_version(self, stored: StoredDescription) -> NewVersion | None:
+        version = self.summary.version
+        return None if version is None else NewVersion(version, stored.document_text, stored.revision)
+
+    async def keep_version(self, tx: Transaction, thing_id: str, version: NewVersion, kept: list[str]) -> None:
+        """Keep a new version of a description that has others, with its compatibility report against the version
+        before it."""
         previous = previous_version(kept, version.version)
         report = None
         if previous is not None:
@@ -68,6 +67,17 @@ class CatalogProjector:
     def project(self, thing_id: str, document: dict[str, Any]) -> CatalogProjection:
         summary = summarise(document)
         return CatalogProjection(document, summary, lint(document, summary))
+
+    @staticmethod
+    async def store(tx: Transaction, written: Sequence[tuple[CatalogProjection, StoredDescription]]) -> None:
+        kept_before = await CatalogStore.write_summaries(
+            tx, [projection.write(stored) for projection, stored in written]
+        )
+        # The first version of a description was kept by write_summaries; a later new one is compared first.
+        for (projection, stored), kept in zip(written, kept_before, strict=True):
+            version = projection.new_version(stored)
+            if version is not None and kept and version.version not in kept:
+                await projection.keep_version(tx, stored.id, version, kept)
 
     async def remove(self, tx: Transaction, thing_ids: Sequence[str]) -> None:
         await CatalogStore.remove(tx, thing_ids)

@@ -13,7 +13,7 @@ from registry.errors import BadRequest
 from registry.semantic.graphs import registration_triples
 from registry.semantic.rdf import Rdf, RdfConverter
 from registry.store.database import Transaction
-from registry.store.rdf import remove_rdf, store_rdf
+from registry.store.rdf import RdfWrite, remove_rdf, store_rdf
 from registry.store.things import StoredDescription
 from registry.wire import Notice
 
@@ -22,17 +22,6 @@ from registry.wire import Notice
 class RdfProjection:
     rdf: Rdf
     notices: Sequence[Notice]
-
-    async def store(self, tx: Transaction, stored: StoredDescription) -> None:
-        registration = registration_triples(stored.id, stored.created, stored.modified, stored.expires, stored.ttl)
-        await store_rdf(
-            tx,
-            stored.id,
-            stored.revision,
-            self.rdf.ntriples + registration,
-            msgspec.json.encode(list(self.rdf.unknown_contexts)).decode(),
-            self.rdf.error,
-        )
 
 
 class RdfProjector:
@@ -67,6 +56,23 @@ class RdfProjector:
                 Notice(code="no-rdf", message=f"No RDF could be computed, SPARQL will not find it: {rdf.error}")
             )
         return RdfProjection(rdf, notices)
+
+    @staticmethod
+    async def store(tx: Transaction, written: Sequence[tuple[RdfProjection, StoredDescription]]) -> None:
+        await store_rdf(
+            tx,
+            [
+                RdfWrite(
+                    stored.id,
+                    stored.revision,
+                    projection.rdf.ntriples
+                    + registration_triples(stored.id, stored.created, stored.modified, stored.expires, stored.ttl),
+                    msgspec.json.encode(list(projection.rdf.unknown_contexts)).decode(),
+                    projection.rdf.error,
+                )
+                for projection, stored in written
+            ],
+        )
 
     async def remove(self, tx: Transaction, thing_ids: Sequence[str]) -> None:
         await remove_rdf(tx, thing_ids)

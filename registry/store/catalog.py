@@ -385,7 +385,7 @@ def _write_summary_statement() -> Any:
     # Data-modifying CTEs run to completion whether or not the query reads them; the query sees the versions
     # as they were before the statement.
     return (
-        select(thing_versions.c.version)
+        select(func.array_agg(thing_versions.c.version))
         .where(thing_versions.c.thing_id == thing_id)
         .add_cte(
             summary.cte("summary"),
@@ -437,6 +437,44 @@ _REMOVE_CAPABILITIES = Statement.of(
 )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class SummaryWrite:
+    """What the catalog stores of one written description."""
+
+    row: SummaryRow
+    capabilities: Sequence[CapabilityRow]
+    #: The version to keep if the description has none kept yet.
+    first_version: NewVersion | None
+
+
+def _summary_values(write: SummaryWrite) -> dict[str, Any]:
+    row, capabilities, first_version = write.row, write.capabilities, write.first_version
+    title_text, body_text, capability_text, example_text = row.search_texts
+    return {
+        "thing_id": row.thing_id,
+        "kind": row.kind,
+        "title": row.title,
+        "title_key": (row.title or "").lower()[:TITLE_KEY_LENGTH],
+        "vendor_name": row.vendor_name,
+        "vendor_key": row.vendor_name.lower() if row.vendor_name else None,
+        "version": row.version,
+        "types": row.types,
+        "summary": row.summary_json,
+        "title_text": title_text,
+        "body_text": body_text,
+        "capability_text": capability_text,
+        "example_text": example_text,
+        "sources": [capability.source for capability in capabilities],
+        "capability_ids": [capability.capability_id for capability in capabilities],
+        "names": [capability.name for capability in capabilities],
+        "name_keys": [capability.name.lower() for capability in capabilities],
+        "versions": [capability.version for capability in capabilities],
+        "first_version": None if first_version is None else first_version.version,
+        "document_text": None if first_version is None else first_version.document_text,
+        "revision": None if first_version is None else first_version.revision,
+    }
+
+
 class CatalogStore:
     def __init__(self, database: Database, *, search_timeout: float = SEARCH_TIMEOUT) -> None:
         """``search_timeout``: seconds each statement of a search or facet count may run (the client chooses
@@ -461,40 +499,12 @@ class CatalogStore:
     # -- writes, inside the description's transaction
 
     @staticmethod
-    async def write_summary(
-        tx: Transaction,
-        row: SummaryRow,
-        capabilities: Sequence[CapabilityRow],
-        first_version: NewVersion | None,
-    ) -> list[str]:
-        """Store the summary and capabilities of a description, and ``first_version`` if it has no kept version
-        yet; returns the versions kept before this write. One round trip; unchanged rows are not rewritten."""
-        title_text, body_text, capability_text, example_text = row.search_texts
-        rows = await tx.fetch(
-            _WRITE_SUMMARY,
-            thing_id=row.thing_id,
-            kind=row.kind,
-            title=row.title,
-            title_key=(row.title or "").lower()[:TITLE_KEY_LENGTH],
-            vendor_name=row.vendor_name,
-            vendor_key=row.vendor_name.lower() if row.vendor_name else None,
-            version=row.version,
-            types=row.types,
-            summary=row.summary_json,
-            title_text=title_text,
-            body_text=body_text,
-            capability_text=capability_text,
-            example_text=example_text,
-            sources=[capability.source for capability in capabilities],
-            capability_ids=[capability.capability_id for capability in capabilities],
-            names=[capability.name for capability in capabilities],
-            name_keys=[capability.name.lower() for capability in capabilities],
-            versions=[capability.version for capability in capabilities],
-            first_version=None if first_version is None else first_version.version,
-            document_text=None if first_version is None else first_version.document_text,
-            revision=None if first_version is None else first_version.revision,
-        )
-        return [record[0] for record in rows]
+    async def write_summaries(tx: Transaction, writes: Sequence[SummaryWrite]) -> list[list[str]]:
+        """Store the summary and capabilities of each description, and its first version if it has no kept version
+        yet; returns the versions kept before the write, for each. One round trip for the batch (one statement
+        each, pipelined); unchanged rows are not rewritten."""
+        rows = await tx.fetchmany(_WRITE_SUMMARY, [_summary_values(write) for write in writes])
+        return [list(record[0] or ()) for record in rows]
 
     @staticmethod
     async def version_text(tx: Transaction, thing_id: str, version: str) -> str:
@@ -863,5 +873,6 @@ __all__ = [
     "RankedProvider",
     "Ranking",
     "SummaryRow",
+    "SummaryWrite",
     "VersionRow",
 ]

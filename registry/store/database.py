@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
 import asyncpg
@@ -175,6 +175,24 @@ class Executor:
     async def execute(self, query: Query, /, **values: Any) -> None:
         statement = _compiled(query)
         await self._run("execute", statement, statement.arguments(values))
+
+    async def fetchmany(self, query: Query, rows: Sequence[dict[str, Any]], /) -> list[Record]:
+        """``query`` run once for each row of values, all in one round trip (asyncpg pipelines them): what a
+        batch of writes costs is their execution, not a wait for the server per statement. The result rows of
+        every run, in order (one each for a statement that returns one row)."""
+        if not rows:
+            return []
+        statement = _compiled(query)
+        result: list[Record] = await self._run(
+            "fetchmany", statement, [[statement.arguments(values) for values in rows]]
+        )
+        return result
+
+    async def executemany(self, query: Query, rows: Sequence[dict[str, Any]], /) -> None:
+        """``query`` run once for each row of values, in one round trip (see :meth:`fetchmany`)."""
+        if rows:
+            statement = _compiled(query)
+            await self._run("executemany", statement, [[statement.arguments(values) for values in rows]])
 
 
 class Transaction(Executor):

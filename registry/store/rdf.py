@@ -50,16 +50,30 @@ _CURRENT_OF = Statement.of(_CURRENT.where(description_rdf.c.thing_id == any_(bin
 _ALL_CURRENT = Statement.of(_CURRENT)
 
 
-async def store_rdf(
-    tx: Transaction, thing_id: str, revision: int, ntriples: str, unknown_contexts_json: str, error: str | None
-) -> None:
-    await tx.execute(
+@dataclasses.dataclass(frozen=True, slots=True)
+class RdfWrite:
+    """The RDF of one written description, and what went wrong computing it."""
+
+    thing_id: str
+    revision: int
+    ntriples: str
+    unknown_contexts_json: str
+    error: str | None
+
+
+async def store_rdf(tx: Transaction, writes: Sequence[RdfWrite]) -> None:
+    await tx.executemany(
         _UPSERT,
-        thing_id=thing_id,
-        revision=revision,
-        ntriples=ntriples,
-        unknown_contexts=unknown_contexts_json,
-        error=error,
+        [
+            {
+                "thing_id": write.thing_id,
+                "revision": write.revision,
+                "ntriples": write.ntriples,
+                "unknown_contexts": write.unknown_contexts_json,
+                "error": write.error,
+            }
+            for write in writes
+        ],
     )
 
 
@@ -124,6 +138,7 @@ async def rdf_statistics(executor: Executor) -> dict[str, Any]:
 
 
 __all__ = [
+    "RdfWrite",
     "StoredRdf",
     "all_current_rdf",
     "current_rdf_of",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
@@ -21,6 +21,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     Text,
+    any_,
     bindparam,
     cast,
     delete,
@@ -30,7 +31,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from registry.auth.tenancy import EVERYTHING, TenantScope
@@ -110,12 +111,21 @@ def _stored(row: Record) -> StoredDescription:
 
 _GET = Statement.of(select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), live()))
 
-#: Serialises writes to one id (also ids that do not exist yet) and reads the transaction time.
-_LOCK_AND_NOW = Statement.of(
-    select(func.now(), func.pg_advisory_xact_lock(func.hashtextextended(bindparam("id", type_=Text), 0)))
-)
+_IDS = bindparam("ids", type_=ARRAY(Text))
+
+
+def _lock_statement() -> Any:
+    """Serialises writes to each id (also ids that do not exist yet), locked in the order given, and reads the
+    transaction time: one round trip for a whole batch."""
+    ids = func.unnest(_IDS).table_valued("id").render_derived()
+    return select(func.now(), func.count(func.pg_advisory_xact_lock(func.hashtextextended(ids.c.id, 0)))).select_from(
+        ids
+    )
+
+
+_LOCK_AND_NOW = Statement.of(_lock_statement())
 _CURRENT = Statement.of(
-    select(*_COLUMNS).where(descriptions.c.id == bindparam("id"), live(bindparam("now", type_=_TIMESTAMP)))
+    select(*_COLUMNS).where(descriptions.c.id == any_(_IDS), live(bindparam("now", type_=_TIMESTAMP)))
 )
 
 
@@ -371,47 +381,55 @@ class ThingStore:
     # -- steps of a write, inside its transaction
 
     @staticmethod
-    async def lock(tx: Transaction, thing_id: str) -> dt.datetime:
-        """Serialise writes to ``thing_id``; returns the transaction's time."""
-        now: dt.datetime = await tx.fetchval(_LOCK_AND_NOW, id=thing_id)
+    async def lock(tx: Transaction, thing_ids: Sequence[str]) -> dt.datetime:
+        """Serialise writes to each of ``thing_ids``; returns the transaction's time. Locked in sorted order, so
+        that two transactions locking several ids never wait for each other in a cycle."""
+        now: dt.datetime = await tx.fetchval(_LOCK_AND_NOW, ids=sorted(set(thing_ids)))
         return now
 
     @staticmethod
-    async def current(tx: Executor, thing_id: str, now: dt.datetime) -> StoredDescription | None:
-        row = await tx.fetchrow(_CURRENT, id=thing_id, now=now)
-        return None if row is None else _stored(row)
+    async def current(tx: Executor, thing_ids: Sequence[str], now: dt.datetime) -> dict[str, StoredDescription]:
+        """The live descriptions among ``thing_ids``, by id."""
+        return {row["id"]: _stored(row) for row in await tx.fetch(_CURRENT, ids=list(thing_ids), now=now)}
 
     @staticmethod
-    async def write(tx: Transaction, write: Write, now: dt.datetime) -> StoredDescription:
-        seq = int(
-            await tx.fetchval(
-                _WRITE,
-                id=write.thing_id,
-                type=write.change_type,
-                diff=write.diff_text,
-                now=now,
-                document_text=write.document_text,
-                anonymous=write.anonymous,
-                created=write.created,
-                expires=write.expires,
-                ttl=write.ttl,
-                owner=write.owner,
-                tenant=write.tenant,
-                actor=write.actor,
+    async def write(tx: Transaction, writes: Sequence[Write], now: dt.datetime) -> list[StoredDescription]:
+        """Each write's row and change, in one round trip; the stored descriptions in the order of ``writes``."""
+        rows = await tx.fetchmany(
+            _WRITE,
+            [
+                {
+                    "id": write.thing_id,
+                    "type": write.change_type,
+                    "diff": write.diff_text,
+                    "now": now,
+                    "document_text": write.document_text,
+                    "anonymous": write.anonymous,
+                    "created": write.created,
+                    "expires": write.expires,
+                    "ttl": write.ttl,
+                    "owner": write.owner,
+                    "tenant": write.tenant,
+                    "actor": write.actor,
+                }
+                for write in writes
+            ],
+        )
+        return [
+            StoredDescription(
+                write.thing_id,
+                write.document_text,
+                write.anonymous,
+                write.created,
+                now,
+                write.expires,
+                write.ttl,
+                int(row[0]),
+                write.owner,
+                write.tenant,
             )
-        )
-        return StoredDescription(
-            write.thing_id,
-            write.document_text,
-            write.anonymous,
-            write.created,
-            now,
-            write.expires,
-            write.ttl,
-            seq,
-            write.owner,
-            write.tenant,
-        )
+            for write, row in zip(writes, rows, strict=True)
+        ]
 
     @staticmethod
     async def delete(tx: Transaction, current: StoredDescription, now: dt.datetime, actor: str | None = None) -> int:

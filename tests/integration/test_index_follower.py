@@ -40,10 +40,6 @@ class Held:
         self.reached = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def store(self, tx: Transaction, stored: StoredDescription) -> None:
-        self.reached.set()
-        await self.release.wait()
-
 
 class HoldingProjector:
     """Holds the writes of ``SLOW_ID`` in their transaction; projects nothing for other descriptions."""
@@ -54,15 +50,17 @@ class HoldingProjector:
     def project(self, thing_id: str, document: dict[str, Any]) -> Held | Nothing:
         return self.held if thing_id == SLOW_ID else Nothing()
 
+    async def store(self, tx: Transaction, written: Sequence[tuple[Held | Nothing, StoredDescription]]) -> None:
+        if any(projection is self.held for projection, _ in written):
+            self.held.reached.set()
+            await self.held.release.wait()
+
     async def remove(self, tx: Transaction, thing_ids: Sequence[str]) -> None:
         return None
 
 
 class Nothing:
     notices: Sequence[Notice] = ()
-
-    async def store(self, tx: Transaction, stored: StoredDescription) -> None:
-        return None
 
 
 @pytest.fixture
