@@ -24,6 +24,7 @@ from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
+from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
 from registry.directory.version_policy import VersionPolicy
 from registry.errors import (
@@ -61,12 +62,28 @@ class Candidate:
     notices: list[Notice]
 
 
+#: Makes the candidate of a write from the current description (None if there is none), under the id's lock.
+Produce = Callable[[StoredDescription | None], Awaitable[Candidate]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """One write to store: what ``produce`` makes of the id's current description, by ``principal``, with the
+    checks the request asked for."""
+
+    thing_id: str
+    produce: Produce
+    principal: Principal | None
+    #: The directory assigned the id: POST /things (``anonymous``) or a tool import (``assigned_id``).
+    anonymous: bool = False
+    assigned_id: bool = False
+    if_match: str | None = None
+    create_only: bool = False
+
+
 class _RevisionMoved(Exception):
     """Another write changed the description between reading it and locking it: compute the candidate again."""
 
-
-#: Makes the candidate of a write from the current description (None if there is none), under the id's lock.
-Produce = Callable[[StoredDescription | None], Awaitable[Candidate]]
 
 #: Longest id accepted, in UTF-8 bytes: PostgreSQL cannot index (and so cannot store) much longer keys.
 MAX_ID_BYTES = 2048
@@ -94,6 +111,11 @@ class DirectoryService:
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
+        self.group_commit: GroupCommit[PendingWrite, WriteOutcome | RegistryError] = GroupCommit(
+            self._commit,
+            key=lambda pending: pending.thing_id,
+            concurrency=max(2, min(CONCURRENCY, database.pool_size // 2)),
+        )
         #: Off until it follows the process's change feed (``cache.follow``).
         self.cache = ResponseCache(
             entries=settings.response_cache_entries,
@@ -165,7 +187,7 @@ class DirectoryService:
         thing_id = new_local_id()
         document = {**document, "id": thing_id} if isinstance(document, dict) else document
         candidate = await self._candidate(thing_id, document)
-        return await self._save(thing_id, _constant(candidate), principal, anonymous=True)
+        return await self._save(PendingWrite(thing_id, _constant(candidate), principal, anonymous=True))
 
     async def put(
         self,
@@ -185,12 +207,14 @@ class DirectoryService:
         _check_put_id(thing_id, document)
         candidate = await self._candidate(thing_id, document)
         return await self._save(
-            thing_id,
-            _constant(candidate),
-            principal,
-            assigned_id=assigned_id,
-            if_match=if_match,
-            create_only=create_only,
+            PendingWrite(
+                thing_id,
+                _constant(candidate),
+                principal,
+                assigned_id=assigned_id,
+                if_match=if_match,
+                create_only=create_only,
+            )
         )
 
     async def put_many(
@@ -222,15 +246,10 @@ class DirectoryService:
             except RegistryError as error:
                 results[index] = error
             await asyncio.sleep(0)  # other requests get the event loop between descriptions
-        async with self.database.transaction() as tx:
-            saved = await self._save_all(
-                tx, [(thing_id, _constant(candidate)) for _, thing_id, candidate in candidates], principal
-            )
+        saved = await self._commit(
+            [PendingWrite(thing_id, _constant(candidate), principal) for _, thing_id, candidate in candidates]
+        )
         results.update((index, outcome) for (index, _, _), outcome in zip(candidates, saved, strict=True))
-        written = [result for result in results.values() if isinstance(result, WriteOutcome)]
-        self.cache.evict([outcome.stored.id for outcome in written])
-        for outcome in written:
-            REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
         return [results[index] for index in range(len(documents))]
 
     async def patch(
@@ -262,11 +281,12 @@ class DirectoryService:
             candidate = await merged(current)
             try:
                 return await self._save(
-                    thing_id, _at_revision(current.revision, candidate), principal, if_match=if_match
+                    PendingWrite(thing_id, _at_revision(current.revision, candidate), principal, if_match=if_match),
+                    grouped=False,
                 )
             except _RevisionMoved:
                 continue
-        return await self._save(thing_id, merged, principal, if_match=if_match)
+        return await self._save(PendingWrite(thing_id, merged, principal, if_match=if_match), grouped=False)
 
     async def delete(self, thing_id: str, *, if_match: str | None = None, principal: Principal | None = None) -> None:
         async with self.database.transaction() as tx:
@@ -339,110 +359,92 @@ class DirectoryService:
             notices=[notice for projection in projections for notice in projection.notices],
         )
 
-    async def _save(
-        self,
-        thing_id: str,
-        produce: Produce,
-        principal: Principal | None,
-        *,
-        anonymous: bool = False,
-        assigned_id: bool = False,
-        if_match: str | None = None,
-        create_only: bool = False,
-    ) -> WriteOutcome:
-        """Store what ``produce`` makes of the current description, in one transaction under the id's lock, if
-        ``principal`` may (registry/auth/ownership.py)."""
-        async with self.database.transaction() as tx:
-            [outcome] = await self._save_all(
-                tx,
-                [(thing_id, produce)],
-                principal,
-                anonymous=anonymous,
-                assigned_id=assigned_id,
-                if_match=if_match,
-                create_only=create_only,
-            )
-            if isinstance(outcome, RegistryError):
-                raise outcome
-        self.cache.evict([thing_id])
-        REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
+    async def _save(self, pending: PendingWrite, *, grouped: bool = True) -> WriteOutcome:
+        """Store ``pending`` under its id's lock, if its principal may (registry/auth/ownership.py); ``grouped``:
+        in one transaction with the writes that arrive with it (:mod:`registry.directory.group_commit`), else in
+        one of its own (a patch, whose produce may ask to start over)."""
+        if grouped:
+            outcome = await self.group_commit.submit(pending)
+        else:
+            [outcome] = await self._commit([pending])
+        if isinstance(outcome, RegistryError):
+            raise outcome
         return outcome
 
-    async def _save_all(
-        self,
-        tx: Transaction,
-        items: Sequence[tuple[str, Produce]],
-        principal: Principal | None,
-        *,
-        anonymous: bool = False,
-        assigned_id: bool = False,
-        if_match: str | None = None,
-        create_only: bool = False,
-    ) -> list[WriteOutcome | RegistryError]:
-        """The steps of ``_save`` inside ``tx``, for one write or a batch (distinct ids): lock the ids and read what
+    async def _commit(self, pending: Sequence[PendingWrite]) -> list[WriteOutcome | RegistryError]:
+        """Store ``pending`` (distinct ids) in one transaction; the response cache and the metrics learn of each
+        description written."""
+        async with self.database.transaction() as tx:
+            outcomes = await self._save_all(tx, pending)
+        written = [outcome for outcome in outcomes if isinstance(outcome, WriteOutcome)]
+        self.cache.evict([outcome.stored.id for outcome in written])
+        for outcome in written:
+            REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
+        return outcomes
+
+    async def _save_all(self, tx: Transaction, pending: Sequence[PendingWrite]) -> list[WriteOutcome | RegistryError]:
+        """The steps of a write inside ``tx``, for one write or many (distinct ids): lock the ids and read what
         they hold, check each write, then write the rows, changes and projections of those that pass, each step
-        one round trip for the whole batch. A write refused by a check gets its error in its place; a database
-        error raises (the transaction is lost)."""
-        ids = [thing_id for thing_id, _ in items]
+        one round trip for all of them. A write refused by a check gets its error in its place; a database error
+        raises (the transaction is lost)."""
+        ids = [write.thing_id for write in pending]
         now = await self.things.lock(tx, ids)
         currents = await self.things.current(tx, ids, now)
         kept = await self.version_policy.kept(tx, ids)
         results: dict[int, WriteOutcome | RegistryError] = {}
         accepted: list[tuple[int, Write, Candidate, list[Notice]]] = []
-        owned: int | None = None  # descriptions of ``principal``, counted when the quota first matters
-        for index, (thing_id, produce) in enumerate(items):
+        #: Descriptions each owner holds, counted when their quota first matters.
+        owned: dict[str, int] = {}
+        for index, write in enumerate(pending):
+            thing_id, principal = write.thing_id, write.principal
             current = currents.get(thing_id)
             try:
-                if create_only and current is not None:
+                if write.create_only and current is not None:
                     raise PreconditionFailed(
                         f"If-None-Match: * given, but a description with id {thing_id!r} exists",
                         headers={"ETag": current.etag},
                     )
-                if if_match is not None and (current is None or not etag_matches(if_match, current.etag)):
+                if write.if_match is not None and (current is None or not etag_matches(write.if_match, current.etag)):
                     raise _precondition_failed(current, thing_id)
-                candidate = await produce(current)
+                candidate = await write.produce(current)
                 authorize_write(
                     principal,
                     thing_id,
                     candidate.document,
                     exists=current is not None,
                     owner=current.owner if current else None,
-                    assigned_id=anonymous or assigned_id,
+                    assigned_id=write.anonymous or write.assigned_id,
                 )
-                if current is None and principal is not None and self.max_owned:
-                    if owned is None:
-                        owned = await self.things.count_owned(tx, principal.owner)
-                    _check_quota(principal, owned, self.max_owned)
+                # A new description counts towards its owner's quota.
+                counted = principal.owner if principal is not None and current is None and self.max_owned else None
+                if counted is not None:
+                    if counted not in owned:
+                        owned[counted] = await self.things.count_owned(tx, counted)
+                    _check_quota(counted, owned[counted], self.max_owned)
                 notices = candidate.notices + await self.version_policy.check(
                     tx, thing_id, current, candidate.document, candidate.document_text, kept.get(thing_id, [])
                 )
-                if current is None and owned is not None:
-                    owned += 1
-                accepted.append(
-                    (index, self._write(thing_id, candidate, current, principal, anonymous, now), candidate, notices)
-                )
+                if counted is not None:
+                    owned[counted] += 1
+                accepted.append((index, self._write(write, candidate, current, now), candidate, notices))
             except RegistryError as error:
                 if raised_by_database(error):
                     raise
                 results[index] = error
-        stored = await self.things.write(tx, [write for _, write, _, _ in accepted], now)
+        stored = await self.things.write(tx, [row for _, row, _, _ in accepted], now)
         await self.projections.store(
             tx, [(candidate.projections, row) for (_, _, candidate, _), row in zip(accepted, stored, strict=True)]
         )
-        for (index, write, _, notices), row in zip(accepted, stored, strict=True):
-            results[index] = WriteOutcome(created=write.change_type == THING_CREATED, stored=row, notices=notices)
-        return [results[index] for index in range(len(items))]
+        for (index, row, _, notices), description in zip(accepted, stored, strict=True):
+            results[index] = WriteOutcome(row.change_type == THING_CREATED, description, notices)
+        return [results[index] for index in range(len(pending))]
 
     @staticmethod
     def _write(
-        thing_id: str,
-        candidate: Candidate,
-        current: StoredDescription | None,
-        principal: Principal | None,
-        anonymous: bool,
-        now: dt.datetime,
+        pending: PendingWrite, candidate: Candidate, current: StoredDescription | None, now: dt.datetime
     ) -> Write:
         """The row and change that store ``candidate`` over ``current``."""
+        thing_id, principal = pending.thing_id, pending.principal
         if current is None:
             change_type, diff_text = THING_CREATED, candidate.document_text
         else:
@@ -455,7 +457,7 @@ class DirectoryService:
             change_type=change_type,
             diff_text=diff_text,
             document_text=candidate.document_text,
-            anonymous=anonymous if current is None else current.anonymous,
+            anonymous=pending.anonymous if current is None else current.anonymous,
             created=now if current is None else current.created,
             expires=candidate.lifetime.expiry(now),
             ttl=candidate.lifetime.ttl,
@@ -465,11 +467,10 @@ class DirectoryService:
         )
 
 
-def _check_quota(principal: Principal, owned: int, cap: int) -> None:
+def _check_quota(owner: str, owned: int, cap: int) -> None:
     if owned >= cap:
         raise Forbidden(
-            f"{principal.owner!r} holds {cap} descriptions, the most one owner may hold here; delete one first",
-            rule="quota",
+            f"{owner!r} holds {cap} descriptions, the most one owner may hold here; delete one first", rule="quota"
         )
 
 
