@@ -144,7 +144,7 @@ class ChangeFollower:
         for thing_id, expires in await lease_ends(self.database):
             self._track_expiry(thing_id, expires)
         await self._write(await expired_ids(self.database), {}, None)
-        log.info("%s taken up at change %d", self.copy, position)
+        log.info("%s opened: taken up at change %d", self.copy, position)
 
     async def _apply_pending(self) -> None:
         async with self._lock:
