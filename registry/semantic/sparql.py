@@ -319,10 +319,10 @@ def dataset_graphs(iris: Sequence[str]) -> list[ox.NamedNode]:
 
 def with_prefixes(query: str) -> str:
     """The query with the directory's pre-bound prefixes it does not declare itself declared before it, for a
-    store that does not know them (line numbers in its messages are one more)."""
+    store that does not know them (on the first line: line numbers in its messages stay right)."""
     declared = {match.group(1) for match in _DECLARED_PREFIX.finditer(query)}
     missing = " ".join(f"PREFIX {name}: <{iri}>" for name, iri in PREFIXES.items() if name not in declared)
-    return f"{missing}\n{query}" if missing else query
+    return f"{missing} {query}" if missing else query
 
 
 class _Collector:
