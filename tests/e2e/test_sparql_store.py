@@ -12,6 +12,7 @@ import httpx
 import psutil
 import pytest
 
+from tests.e2e.test_connection_budget import settled_count
 from tests.support.keys import create_key
 from tests.support.oxigraph import OxigraphServer
 from tests.support.servers import ServerProcess
@@ -141,6 +142,14 @@ def test_one_replica_pushes_the_others_answer_and_one_takes_over(
         assert eventually(lambda: pushes(first) or pushes(second))
         pusher, other = (first, second) if pushes(first) else (second, first)
         assert not pushes(other)
+        # Each replica: its pool (4) and one lock connection; the pusher: 2 more (its pool and its LISTEN).
+        assert settled_count(own_database_url, 2 * (4 + 1) + 2) == {
+            "lmos-registry": 2 * 3,
+            "lmos-registry-listen": 2,
+            "lmos-registry-sparql-lock": 2,
+            "lmos-registry-sparql": 1,
+            "lmos-registry-sparql-listen": 1,
+        }
         for writer, reader in ((pusher, other), (other, pusher), (other, other)):
             document = thing("Replicated")
             register(writer.base_url, document)
@@ -150,6 +159,18 @@ def test_one_replica_pushes_the_others_answer_and_one_takes_over(
         document = thing("After the takeover")
         register(other.base_url, document)
         assert titles(other.base_url, document["id"]) == ["After the takeover"]
+
+
+def test_a_store_emptied_behind_the_directorys_back_is_built_again(
+    own_database_url: str, oxigraph: OxigraphServer, start_server: Callable[..., ServerProcess]
+) -> None:
+    server = start_server(oxigraph.env, database=own_database_url)
+    document = thing("Kept")
+    register(server.base_url, document)
+    assert graph_exists(server.base_url, document["id"])
+    oxigraph.update("DROP ALL")
+    assert eventually(lambda: document["id"] in oxigraph.graphs())
+    assert graph_exists(server.base_url, document["id"])
 
 
 def test_a_tenant_reader_sees_only_its_tenant_and_the_shared_graphs(
