@@ -222,9 +222,10 @@ class StoreEndpoint:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(lock.lost.wait(), POLL_INTERVAL)
                     await self._observe()
-                    held = self._state
-                    if held is None or held.database != pusher.identity or held.position < (self._position() or 0):
-                        log.warning("the external SPARQL store lost (part of) its copy (%s); taking it up again", held)
+                    if not await pusher.holds_its_copy():
+                        log.warning(
+                            "the external SPARQL store lost (part of) its copy (%s); taking it up again", self._state
+                        )
                         return
             finally:
                 self.pusher = None

@@ -32,6 +32,11 @@ class StorePusher(ChangeFollower):
         #: The state the store holds as far as this pusher knows (it is the only writer while it holds the lock).
         self.state: StoreState | None = None
 
+    async def holds_its_copy(self) -> bool:
+        """Whether the store still holds what this pusher wrote (nobody emptied it or restored a backup since)."""
+        async with self._lock:  # no update of this pusher's in flight
+            return await self.store.state() == self.state
+
     async def _position(self) -> int | None:
         self.state = await self.store.state()
         if self.state is not None and self.state.database == self.identity:
