@@ -64,6 +64,8 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.jsonpath import JsonPathLimits
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
+from registry.semantic.sparql import SparqlBackend
+from registry.sparql_store.endpoint import StoreEndpoint
 from registry.sparql_worker.client import QueryWorker
 from registry.store.catalog import CatalogStore
 from registry.store.database import Database
@@ -154,7 +156,7 @@ def create_app(settings: Settings) -> Litestar:
         directory = DirectoryService(database, things, projections, settings)
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
-        worker = QueryWorker(settings)
+        worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
         access = Access(Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits)
         directory_td = directory_description(
             settings.base_url,

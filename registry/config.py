@@ -138,6 +138,15 @@ class Settings:
     #: Address space of the SPARQL query worker in MiB (0 = unbounded): a query needing more fails, the index
     #: stays (on disk).
     sparql_memory_limit: int = 2048
+    #: An external SPARQL 1.1 store instead of the local index (docs/scaling.md): its query and update endpoints,
+    #: and optionally its Graph Store Protocol endpoint (used to load a new copy in bulk).
+    sparql_store_query_url: str = ""
+    sparql_store_update_url: str = ""
+    sparql_store_graph_url: str = ""
+    #: Credentials for the store: a bearer token, or a user and password (HTTP basic).
+    sparql_store_token: str = ""
+    sparql_store_user: str = ""
+    sparql_store_password: str = ""
 
     # -- other conventions (A2A, MCP)
     #: JWK Set file (JSON) with the public keys that verify A2A Agent Card signatures (none = not verified).
@@ -189,6 +198,17 @@ class Settings:
     @property
     def sparql_index_path(self) -> Path:
         return self.sparql_index_dir or self.data_dir / "sparql-index"
+
+    @property
+    def sparql_store(self) -> bool:
+        """Whether SPARQL is answered by an external store (no local index, no query worker)."""
+        return bool(self.sparql_store_query_url)
+
+    def __post_init__(self) -> None:
+        if bool(self.sparql_store_query_url) != bool(self.sparql_store_update_url):
+            raise ConfigError(
+                "REGISTRY_SPARQL_STORE_QUERY_URL and REGISTRY_SPARQL_STORE_UPDATE_URL are set together or not at all"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -326,6 +346,12 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "sparql_queue": _positive(int),
     "sparql_client_concurrency": _positive(int),
     "sparql_memory_limit": _positive(int),
+    "sparql_store_query_url": str,
+    "sparql_store_update_url": str,
+    "sparql_store_graph_url": str,
+    "sparql_store_token": str,
+    "sparql_store_user": str,
+    "sparql_store_password": str,
     "sse_keepalive": _positive(float),
     "sse_queue_size": _positive(int),
     "feed_poll_interval": _positive(float),

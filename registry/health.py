@@ -1,8 +1,9 @@
 """Readiness: what a replica needs to serve every endpoint, checked on demand for ``/readyz``.
 
 Liveness (``/livez``) only says the process answers; readiness says the replica should receive traffic: its
-database answers and carries the schema this code expects, its SPARQL worker is up, and its change feed is not
-lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG`` seconds.
+database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
+caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
+seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sqlalchemy as sa
 
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
-from registry.sparql_worker.client import QueryWorker
+from registry.semantic.sparql import SparqlBackend
 from registry.store.database import Database
 
 #: Seconds the database check may take before it counts as failed.
@@ -33,7 +34,7 @@ class Readiness:
     """The checks behind ``/readyz``; each names what failed so that an operator knows where to look."""
 
     def __init__(
-        self, database: Database, worker: QueryWorker, feed: ChangeFeed, *, schema_revision: str, max_feed_lag: float
+        self, database: Database, worker: SparqlBackend, feed: ChangeFeed, *, schema_revision: str, max_feed_lag: float
     ) -> None:
         self.database = database
         self.worker = worker
@@ -60,7 +61,7 @@ class Readiness:
 
     def _sparql_worker(self) -> Check:
         problem = self.worker.unready_reason()
-        return Check("sparql_worker", problem is None, problem or "up, index built")
+        return Check("sparql_worker", problem is None, problem or "up, caught up with the catalogue")
 
     def _change_feed(self) -> Check:
         lag = self.feed.lag

@@ -25,7 +25,7 @@ from registry.store.census import descriptions_by_kind, expired_awaiting_purge, 
 if TYPE_CHECKING:
     from registry.events.feed import ChangeFeed
     from registry.events.hub import EventHub
-    from registry.sparql_worker.client import QueryWorker
+    from registry.semantic.sparql import SparqlBackend
     from registry.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,9 @@ SSE_DROPPED = Counter(
 SPARQL_QUERIES = Counter("registry_sparql_queries", "SPARQL queries forwarded to the worker")
 SPARQL_TIMEOUTS = Counter("registry_sparql_timeouts", "SPARQL queries stopped for outliving REGISTRY_SPARQL_TIMEOUT")
 SPARQL_WORKER_RESTARTS = Counter("registry_sparql_worker_restarts", "Times the SPARQL worker was started again")
+SPARQL_STORE_PUSHES = Counter(
+    "registry_sparql_store_pushes", "SPARQL Update requests this replica sent to the external SPARQL store"
+)
 
 DESCRIPTIONS = Gauge("registry_descriptions", "Live descriptions by kind", ["kind"])
 LEASES_EXPIRING = Gauge("registry_leases_expiring_soon", "Live descriptions whose lease ends within 5 minutes")
@@ -107,7 +110,7 @@ DATABASE_UP = Gauge("registry_database_up", "1 when the last scrape could read t
 class Gauges:
     """The parts of this process whose state the gauges show, read at each scrape."""
 
-    def __init__(self, database: Database, feed: ChangeFeed, events: EventHub, worker: QueryWorker) -> None:
+    def __init__(self, database: Database, feed: ChangeFeed, events: EventHub, worker: SparqlBackend) -> None:
         self.database = database
         self.feed = feed
         self.events = events
@@ -118,7 +121,7 @@ class Gauges:
         await _refresh(self.database, self.feed, self.events, self.worker)
 
 
-async def _refresh(database: Database, feed: ChangeFeed, events: EventHub, worker: QueryWorker) -> None:
+async def _refresh(database: Database, feed: ChangeFeed, events: EventHub, worker: SparqlBackend) -> None:
     in_use, _idle = database.usage()
     DB_POOL_SIZE.set(database.pool_size)
     DB_POOL_IN_USE.set(in_use)
@@ -152,6 +155,7 @@ __all__ = [
     "REGISTRATIONS",
     "REQUEST_METRICS",
     "SPARQL_QUERIES",
+    "SPARQL_STORE_PUSHES",
     "SPARQL_TIMEOUTS",
     "SPARQL_WORKER_RESTARTS",
     "SSE_DROPPED",

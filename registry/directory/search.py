@@ -1,5 +1,5 @@
-"""The WoT Discovery search API's use cases: SPARQL over the index in the query worker, JSONPath over the stored
-documents, and what the index holds."""
+"""The WoT Discovery search API's use cases: SPARQL over the index in the query worker (or an external store),
+JSONPath over the stored documents, and what the index holds."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from registry.errors import ServiceUnavailable, TooManyRequests
 from registry.semantic.graphs import graph_name
 from registry.semantic.jsonpath import JsonPathLimits, compile_query, search
 from registry.semantic.loader import ContextLibrary
-from registry.semantic.sparql import Answer
-from registry.sparql_worker.client import QueryWorker
+from registry.semantic.sparql import Answer, SparqlBackend
 from registry.store.database import Database
 from registry.store.rdf import rdf_statistics
 from registry.store.things import ThingStore
@@ -24,7 +23,7 @@ class SearchService:
         self,
         database: Database,
         things: ThingStore,
-        worker: QueryWorker,
+        worker: SparqlBackend,
         library: ContextLibrary,
         *,
         per_client: int = 8,

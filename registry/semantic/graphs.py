@@ -7,6 +7,7 @@ index (one named graph per description, named by ``graph_name``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 
 import pyoxigraph as ox
@@ -15,6 +16,12 @@ DISCOVERY = "https://www.w3.org/2022/wot/discovery-ontology#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
+#: The "." that ends each N-Triples statement (one per line; literals cannot span lines): an N-Quads graph goes
+#: before it.
+_STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
+#: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples.
+_LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([A-Za-z0-9_][A-Za-z0-9_\-.]*)')
+
 
 def graph_name(thing_id: str) -> ox.NamedNode:
     """The named graph of a description: its id when that is an IRI, else a URN made from it."""
@@ -22,6 +29,17 @@ def graph_name(thing_id: str) -> ox.NamedNode:
         return ox.NamedNode(thing_id)
     except ValueError:
         return ox.NamedNode("urn:lmos-registry:thing:" + uuid.uuid5(uuid.NAMESPACE_URL, thing_id).hex)
+
+
+def quads_in(graph: ox.NamedNode, ntriples: str) -> str:
+    """The N-Triples statements as N-Quads of ``graph``."""
+    return _STATEMENT_END.sub(f"{graph} .", ntriples)
+
+
+def blank_nodes_apart(ntriples: str, prefix: str) -> str:
+    """``ntriples`` with every blank node label prefixed (IRIs and literals untouched): descriptions loaded in one
+    document or one SPARQL Update request keep their blank nodes apart."""
+    return _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:{prefix}{match.group(2)}", ntriples)
 
 
 def registration_triples(
@@ -53,4 +71,4 @@ def _datetime(moment: dt.datetime) -> ox.Literal:
     )
 
 
-__all__ = ["graph_name", "registration_triples"]
+__all__ = ["blank_nodes_apart", "graph_name", "quads_in", "registration_triples"]

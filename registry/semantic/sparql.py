@@ -22,7 +22,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast
 
 import msgspec
 import pyoxigraph as ox
@@ -68,6 +68,7 @@ _TOKENS = re.compile(
 )
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 _POSITION = re.compile(r"error at (\d+):(\d+)")
+_DECLARED_PREFIX = re.compile(r"\bPREFIX\s+([\w\-.]*):", re.IGNORECASE)
 
 SELECT_TYPES = {
     "application/json": ox.QueryResultsFormat.JSON,
@@ -95,6 +96,26 @@ class QueryTimeout(ServiceUnavailable):
 class Answer:
     content: bytes
     media_type: str
+
+
+class SparqlBackend(Protocol):
+    """What answers ``/search/sparql``: the local query worker (:class:`registry.sparql_worker.client.QueryWorker`)
+    or an external store (:class:`registry.sparql_store.endpoint.StoreEndpoint`)."""
+
+    @property
+    def ready(self) -> bool: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def unready_reason(self) -> str | None:
+        """Why queries cannot be answered now (None when they can): for ``/readyz``."""
+
+    async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer: ...
+
+    async def stats(self) -> dict[str, Any]:
+        """What the copy holds: ``indexPosition`` (the change position it reflects) at least."""
 
 
 def screen(query: str, service_allowlist: Sequence[str] = ()) -> None:
@@ -237,13 +258,10 @@ class SparqlEngine:
         cancelled: threading.Event,
     ) -> Answer:
         options: dict[str, Any] = {"prefixes": PREFIXES}
-        try:
-            if default_graphs:  # else the store's default graph, which holds the union of all descriptions
-                options["default_graph"] = [ox.NamedNode(iri) for iri in default_graphs]
-            if named_graphs:
-                options["named_graphs"] = [ox.NamedNode(iri) for iri in named_graphs]
-        except ValueError as error:
-            raise BadRequest(f"default-graph-uri / named-graph-uri must be IRIs: {error}") from error
+        if default_graphs:  # else the store's default graph, which holds the union of all descriptions
+            options["default_graph"] = dataset_graphs(default_graphs)
+        if named_graphs:
+            options["named_graphs"] = dataset_graphs(named_graphs)
         try:
             result = self.store.query(query, **options)
         except SyntaxError as error:
@@ -263,30 +281,48 @@ class SparqlEngine:
 
         try:
             if isinstance(result, ox.QueryBoolean):
-                return _convert(msgspec.json.encode({"head": {}, "boolean": bool(result)}), accept)
+                return results_answer(msgspec.json.encode({"head": {}, "boolean": bool(result)}), accept)
             if isinstance(result, ox.QuerySolutions):
                 # oxigraph writes the JSON results itself (faster than building them here), in chunks: the
                 # deadline is checked and the size bounded on each chunk, the rows counted at the end.
                 writer = _Collector(MAX_ANSWER_BYTES, lambda: check(0), self._too_many)
                 result.serialize(cast(IO[bytes], writer), ox.QueryResultsFormat.JSON)
                 content = b"".join(writer.parts)
-                check(len(msgspec.json.decode(content, type=_Solutions).results.bindings))
-                return _convert(content, accept)
+                check(solution_count(content))
+                return results_answer(content, accept)
             triples = []
             for triple in result:
                 triples.append(triple)
                 check(len(triples))
-            media_type = negotiate(accept, GRAPH_TYPES, "application/ld+json")
-            content = ox.serialize(triples, format=GRAPH_TYPES[media_type], prefixes=PREFIXES) or b""
-            return Answer(content, media_type)
+            return graph_answer(triples, accept)
         except OSError as error:
             raise BadRequest(f"The SPARQL query failed: {error}") from error
 
     def _too_many(self) -> BadRequest:
-        return BadRequest(
-            f"The query has more than {self.max_results} results (REGISTRY_SPARQL_MAX_RESULTS) or more than "
-            f"{MAX_ANSWER_BYTES // 2**20} MiB of them; narrow it or add LIMIT"
-        )
+        return too_many(self.max_results)
+
+
+def too_many(max_results: int) -> BadRequest:
+    return BadRequest(
+        f"The query has more than {max_results} results (REGISTRY_SPARQL_MAX_RESULTS) or more than "
+        f"{MAX_ANSWER_BYTES // 2**20} MiB of them; narrow it or add LIMIT"
+    )
+
+
+def dataset_graphs(iris: Sequence[str]) -> list[ox.NamedNode]:
+    """The graphs of ``default-graph-uri`` / ``named-graph-uri``, checked to be IRIs."""
+    try:
+        return [ox.NamedNode(iri) for iri in iris]
+    except ValueError as error:
+        raise BadRequest(f"default-graph-uri / named-graph-uri must be IRIs: {error}") from error
+
+
+def with_prefixes(query: str) -> str:
+    """The query with the directory's pre-bound prefixes it does not declare itself declared before it, for a
+    store that does not know them (on the first line: line numbers in its messages stay right)."""
+    declared = {match.group(1) for match in _DECLARED_PREFIX.finditer(query)}
+    missing = " ".join(f"PREFIX {name}: <{iri}>" for name, iri in PREFIXES.items() if name not in declared)
+    return f"{missing} {query}" if missing else query
 
 
 class _Collector:
@@ -316,10 +352,23 @@ class _ResultSet(msgspec.Struct):
 
 
 class _Solutions(msgspec.Struct):
-    results: _ResultSet
+    results: _ResultSet | None = None
 
 
-def _convert(content: bytes, accept: str) -> Answer:
+def solution_count(content: bytes) -> int:
+    """Rows of SPARQL JSON results (0 for an ASK answer)."""
+    results = msgspec.json.decode(content, type=_Solutions).results
+    return 0 if results is None else len(results.bindings)
+
+
+def graph_answer(triples: Sequence[ox.Triple], accept: str) -> Answer:
+    """A CONSTRUCT/DESCRIBE answer in the format the client asked for (JSON-LD by default)."""
+    media_type = negotiate(accept, GRAPH_TYPES, "application/ld+json")
+    content = ox.serialize(triples, format=GRAPH_TYPES[media_type], prefixes=PREFIXES) or b""
+    return Answer(content, media_type)
+
+
+def results_answer(content: bytes, accept: str) -> Answer:
     """SPARQL JSON results in the format the client asked for."""
     media_type = negotiate(accept, SELECT_TYPES, "application/json")
     if SELECT_TYPES[media_type] != ox.QueryResultsFormat.JSON:

@@ -1,9 +1,6 @@
 """The SPARQL index of a query worker: an on-disk oxigraph store (RocksDB), one named graph per description and their
 union in the default graph, kept in step with the database by :class:`IndexFollower`, a consumer of the process's
-one change feed.
-
-Applying a change means "load the current RDF of that id" (idempotent and order-free), so a batch of changes is
-one query for the current RDF of its ids, and a change delivered late by the feed is applied like any other.
+one change feed (:mod:`registry.sparql_worker.follower` says how changes are applied).
 
 The store lives in the data directory and remembers (``state.json`` beside it) which database it mirrors and the
 last change it applied: a restarted worker (after a crash, a query killed for its time or memory, or a restart of
@@ -18,39 +15,26 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import datetime as dt
 import fcntl
-import heapq
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 import pyoxigraph as ox
 
-from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
-from registry.semantic.graphs import graph_name
-from registry.store.changes import Change, latest_seq
+from registry.semantic.graphs import blank_nodes_apart, graph_name, quads_in
+from registry.sparql_worker.follower import ChangeFollower
 from registry.store.database import Database
-from registry.store.rdf import StoredRdf, all_current_rdf, current_rdf_of, expired_ids, lease_ends
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-#: Seconds the follower waits after a batch of changes, so that a burst of writes is applied in one go.
-BATCH_DELAY = 0.05
-_LOAD_BATCH = 500
-#: Descriptions whose current RDF is read in one statement while catching up.
-_APPLY_BATCH = 500
 #: N-Triples written (bytes) after which the store's memtables are flushed to disk. RocksDB as oxigraph 0.5 opens it
 #: (no options) flushes them on its own only when they are large: a bulk load grew the worker by ~90 MB per 1,000
 #: descriptions (over 1 GB before the first flush; bench/bench_index_memory.py), past its memory limit at 10⁵.
@@ -74,12 +58,6 @@ _REMOVAL = (
     "DELETE {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} "
     "FILTER NOT EXISTS {{ GRAPH ?other {{ ?s ?p ?o }} FILTER(?other != {graph}) }} }} ; DROP GRAPH {graph} ; "
 )
-
-#: The "." that ends each N-Triples statement (one per line; literals cannot span lines): an N-Quads graph goes
-#: before it.
-_STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
-#: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples.
-_LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([A-Za-z0-9_][A-Za-z0-9_\-.]*)')
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -174,9 +152,9 @@ class RdfIndex:
         batch: list[str] = []
         for thing_id, ntriples in rows:
             if ntriples:
-                ntriples = _blank_nodes_apart(ntriples, f"d{self.descriptions}x")
+                ntriples = blank_nodes_apart(ntriples, f"d{self.descriptions}x")
                 batch.append(ntriples)
-                batch.append(_STATEMENT_END.sub(f"{graph_name(thing_id)} .", ntriples))
+                batch.append(quads_in(graph_name(thing_id), ntriples))
                 self.descriptions += 1
         if batch:
             self.store.bulk_load("\n".join(batch).encode(), ox.RdfFormat.N_QUADS)
@@ -184,7 +162,7 @@ class RdfIndex:
     def _add(self, graph: ox.NamedNode, ntriples: str) -> None:
         # Its triples in the default graph and in its own graph as one N-Quads load (atomic, blank nodes renamed
         # as by INSERT DATA), a third cheaper than the SPARQL update.
-        quads = _STATEMENT_END.sub(f"{graph} .", ntriples)
+        quads = quads_in(graph, ntriples)
         self.store.load(ntriples + quads, ox.RdfFormat.N_QUADS, lenient=True)
 
     def remove(self, thing_ids: Iterable[str]) -> None:
@@ -211,11 +189,6 @@ class RdfIndex:
         return len(self.store)
 
 
-def _blank_nodes_apart(ntriples: str, prefix: str) -> str:
-    """``ntriples`` with every blank node label prefixed (IRIs and literals untouched)."""
-    return _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:{prefix}{match.group(2)}", ntriples)
-
-
 def _lower_priority() -> None:
     # Linux gives each thread its own nice value: this lowers the calling thread's only.
     with contextlib.suppress(OSError):
@@ -229,161 +202,41 @@ def _read_state(path: Path) -> IndexState | None:
         return None
 
 
-class IndexFollower:
-    """Opens or builds an :class:`RdfIndex` and applies every change the feed delivers."""
+class IndexFollower(ChangeFollower):
+    """Opens or builds an :class:`RdfIndex` and applies every change the feed delivers, on a thread of low
+    priority (``APPLY_NICENESS``)."""
 
     def __init__(self, database: Database, feed: ChangeFeed, index: RdfIndex, identity: str = "") -> None:
-        """``identity``: the database's (:func:`database_identity`), recorded with the position applied."""
-        self.database = database
-        self.feed = feed
+        super().__init__(database, feed, identity)
         self.index = index
-        self.identity = identity
-        #: Ids changed since they were last applied.
-        self._pending: set[str] = set()
-        #: Leased descriptions leave the index when their lease ends, not only when the purge deletes them.
-        self._expiries: dict[str, dt.datetime] = {}
-        self._expiry_heap: list[tuple[dt.datetime, str]] = []
-        self._lock = asyncio.Lock()
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._unsubscribe: Callable[[], None] | None = None
-        #: Writes to the index run on one thread of low priority (see ``APPLY_NICENESS``).
         self._writer = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="index-writer", initializer=_lower_priority
         )
 
-    async def start(self) -> None:
-        """Build the index (or take up a stored one where it left off), then apply every change since."""
-        if self.index.state is not None and self.index.state.position > await latest_seq(self.database):
-            log.warning("the SPARQL index is ahead of the change log (a restored database?); rebuilding it")
-            await self._in_background(self.index.clear)
-        if self.index.state is None:
-            position = await self._build(self.index)
-        else:
-            position = self.index.state.position
-            await self._resume()
-        self._unsubscribe = self.feed.subscribe(self._on_changes)
-        await self.feed.start(position)
-        self._task = asyncio.create_task(self._follow(), name="index-follower")
-        await self.catch_up()
-
-    async def _in_background(self, function: Callable[..., T], *arguments: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._writer, function, *arguments)
-
     async def stop(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        await self.feed.stop()
+        await super().stop()
         self._writer.shutdown(wait=False)
 
-    async def catch_up(self) -> None:
-        """Apply every change committed so far: a query sees every write acknowledged before it, on any replica."""
-        await self.feed.sync()
-        await self._apply_pending()
+    async def _in_background(self, function: Callable[..., None], *arguments: Any) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, function, *arguments)
 
-    def _on_changes(self, batch: Sequence[Change]) -> None:
-        self._pending |= {change.thing_id for change in batch}
-        self._wake.set()
+    async def _position(self) -> int | None:
+        return None if self.index.state is None else self.index.state.position
 
-    async def _build(self, index: RdfIndex) -> int:
-        """Load the stored RDF of every live description; returns the change position the load reflects.
+    async def _clear(self) -> None:
+        await self._in_background(self.index.clear)
 
-        The position is read before the RDF: a change committed in between is delivered by the feed too and
-        applied again, which is harmless (applying is idempotent).
-        """
-        started = time.perf_counter()
-        position = await latest_seq(self.database)
-        expiries: dict[str, dt.datetime] = {}
-        batch: list[tuple[str, str]] = []
-        async for row in all_current_rdf(self.database):
-            if row.expires is not None:
-                expiries[row.thing_id] = row.expires
-            batch.append((row.thing_id, row.ntriples))
-            if len(batch) >= _LOAD_BATCH:
-                await self._in_background(index.load, batch)
-                batch = []
-        await self._in_background(index.load, batch)
-        self._expiries, self._expiry_heap = {}, []
-        for thing_id, expires in expiries.items():
-            self._track_expiry(thing_id, expires)
-        index.remember(self.identity, position)
-        log.info("SPARQL index built: %d descriptions in %.2f s", index.descriptions, time.perf_counter() - started)
-        return position
+    async def _load(self, rows: list[tuple[str, str]]) -> None:
+        await self._in_background(self.index.load, rows)
 
-    async def _resume(self) -> None:
-        """A stored index: learn the leases still running, and drop descriptions whose lease ended meanwhile."""
-        for thing_id, expires in await lease_ends(self.database):
-            self._track_expiry(thing_id, expires)
-        ended = await expired_ids(self.database)
-        await self._in_background(self.index.remove, ended)
-        log.info(
-            "SPARQL index opened: %d descriptions, at change %d",
-            self.index.descriptions,
-            self.index.state.position if self.index.state else 0,
-        )
+    async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
+        await self._in_background(self._write_now, gone, current, position)
 
-    async def _apply_pending(self) -> None:
-        async with self._lock:
-            position = self.feed.position  # every change up to it is in _pending or applied
-            while self._pending:
-                ids = sorted(self._pending)[:_APPLY_BATCH]
-                current = await current_rdf_of(self.database, ids)
-                self._pending.difference_update(ids)  # kept for the next attempt if reading failed
-                await self._in_background(self._apply, ids, current)
-            await self._drop_expired()
-            if self.index.state is None or position != self.index.state.position:
-                await self._in_background(self.index.remember, self.identity, position)
-
-    def _apply(self, ids: list[str], current: list[StoredRdf]) -> None:
-        found = {row.thing_id: row.ntriples for row in current}
-        for row in current:
-            self._track_expiry(row.thing_id, row.expires)
-        gone = [thing_id for thing_id in ids if thing_id not in found]
-        for thing_id in gone:
-            self._expiries.pop(thing_id, None)
+    def _write_now(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
         self.index.remove(gone)
-        self.index.replace(found.items())
-
-    def _track_expiry(self, thing_id: str, expires: dt.datetime | None) -> None:
-        if expires is None:
-            self._expiries.pop(thing_id, None)
-        elif self._expiries.get(thing_id) != expires:
-            self._expiries[thing_id] = expires
-            heapq.heappush(self._expiry_heap, (expires, thing_id))
-
-    async def _drop_expired(self) -> None:
-        now = dt.datetime.now(dt.UTC)
-        due: list[str] = []
-        while self._expiry_heap and self._expiry_heap[0][0] <= now:
-            expires, thing_id = heapq.heappop(self._expiry_heap)
-            if self._expiries.get(thing_id) == expires:  # else renewed or gone since
-                del self._expiries[thing_id]
-                due.append(thing_id)
-        if due:
-            await self._in_background(self.index.remove, due)
-
-    async def _follow(self) -> None:
-        """Apply changes as the feed delivers them (a burst at a time)."""
-        while True:
-            try:
-                await self._wake.wait()
-                await asyncio.sleep(BATCH_DELAY)
-                self._wake.clear()
-                await self._apply_pending()
-            except asyncio.CancelledError:
-                raise
-            except RegistryError as error:  # the database is away: expected, no traceback
-                log.warning("applying changes to the SPARQL index failed (%s); retrying", error.detail)
-                self._wake.set()
-                await asyncio.sleep(1)
-            except Exception:
-                log.exception("applying changes to the SPARQL index failed; retrying")
-                self._wake.set()
-                await asyncio.sleep(1)
+        self.index.replace(current.items())
+        if position is not None and (self.index.state is None or position != self.index.state.position):
+            self.index.remember(self.identity, position)
 
 
 __all__ = ["IndexFollower", "IndexState", "RdfIndex"]

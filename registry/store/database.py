@@ -391,17 +391,25 @@ class Database(Executor):
 
     async def listen(self, channel: str, on_payload: Callable[[str], None]) -> Listening:
         """The budget's dedicated LISTEN connection, calling ``on_payload`` with each notification's payload."""
+        listening = await self.dedicated("listen")
+        try:
+            await listening.connection.add_listener(
+                channel, lambda _connection, _pid, _channel, payload: on_payload(payload)
+            )
+        except BaseException:
+            listening.connection.terminate()
+            raise
+        return listening
+
+    async def dedicated(self, role: str) -> Listening:
+        """A connection outside the pool (``application_name`` ``{name}-{role}``), for session state: a LISTEN,
+        an advisory lock. ``lost`` is set when the server or the network closes it."""
         lost = asyncio.Event()
         with translated():
             connection = await asyncpg.connect(
-                self.url, command_timeout=COMMAND_TIMEOUT, server_settings={"application_name": f"{self.name}-listen"}
+                self.url, command_timeout=COMMAND_TIMEOUT, server_settings={"application_name": f"{self.name}-{role}"}
             )
-        try:
-            connection.add_termination_listener(lambda _connection: lost.set())
-            await connection.add_listener(channel, lambda _connection, _pid, _channel, payload: on_payload(payload))
-        except BaseException:
-            connection.terminate()
-            raise
+        connection.add_termination_listener(lambda _connection: lost.set())
         return Listening(connection, lost)
 
 

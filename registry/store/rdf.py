@@ -120,6 +120,12 @@ async def database_identity(executor: Executor) -> str:
     return str(await executor.fetchval(_IDENTITY))
 
 
+def names_first_change(identity: str) -> bool:
+    """Whether ``identity`` was read once the database had a change: before, it names the database alone (its name
+    and oid), and its first change completes it."""
+    return not identity.rpartition("/")[2].isdigit()
+
+
 async def rdf_statistics(executor: Executor) -> dict[str, Any]:
     """Descriptions whose RDF is incomplete (unknown remote contexts, by URL) or missing."""
     urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
@@ -145,6 +151,7 @@ __all__ = [
     "database_identity",
     "expired_ids",
     "lease_ends",
+    "names_first_change",
     "rdf_statistics",
     "remove_rdf",
     "store_rdf",

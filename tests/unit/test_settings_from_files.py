@@ -34,3 +34,21 @@ def test_a_file_value_is_parsed_like_the_variable(tmp_path: Path) -> None:
     (tmp_path / "port").write_text("nine")
     with pytest.raises(ConfigError, match="REGISTRY_PORT"):
         Settings.from_env({"REGISTRY_PORT_FILE": str(tmp_path / "port")})
+
+
+def test_the_external_store_credentials_are_read_from_files(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("store-token\n")
+    settings = Settings.from_env(
+        {
+            "REGISTRY_SPARQL_STORE_QUERY_URL": "http://store:7878/query",
+            "REGISTRY_SPARQL_STORE_UPDATE_URL": "http://store:7878/update",
+            "REGISTRY_SPARQL_STORE_TOKEN_FILE": str(tmp_path / "token"),
+        }
+    )
+    assert settings.sparql_store
+    assert settings.sparql_store_token == "store-token"
+
+
+def test_an_external_store_needs_both_its_query_and_update_endpoints() -> None:
+    with pytest.raises(ConfigError, match="REGISTRY_SPARQL_STORE_UPDATE_URL"):
+        Settings.from_env({"REGISTRY_SPARQL_STORE_QUERY_URL": "http://store:7878/query"})

@@ -1,0 +1,83 @@
+"""Pushes the stored RDF to an external SPARQL store, following the change feed (see
+:mod:`registry.sparql_worker.follower` for how changes are applied).
+
+Each batch of changes is ONE SPARQL Update request: for every changed description ``DROP SILENT GRAPH g`` and, if
+it is live, ``INSERT DATA { GRAPH g { … } }``, and at the end of a catch-up the position marker
+(:func:`registry.sparql_store.store.state_update`), so that data and position move in one transaction of the store.
+A store holding another database's copy, or none, is emptied (``DROP ALL``) and loaded in bulk: N-Quads POSTed
+with the Graph Store Protocol (or ``INSERT DATA`` without a GSP endpoint), the marker written last.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from registry.events.feed import ChangeFeed
+from registry.metrics import SPARQL_STORE_PUSHES
+from registry.semantic.graphs import blank_nodes_apart, graph_name
+from registry.sparql_store.store import SparqlStore, StoreState, state_update
+from registry.sparql_worker.follower import ChangeFollower
+from registry.store.database import Database
+from registry.store.rdf import database_identity, names_first_change
+
+log = logging.getLogger(__name__)
+
+
+class StorePusher(ChangeFollower):
+    copy = "external SPARQL store"
+
+    def __init__(self, database: Database, feed: ChangeFeed, store: SparqlStore, identity: str) -> None:
+        super().__init__(database, feed, identity)
+        self.store = store
+        #: The state the store holds as far as this pusher knows (it is the only writer while it holds the lock).
+        self.state: StoreState | None = None
+
+    async def holds_its_copy(self) -> bool:
+        """Whether the store still holds what this pusher wrote (nobody emptied it or restored a backup since)."""
+        async with self._lock:  # no update of this pusher's in flight
+            return await self.store.state() == self.state
+
+    async def _position(self) -> int | None:
+        self.state = await self.store.state()
+        if self.state is not None and self.state.database == self.identity:
+            return self.state.position
+        if self.state is None:
+            log.info("the external SPARQL store holds no copy of this database; building it")
+        else:
+            log.warning("the external SPARQL store holds a copy of another database (%s); rebuilding it", self.state)
+        await self._clear()  # whatever a build that did not finish left
+        return None
+
+    async def _clear(self) -> None:
+        await self.store.update("DROP ALL")
+        self.state = None
+
+    async def _load(self, rows: list[tuple[str, str]]) -> None:
+        graphs = [
+            (graph_name(thing_id), blank_nodes_apart(ntriples, f"d{number}x"))
+            for number, (thing_id, ntriples) in enumerate(rows)
+            if ntriples
+        ]
+        await self.store.load(graphs)
+
+    async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
+        operations = [f"DROP SILENT GRAPH {graph_name(thing_id)}" for thing_id in [*gone, *current]]
+        for number, (thing_id, ntriples) in enumerate(current.items()):
+            if ntriples:
+                # Blank node labels are scoped to the request (and may not recur across INSERT DATA operations).
+                renamed = blank_nodes_apart(ntriples, f"d{number}x")
+                operations.append(f"INSERT DATA {{ GRAPH {graph_name(thing_id)} {{ {renamed} }} }}")
+        moved = position is not None and (self.state is None or self.state.position != position)
+        if position is not None and (moved or operations):
+            if not names_first_change(self.identity):
+                self.identity = await database_identity(self.database)
+            operations.append(state_update(StoreState(self.identity, position)))
+        if not operations:
+            return
+        await self.store.update(" ;\n".join(operations))
+        SPARQL_STORE_PUSHES.inc()
+        if position is not None:
+            self.state = StoreState(self.identity, position)
+
+
+__all__ = ["StorePusher"]

@@ -1,0 +1,218 @@
+"""Keeps a copy of the stored RDF (one named graph per description) in step with the change feed: the base of the
+local index's follower (:mod:`registry.sparql_worker.index`) and of the pusher to an external SPARQL store
+(:mod:`registry.sparql_store.pusher`), which differ only in where they write.
+
+Applying a change means "write the current RDF of that id" (idempotent and order-free), so a batch of changes is
+one query for the current RDF of its ids, and a change delivered late by the feed is applied like any other. The
+copy remembers the last change position it applied, with the changes of the batch that reached it, so a restart
+applies only the changes since; a copy that holds nothing (or another database's RDF) is built from the stored RDF.
+Leased descriptions leave the copy when their lease ends, not only when the purge deletes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import heapq
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+from registry.errors import RegistryError
+from registry.events.feed import ChangeFeed
+from registry.store.changes import Change, latest_seq
+from registry.store.database import Database
+from registry.store.rdf import all_current_rdf, current_rdf_of, expired_ids, lease_ends
+
+log = logging.getLogger(__name__)
+
+#: Seconds the follower waits after a batch of changes, so that a burst of writes is applied in one go.
+BATCH_DELAY = 0.05
+_LOAD_BATCH = 500
+#: Descriptions whose current RDF is read in one statement while catching up.
+_APPLY_BATCH = 500
+
+
+class ChangeFollower:
+    """Builds the copy (or takes up a stored one where it left off) and applies every change the feed delivers.
+
+    Subclasses say where the copy is: :meth:`_position`, :meth:`_clear`, :meth:`_load` and :meth:`_write`.
+    """
+
+    #: Names the copy in log lines.
+    copy = "SPARQL index"
+
+    def __init__(self, database: Database, feed: ChangeFeed, identity: str = "") -> None:
+        """``identity``: the database's (:func:`registry.store.rdf.database_identity`), recorded with the position."""
+        self.database = database
+        self.feed = feed
+        self.identity = identity
+        #: Ids changed since they were last applied.
+        self._pending: set[str] = set()
+        self._expiries: dict[str, dt.datetime] = {}
+        self._expiry_heap: list[tuple[dt.datetime, str]] = []
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # -- where the copy is
+
+    async def _position(self) -> int | None:
+        """The change position the copy holds of this database; None when it must be built."""
+        raise NotImplementedError
+
+    async def _clear(self) -> None:
+        raise NotImplementedError
+
+    async def _load(self, rows: list[tuple[str, str]]) -> None:
+        """Building (no query is answered from the copy yet): add descriptions (id, N-Triples) not there yet."""
+        raise NotImplementedError
+
+    async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
+        """Take out the ``gone`` descriptions and put in the ``current`` ones (id → N-Triples); with ``position``,
+        record that every change up to it is applied (when it moved, or anything was written)."""
+        raise NotImplementedError
+
+    # -- life cycle
+
+    async def start(self) -> None:
+        """Build the copy (or take up a stored one where it left off), then apply every change since."""
+        position = await self._position()
+        if position is not None and position > await latest_seq(self.database):
+            log.warning("the %s is ahead of the change log (a restored database?); rebuilding it", self.copy)
+            await self._clear()
+            position = None
+        if position is None:
+            position = await self._build()
+        else:
+            await self._resume(position)
+        self._unsubscribe = self.feed.subscribe(self._on_changes)
+        await self.feed.start(position)
+        self._task = asyncio.create_task(self._follow(), name="change-follower")
+        await self.catch_up()
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.feed.stop()
+
+    async def catch_up(self) -> None:
+        """Apply every change committed so far: a query sees every write acknowledged before it, on any replica."""
+        await self.feed.sync()
+        await self._apply_pending()
+
+    def _on_changes(self, batch: Sequence[Change]) -> None:
+        self._pending |= {change.thing_id for change in batch}
+        self._wake.set()
+
+    async def _build(self) -> int:
+        """Load the stored RDF of every live description; returns the change position the load reflects.
+
+        The position is read before the RDF: a change committed in between is delivered by the feed too and
+        applied again, which is harmless (applying is idempotent).
+        """
+        started = time.perf_counter()
+        position = await latest_seq(self.database)
+        expiries: dict[str, dt.datetime] = {}
+        batch: list[tuple[str, str]] = []
+        loaded = 0
+        async for row in all_current_rdf(self.database):
+            if row.expires is not None:
+                expiries[row.thing_id] = row.expires
+            batch.append((row.thing_id, row.ntriples))
+            if len(batch) >= _LOAD_BATCH:
+                await self._load(batch)
+                loaded += len(batch)
+                batch = []
+        await self._load(batch)
+        loaded += len(batch)
+        self._expiries, self._expiry_heap = {}, []
+        for thing_id, expires in expiries.items():
+            self._track_expiry(thing_id, expires)
+        await self._write([], {}, position)
+        log.info("%s built: %d descriptions in %.2f s", self.copy, loaded, time.perf_counter() - started)
+        return position
+
+    async def _resume(self, position: int) -> None:
+        """A stored copy: learn the leases still running, and drop descriptions whose lease ended meanwhile."""
+        for thing_id, expires in await lease_ends(self.database):
+            self._track_expiry(thing_id, expires)
+        await self._write(await expired_ids(self.database), {}, None)
+        log.info("%s opened: taken up at change %d", self.copy, position)
+
+    async def _apply_pending(self) -> None:
+        async with self._lock:
+            position = self.feed.position  # every change up to it is in _pending or applied
+            while True:
+                ids = sorted(self._pending)[:_APPLY_BATCH]
+                rows = await current_rdf_of(self.database, ids) if ids else []
+                self._pending.difference_update(ids)  # kept for the next attempt if reading failed
+                last = not self._pending
+                due = self._due() if last else []
+                current = {row.thing_id: row.ntriples for row in rows}
+                for row in rows:
+                    self._track_expiry(row.thing_id, row.expires)
+                gone = [thing_id for thing_id in ids if thing_id not in current]
+                for thing_id in gone:
+                    self._expiries.pop(thing_id, None)
+                try:
+                    await self._write(gone + due, current, position if last else None)
+                except BaseException:
+                    self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)
+                    raise
+                if last:
+                    return
+
+    def _track_expiry(self, thing_id: str, expires: dt.datetime | None) -> None:
+        if expires is None:
+            self._expiries.pop(thing_id, None)
+        elif self._expiries.get(thing_id) != expires:
+            self._expiries[thing_id] = expires
+            heapq.heappush(self._expiry_heap, (expires, thing_id))
+
+    def _due(self) -> list[str]:
+        """The descriptions whose lease has ended (and was not renewed since)."""
+        now = dt.datetime.now(dt.UTC)
+        due: list[str] = []
+        while self._expiry_heap and self._expiry_heap[0][0] <= now:
+            expires, thing_id = heapq.heappop(self._expiry_heap)
+            if self._expiries.get(thing_id) == expires:  # else renewed or gone since
+                del self._expiries[thing_id]
+                due.append(thing_id)
+        return due
+
+    def _until_a_lease_ends(self) -> float | None:
+        if not self._expiry_heap:
+            return None
+        return max(0.0, (self._expiry_heap[0][0] - dt.datetime.now(dt.UTC)).total_seconds())
+
+    async def _follow(self) -> None:
+        """Apply changes as the feed delivers them (a burst at a time), and take descriptions out when their lease
+        ends (a query on another replica does not wake this one)."""
+        while True:
+            try:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._until_a_lease_ends()):
+                        await self._wake.wait()
+                await asyncio.sleep(BATCH_DELAY)
+                self._wake.clear()
+                await self._apply_pending()
+            except asyncio.CancelledError:
+                raise
+            except RegistryError as error:  # the database or the store is away: expected, no traceback
+                log.warning("applying changes to the %s failed (%s); retrying", self.copy, error.detail)
+                self._wake.set()
+                await asyncio.sleep(1)
+            except Exception:
+                log.exception("applying changes to the %s failed; retrying", self.copy)
+                self._wake.set()
+                await asyncio.sleep(1)
+
+
+__all__ = ["BATCH_DELAY", "ChangeFollower"]
