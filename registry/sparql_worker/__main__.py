@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from registry.config import Settings
-from registry.errors import RegistryError
+from registry.errors import RegistryError, ServiceUnavailable
 from registry.events.feed import ChangeFeed
 from registry.logs import configure_logging
 from registry.semantic.sparql import SparqlEngine
@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 #: The worker's share of a replica's connection budget: one pooled connection and its LISTEN connection.
 WORKER_CONNECTIONS = 2
+#: Seconds a query waits for the index to apply the writes acknowledged before it (at most half its timeout).
+CATCH_UP_WAIT = 5.0
 
 
 _OUT_OF_MEMORY = (
@@ -67,6 +69,26 @@ async def _serve() -> None:
     )
     writer.write(frame([0, "ready", None]))
 
+    #: The catch-up queries are waiting for (one at a time: catching up is serialised anyway).
+    catching_up: asyncio.Future[None] | None = None
+
+    async def caught_up() -> None:
+        """Wait until every write acknowledged before now is applied, within a bound: after a bulk import the
+        index may be many changes behind (it applies them at low priority), and a query that waited for all of
+        them would outlive its timeout and have the worker killed, losing the progress since the last position
+        remembered. Past the bound the query is told to come back; the catch-up goes on."""
+        nonlocal catching_up
+        if catching_up is None or catching_up.done():
+            catching_up = asyncio.ensure_future(follower.catch_up())
+        done, _ = await asyncio.wait({catching_up}, timeout=min(CATCH_UP_WAIT, settings.sparql_timeout / 2))
+        if not done:
+            raise ServiceUnavailable(
+                "The SPARQL index is still applying recent writes (after a bulk import it catches up behind "
+                "them); retry shortly",
+                headers={"Retry-After": "5"},
+            )
+        catching_up.result()
+
     async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
         try:
             if kind == "stats":
@@ -76,7 +98,7 @@ async def _serve() -> None:
                     "queriesRunning": sparql.running,
                 }
             else:
-                await follower.catch_up()
+                await caught_up()
                 result = await sparql.run(*arguments)
                 payload = [result.content, result.media_type]
             message = [request_id, "ok", payload]
