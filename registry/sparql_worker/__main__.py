@@ -19,7 +19,7 @@ from registry.semantic.sparql import SparqlEngine
 from registry.sparql_worker.client import frame, read_frame
 from registry.sparql_worker.index import IndexFollower, RdfIndex
 from registry.store.database import APPLICATION_NAME, Database
-from registry.store.rdf import database_identity
+from registry.store.rdf import database_identity, database_part
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,9 @@ async def _serve() -> None:
     database = Database(settings.database_url, connections=WORKER_CONNECTIONS, name=f"{APPLICATION_NAME}-sparql")
     await database.open()
     identity = await database_identity(database)
-    directory = settings.sparql_index_path / hashlib.sha256(identity.encode()).hexdigest()[:16]
+    # Named after the database alone (not its first change), so that an index started on an empty database is
+    # still found once the database has changes.
+    directory = settings.sparql_index_path / hashlib.sha256(database_part(identity).encode()).hexdigest()[:16]
     index = await asyncio.to_thread(RdfIndex.open, directory, identity)
     follower = IndexFollower(database, ChangeFeed(database, poll_interval=settings.feed_poll_interval), index, identity)
     await follower.start()

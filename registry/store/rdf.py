@@ -126,6 +126,17 @@ def names_first_change(identity: str) -> bool:
     return not identity.rpartition("/")[2].isdigit()
 
 
+def same_history(recorded: str, identity: str) -> bool:
+    """Whether a copy recorded as of ``recorded`` is of the database ``identity`` names: the same identity, or one
+    read before the database's first change (its name and oid) that ``identity`` completes."""
+    return recorded == identity or (not names_first_change(recorded) and identity.startswith(recorded + "/"))
+
+
+def database_part(identity: str) -> str:
+    """The database's name and oid, without its first change: stable from the database's creation on."""
+    return identity if not names_first_change(identity) else identity.rpartition("/")[0]
+
+
 async def rdf_statistics(executor: Executor) -> dict[str, Any]:
     """Descriptions whose RDF is incomplete (unknown remote contexts, by URL) or missing."""
     urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
@@ -149,10 +160,12 @@ __all__ = [
     "all_current_rdf",
     "current_rdf_of",
     "database_identity",
+    "database_part",
     "expired_ids",
     "lease_ends",
     "names_first_change",
     "rdf_statistics",
     "remove_rdf",
+    "same_history",
     "store_rdf",
 ]

@@ -18,7 +18,7 @@ from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.sparql_worker.index import FLUSH_AFTER_BYTES, STORE_DIRECTORY, IndexFollower, RdfIndex
 from registry.store.database import Database, Transaction
-from registry.store.rdf import database_identity
+from registry.store.rdf import database_identity, database_part, names_first_change
 from registry.store.things import StoredDescription
 from registry.wire import Notice
 from tests.integration.conftest import directory_service
@@ -155,6 +155,35 @@ async def test_a_stored_index_takes_up_where_it_left_off(
     finally:
         await second.stop()
         second.index.close()
+
+
+async def test_an_index_started_on_an_empty_database_is_taken_up_once_the_database_has_changes(
+    own_database_url: str, tmp_path: Path
+) -> None:
+    """The first change completes the database's identity: the index started before it is the same database's."""
+    database = Database(own_database_url, connections=4)
+    await database.open()
+    try:
+        empty = await database_identity(database)
+        assert not names_first_change(empty)
+        first = IndexFollower(database, ChangeFeed(database, poll_interval=30), RdfIndex.open(tmp_path, empty), empty)
+        await first.start()
+        rdf = RdfProjector(RdfConverter(ContextLibrary.load()), strict_contexts=False)
+        await directory_service(database, rdf).put("urn:test:first-change", agent("urn:test:first-change"))
+        await first.catch_up()
+        await first.stop()
+        first.index.close()
+
+        identity = await database_identity(database)
+        assert names_first_change(identity)
+        assert database_part(identity) == empty  # the index directory is named after this part
+        reopened = RdfIndex.open(tmp_path, identity)
+        assert reopened.state is not None  # taken up, not to be built again
+        assert reopened.state.database == identity
+        assert indexed_in(reopened, "urn:test:first-change")
+        reopened.close()
+    finally:
+        await database.close()
 
 
 async def test_an_index_of_another_database_is_rebuilt(database: Database, tmp_path: Path) -> None:
