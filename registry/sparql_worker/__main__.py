@@ -71,25 +71,30 @@ async def _serve() -> None:
     )
     writer.write(frame([0, "ready", None]))
 
-    #: The catch-up queries are waiting for (one at a time: catching up is serialised anyway).
-    catching_up: asyncio.Future[None] | None = None
+    #: Catch-ups that queries stopped waiting for, running to their end.
+    catching_up: set[asyncio.Task[None]] = set()
 
     async def caught_up() -> None:
         """Wait until every write acknowledged before now is applied, within a bound: after a bulk import the
         index may be many changes behind (it applies them at low priority), and a query that waited for all of
         them would outlive its timeout and have the worker killed, losing the progress since the last position
-        remembered. Past the bound the query is told to come back; the catch-up goes on."""
-        nonlocal catching_up
-        if catching_up is None or catching_up.done():
-            catching_up = asyncio.ensure_future(follower.catch_up())
-        done, _ = await asyncio.wait({catching_up}, timeout=min(CATCH_UP_WAIT, settings.sparql_timeout / 2))
+        remembered. Past the bound the query is told to come back; its catch-up goes on."""
+        catch_up = asyncio.create_task(follower.catch_up())
+        catching_up.add(catch_up)
+        catch_up.add_done_callback(_settled)
+        done, _ = await asyncio.wait({catch_up}, timeout=min(CATCH_UP_WAIT, settings.sparql_timeout / 2))
         if not done:
             raise ServiceUnavailable(
                 "The SPARQL index is still applying recent writes (after a bulk import it catches up behind "
                 "them); retry shortly",
                 headers={"Retry-After": "5"},
             )
-        catching_up.result()
+        catch_up.result()
+
+    def _settled(catch_up: asyncio.Task[None]) -> None:
+        catching_up.discard(catch_up)
+        if not catch_up.cancelled():
+            catch_up.exception()  # retrieved: a failure is the waiting query's answer, or retried by the follower
 
     async def answer(request_id: int, kind: str, arguments: list[Any]) -> None:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
@@ -51,3 +52,20 @@ def test_a_query_behind_a_bulk_import_is_answered_or_told_to_retry_never_killed(
             assert "Retry-After" in refused.headers
             assert "still applying recent writes" in refused.json()["detail"]
         assert restarts(client) == before
+
+
+def test_concurrent_queries_each_see_every_write_acknowledged_before_them(
+    start_server: Callable[..., ServerProcess], own_database_url: str
+) -> None:
+    # Every client here has one address: no per-client limit.
+    server = start_server({"REGISTRY_SPARQL_CLIENT_CONCURRENCY": "0"}, database=own_database_url)
+    with httpx.Client(base_url=server.base_url, timeout=30) as client, ThreadPoolExecutor(32) as pool:
+        for round_number in range(5):
+            document = thing(f"Concurrent {round_number}")
+            assert client.put(f"/things/{document['id']}", json=document).status_code == 201
+            query = f'ASK {{ ?thing td:title "Concurrent {round_number}"@en }}'
+            answers = list(
+                pool.map(lambda _: client.post("/search/sparql", data={"query": query}), range(32))  # noqa: B023
+            )
+            assert [answer.status_code for answer in answers] == [200] * 32, answers[0].text
+            assert all(answer.json()["boolean"] for answer in answers)
