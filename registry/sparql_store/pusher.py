@@ -18,7 +18,6 @@ from registry.semantic.graphs import blank_nodes_apart, graph_name
 from registry.sparql_store.store import SparqlStore, StoreState, state_update
 from registry.sparql_worker.follower import ChangeFollower
 from registry.store.database import Database
-from registry.store.rdf import database_identity, names_first_change
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +68,6 @@ class StorePusher(ChangeFollower):
                 operations.append(f"INSERT DATA {{ GRAPH {graph_name(thing_id)} {{ {renamed} }} }}")
         moved = position is not None and (self.state is None or self.state.position != position)
         if position is not None and (moved or operations):
-            if not names_first_change(self.identity):
-                self.identity = await database_identity(self.database)
             operations.append(state_update(StoreState(self.identity, position)))
         if not operations:
             return

@@ -23,7 +23,14 @@ from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.store.changes import Change, latest_seq
 from registry.store.database import Database
-from registry.store.rdf import all_current_rdf, current_rdf_of, expired_ids, lease_ends
+from registry.store.rdf import (
+    all_current_rdf,
+    current_rdf_of,
+    database_identity,
+    expired_ids,
+    lease_ends,
+    names_first_change,
+)
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +142,20 @@ class ChangeFollower:
         self._expiries, self._expiry_heap = {}, []
         for thing_id, expires in expiries.items():
             self._track_expiry(thing_id, expires)
-        await self._write([], {}, position)
+        await self._record(position)
         log.info("%s built: %d descriptions in %.2f s", self.copy, loaded, time.perf_counter() - started)
         return position
+
+    async def _record(self, position: int) -> None:
+        """Record that every change up to ``position`` is applied."""
+        await self._complete_identity()
+        await self._write([], {}, position)
+
+    async def _complete_identity(self) -> None:
+        """Read before the database's first change, the identity names the database alone, and its first change
+        completes it: the copy records the complete one with a position, so that the next start takes it up."""
+        if not names_first_change(self.identity):
+            self.identity = await database_identity(self.database)
 
     async def _resume(self, position: int) -> None:
         """A stored copy: learn the leases still running, and drop descriptions whose lease ended meanwhile."""
@@ -162,6 +180,8 @@ class ChangeFollower:
                 for thing_id in gone:
                     self._expiries.pop(thing_id, None)
                 try:
+                    if last:
+                        await self._complete_identity()
                     await self._write(gone + due, current, position if last else None)
                 except BaseException:
                     self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)

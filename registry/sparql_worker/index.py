@@ -32,7 +32,7 @@ from registry.events.feed import ChangeFeed
 from registry.semantic.graphs import blank_nodes_apart, graph_name, quads_in
 from registry.sparql_worker.follower import ChangeFollower
 from registry.store.database import Database
-from registry.store.rdf import database_identity, names_first_change, same_history
+from registry.store.rdf import same_history
 
 log = logging.getLogger(__name__)
 
@@ -231,10 +231,6 @@ class IndexFollower(ChangeFollower):
         await self._in_background(self.index.load, rows)
 
     async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
-        if position is not None and not names_first_change(self.identity):
-            # Started on an empty database: the identity recorded with the position names its first change now,
-            # so that the next start takes this index up rather than building another.
-            self.identity = await database_identity(self.database)
         await self._in_background(self._write_now, gone, current, position)
 
     def _write_now(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
