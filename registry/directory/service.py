@@ -290,10 +290,7 @@ class DirectoryService:
 
     async def delete(self, thing_id: str, *, if_match: str | None = None, principal: Principal | None = None) -> None:
         async with self.database.transaction() as tx:
-            now = await self.things.lock(tx, [thing_id])
-            current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
-            if current is None:
-                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            now, current = await self._locked(tx, thing_id)
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
@@ -317,10 +314,7 @@ class DirectoryService:
         """Give a description to another owner (an admin's decision, checked by the caller); the change log
         records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
-            now = await self.things.lock(tx, [thing_id])
-            current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
-            if current is None:
-                raise NotFound(f"No Thing Description with id {thing_id!r}")
+            now, current = await self._locked(tx, thing_id)
             await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
         return current
 
@@ -333,6 +327,14 @@ class DirectoryService:
         return purged
 
     # -- helpers
+
+    async def _locked(self, tx: Transaction, thing_id: str) -> tuple[dt.datetime, StoredDescription]:
+        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none)."""
+        now = await self.things.lock(tx, [thing_id])
+        current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
+        if current is None:
+            raise NotFound(f"No Thing Description with id {thing_id!r}")
+        return now, current
 
     def _checked(self, document: Any) -> tuple[dict[str, Any], Lifetime, str]:
         """Validate ``document`` and split off its lifetime: the stored document, its lifetime and its JSON."""
