@@ -43,12 +43,10 @@ class CatalogProjection:
                 search_texts=summary.search_texts(),
             ),
             [CapabilityRow(item.source, item.id, item.name, item.version) for item in summary.capabilities],
-            first_version=self.new_version(stored),
+            first_version=(
+                None if summary.version is None else NewVersion(summary.version, stored.document_text, stored.revision)
+            ),
         )
-
-    def new_version(self, stored: StoredDescription) -> NewVersion | None:
-        version = self.summary.version
-        return None if version is None else NewVersion(version, stored.document_text, stored.revision)
 
     async def keep_version(self, tx: Transaction, thing_id: str, version: NewVersion, kept: list[str]) -> None:
         """Keep a new version of a description that has others, with its compatibility report against the version
@@ -70,12 +68,11 @@ class CatalogProjector:
 
     @staticmethod
     async def store(tx: Transaction, written: Sequence[tuple[CatalogProjection, StoredDescription]]) -> None:
-        kept_before = await CatalogStore.write_summaries(
-            tx, [projection.write(stored) for projection, stored in written]
-        )
+        writes = [projection.write(stored) for projection, stored in written]
+        kept_before = await CatalogStore.write_summaries(tx, writes)
         # The first version of a description was kept by write_summaries; a later new one is compared first.
-        for (projection, stored), kept in zip(written, kept_before, strict=True):
-            version = projection.new_version(stored)
+        for (projection, stored), write, kept in zip(written, writes, kept_before, strict=True):
+            version = write.first_version
             if version is not None and kept and version.version not in kept:
                 await projection.keep_version(tx, stored.id, version, kept)
 

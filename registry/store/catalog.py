@@ -443,7 +443,7 @@ class SummaryWrite:
 
     row: SummaryRow
     capabilities: Sequence[CapabilityRow]
-    #: The version to keep if the description has none kept yet.
+    #: The version written (None without one): the statement keeps it if the description has none kept yet.
     first_version: NewVersion | None
 
 
