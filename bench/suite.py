@@ -396,29 +396,32 @@ def start_timed(server: ServerProcess, timeout: float) -> tuple[float, float]:
     return api, wait_ready(server.base_url, started, timeout)
 
 
-def index_settled(base_url: str, timeout: float = 600) -> None:
-    """Return once a SPARQL query is answered: it is answered after the index applied every write acknowledged
-    before it (503 while the index is still far behind)."""
+def sparql_answer(base_url: str, query: str, timeout: float) -> httpx.Response:
+    """The first answer to ``query`` that is not 503: a query is answered once the index applied every write
+    acknowledged before it, and told to retry while the index is still far behind."""
     started = time.monotonic()
-    with httpx.Client(base_url=base_url, timeout=60) as http:
-        while http.post("/search/sparql", data={"query": "ASK {}"}).status_code != 200:
-            if time.monotonic() - started > timeout:
-                raise RuntimeError(f"the SPARQL index did not catch up within {timeout:g} s")
-            time.sleep(0.2)
-
-
-def index_caught_up(base_url: str, size: int, started: float, timeout: float) -> float:
-    """Seconds from ``started`` until a SPARQL query finds the last imported description (a query sees every write
-    acknowledged before it, and is answered 503 while the index is still far behind)."""
-    query = f"ASK {{ <{thing_id(size - 1)}> ?p ?o }}"
     with httpx.Client(base_url=base_url, timeout=60) as http:
         while True:
             answer = http.post("/search/sparql", data={"query": query}, headers={"Accept": "application/json"})
-            if answer.status_code == 200 and answer.json()["boolean"]:
-                return time.monotonic() - started
+            if answer.status_code != 503:
+                answer.raise_for_status()
+                return answer
             if time.monotonic() - started > timeout:
                 raise RuntimeError(f"the SPARQL index did not catch up within {timeout:g} s: {answer.text}")
-            time.sleep(0.5)
+            time.sleep(0.2)
+
+
+def index_settled(base_url: str, timeout: float = 600) -> None:
+    """Return once the SPARQL index has applied every write acknowledged so far."""
+    sparql_answer(base_url, "ASK {}", timeout)
+
+
+def index_caught_up(base_url: str, size: int, started: float, timeout: float) -> float:
+    """Seconds from ``started`` until the SPARQL index holds the whole import (checked: its last description)."""
+    answer = sparql_answer(base_url, f"ASK {{ <{thing_id(size - 1)}> ?p ?o }}", timeout)
+    if not answer.json()["boolean"]:
+        raise RuntimeError(f"the SPARQL index answered without the last imported description: {answer.text}")
+    return time.monotonic() - started
 
 
 def bulk_import(size: int, base_url: str) -> tuple[float, str]:
