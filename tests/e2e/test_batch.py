@@ -72,3 +72,16 @@ def test_import_sends_batches_and_reports_each_file(base_url: str, tmp_path: Pat
 
     again = json.loads(registry(base_url, "import", str(tmp_path), "--batch-size", "3", "--json").stdout)
     assert not any(item["created"] for item in again["registered"])
+
+
+def test_an_id_given_twice_in_one_batch_is_refused_in_its_second_place(client: httpx.Client) -> None:
+    first = thing("Given first")
+    answer = client.post("/api/v1/things/batch", json=[first, {**first, "title": "Given again"}])
+
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [item["status"] for item in results] == [201, 400]
+    problem = results[1]["problem"]
+    assert "appears more than once in this batch" in problem["detail"]
+    assert problem["validationErrors"] == [{"field": "id", "description": "already given earlier in this batch"}]
+    assert client.get(f"/things/{first['id']}").json()["title"] == "Given first"
