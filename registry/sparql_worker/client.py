@@ -24,6 +24,7 @@ from http import HTTPStatus
 from typing import IO, Any
 
 import msgspec
+from sqlalchemy.engine import make_url
 
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
@@ -41,7 +42,8 @@ GRACE = 1.0
 READY_WAIT = 30.0
 #: Seconds between attempts of a process that does not run the worker to reach the one that does (or to take over).
 RECONNECT_DELAY = 0.5
-#: Held by the server process that runs the worker, beside the index directories.
+#: Held by the server process that runs the worker, beside the index directories (``owner.lock.<scope>``: one per
+#: database).
 OWNER_LOCK = "owner.lock"
 
 
@@ -76,8 +78,12 @@ class QueryWorker:
         self._owner_lock: IO[str] | None = None
         self._relay: asyncio.Server | None = None
         self._peers: set[asyncio.StreamWriter] = set()
-        digest = hashlib.sha256(str(settings.sparql_index_path.resolve()).encode()).hexdigest()[:24]
-        self._socket_name = f"\0lmos-registry-sparql-{digest}"
+        # One worker per index directory and database: directories of other databases sharing a data directory
+        # (the default one, say) must neither relay to each other's worker nor answer from each other's index.
+        database = make_url(settings.database_url).set(password=None).render_as_string()
+        scope = f"{settings.sparql_index_path.resolve()}\0{database}"
+        self._scope = hashlib.sha256(scope.encode()).hexdigest()[:24]
+        self._socket_name = f"\0lmos-registry-sparql-{self._scope}"
 
     async def start(self) -> None:
         """Start the worker in the background: the rest of the API answers while its index catches up."""
@@ -183,7 +189,7 @@ class QueryWorker:
         """Take the lock of the worker's runner if no other process holds it."""
         directory = self.settings.sparql_index_path
         directory.mkdir(parents=True, exist_ok=True)
-        lock = (directory / OWNER_LOCK).open("a")
+        lock = (directory / f"{OWNER_LOCK}.{self._scope}").open("a")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

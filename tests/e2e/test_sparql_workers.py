@@ -69,3 +69,30 @@ def test_two_server_processes_share_one_sparql_worker(own_database_url: str, sta
     _until_answered(server.base_url, document["id"])
     assert len(_sparql_workers(server)) == 1
     assert "building one in" not in server.output(), "the process that took over built another index"
+
+
+def test_directories_of_two_databases_on_one_data_directory_answer_from_their_own_index(
+    own_database_url: str, database_url: str, start_server: Any, tmp_path: Path
+) -> None:
+    """Two directories on one machine with the same (say, the default) data directory: each runs its own worker
+    on its own database; neither relays to the other's nor answers from its index."""
+    shared = {"REGISTRY_DATA_DIR": str(tmp_path)}
+    first = start_server(shared, database=own_database_url)
+    second = start_server(shared, database=database_url)
+    document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+    document["id"] = "urn:test:one-database-only"
+    with httpx.Client(base_url=first.base_url, timeout=30) as client:
+        response = client.put(
+            f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"}
+        )
+        assert response.status_code == 201
+    _until_answered(first.base_url, document["id"])
+    query = f"ASK {{ GRAPH <{document['id']}> {{ ?s ?p ?o }} }}"
+    with httpx.Client(base_url=second.base_url, timeout=30) as client:
+        deadline = time.monotonic() + 60
+        while (answer := client.get("/search/sparql", params={"query": query})).status_code == 503:
+            assert time.monotonic() < deadline, answer.text
+            time.sleep(0.5)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["boolean"] is False
+    assert len(_sparql_workers(first)) == len(_sparql_workers(second)) == 1
