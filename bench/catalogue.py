@@ -140,7 +140,7 @@ FROM generate_series(1, :count) AS n
 """
 _SUMMARIES = f"""
 INSERT INTO thing_summaries (thing_id, kind, title, title_key, vendor_name, vendor_key, version, types, summary,
-                             search)
+                             search, capability_keys)
 SELECT 'urn:gen:' || n, CASE WHEN {_random("kind")} % 3 = 0 THEN 'tool' ELSE 'agent' END,
        initcap(topic) || ' ' || md5(n::text), topic || ' ' || md5(n::text),
        'Vendor ' || {_random("vendor")} % {_SQL_VENDORS}, 'vendor ' || {_random("vendor")} % {_SQL_VENDORS},
@@ -148,15 +148,18 @@ SELECT 'urn:gen:' || n, CASE WHEN {_random("kind")} % 3 = 0 THEN 'tool' ELSE 'ag
        ARRAY['Thing', CASE WHEN {_random("kind")} % 3 = 0 THEN 'lmos:Tool' ELSE 'lmos:Agent' END], '{{}}'::jsonb,
        setweight(to_tsvector('english', topic), 'A')
        || setweight(to_tsvector('english', 'A {COMMON_WORD} answering questions about topic'
-                    || {_random("topic")} % 500 || ' and ' || topic), 'B')
+                    || {_random("topic")} % 500 || ' and ' || topic), 'B'),
+       ARRAY(SELECT key FROM thing_capabilities AS offered,
+                    LATERAL (VALUES (0, 'id:' || capability_id), (1, 'name:' || name_key)) AS entry (kind, key)
+             WHERE offered.thing_id = 'urn:gen:' || n ORDER BY position, kind)
 FROM generate_series(1, :count) AS n,
      LATERAL (SELECT (ARRAY['weather','billing','travel','support','search','booking'])[1 + {_random("title")} % 6]
               AS topic) AS t
 """
 _CAPABILITIES = f"""
-INSERT INTO thing_capabilities (thing_id, position, source, capability_id, name, name_key, version)
+INSERT INTO thing_capabilities (thing_id, position, source, capability_id, name, name_key, version, vendor_name)
 SELECT 'urn:gen:' || n, k, 'lmos', 'urn:capability:' || c, 'capability' || c, 'capability' || c,
-       (1 + k) || '.' || n % 3 || '.0'
+       (1 + k) || '.' || n % 3 || '.0', 'Vendor ' || {_random("vendor")} % {_SQL_VENDORS}
 FROM generate_series(1, :count) AS n, generate_series(0, 2) AS k,
      LATERAL (SELECT ({_random("capability")} + k * 101) % {_SQL_CAPABILITIES} AS c) AS picked
 """
@@ -171,7 +174,7 @@ async def generate(database: Database, count: int) -> None:
     """``count`` rows ``urn:gen:1…`` (25 vendors, 300 capabilities, three each, in three versions) with their
     summaries and capabilities, then fresh statistics (as after an import)."""
     async with database.transaction() as tx:
-        for statement in (_DESCRIPTIONS, _SUMMARIES, _CAPABILITIES):
+        for statement in (_DESCRIPTIONS, _CAPABILITIES, _SUMMARIES):  # summaries list capabilities
             await tx.execute(text(statement).bindparams(bindparam("count", type_=Integer)), count=count)
         await tx.execute(FLUSH_STATISTICS)  # the rows written are counted before the ANALYZE, not after it
     await refresh_statistics(database)

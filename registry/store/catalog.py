@@ -32,7 +32,7 @@ from sqlalchemy import (
     select,
     tuple_,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG, distinct_on
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from registry.auth.tenancy import EVERYTHING, TenantScope
@@ -48,6 +48,7 @@ from registry.errors import ServiceUnavailable, StatementTimeout
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import (
     SEARCH_CONFIG,
+    capability_keys,
     changes,
     descriptions,
     live,
@@ -241,11 +242,14 @@ def _where(filters: Filters, versions: list[str] | None) -> list[ColumnElement[b
     if filters.text is not None:
         clauses.append(thing_summaries.c.search.op("@@")(_query(filters.text)))
     if filters.capability is not None:
-        offered = _capability_match(filters.capability, filters.capability.lower())
-        condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
-        if versions is not None:
-            condition = and_(condition, thing_capabilities.c.version.in_(versions))
-        clauses.append(exists().where(condition))
+        # The keys a filter for an id or a name matches: an index scan that intersects with the others.
+        clauses.append(
+            thing_summaries.c.capability_keys.overlap(capability_keys(filters.capability, filters.capability))
+        )
+        if versions is not None:  # and among the candidates, those that offer it in a version accepted
+            offered = _capability_match(filters.capability, filters.capability.lower())
+            condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
+            clauses.append(exists().where(condition, thing_capabilities.c.version.in_(versions)))
     return clauses
 
 
@@ -324,15 +328,18 @@ def _write_summary_statement() -> Any:
     """Summary upsert, capability rows (the surplus deleted, the others upserted), the first version of a
     description, and the versions kept before: one statement. Upserts skip rows that would not change."""
     thing_id = bindparam("thing_id", type_=Text)
+    # The description's vendor, on its summary and on each of its capability rows.
+    vendor_name = bindparam("vendor_name", type_=Text)
     summary = pg_insert(thing_summaries).values(
         thing_id=thing_id,
         kind=bindparam("kind"),
         title=bindparam("title"),
         title_key=bindparam("title_key"),
-        vendor_name=bindparam("vendor_name"),
+        vendor_name=vendor_name,
         vendor_key=bindparam("vendor_key"),
         version=bindparam("version"),
         types=bindparam("types", type_=ARRAY(Text)),
+        capability_keys=bindparam("capability_keys", type_=ARRAY(Text)),
         summary=cast(bindparam("summary", type_=Text), JSONB),
         search=_weighted(bindparam("title_text", type_=Text), "A")
         .op("||")(_weighted(bindparam("body_text", type_=Text), "B"))
@@ -352,7 +359,7 @@ def _write_summary_statement() -> Any:
     ).table_valued("source", "capability_id", "name", "name_key", "version", with_ordinality="ordinal")
     offered = offered.render_derived()
     capabilities = pg_insert(thing_capabilities).from_select(
-        ["thing_id", "position", "source", "capability_id", "name", "name_key", "version"],
+        ["thing_id", "position", "source", "capability_id", "name", "name_key", "version", "vendor_name"],
         select(
             thing_id,
             offered.c.ordinal - 1,
@@ -361,6 +368,7 @@ def _write_summary_statement() -> Any:
             offered.c.name,
             offered.c.name_key,
             offered.c.version,
+            vendor_name,
         ),
     )
     capabilities = capabilities.on_conflict_do_update(
@@ -459,6 +467,7 @@ def _summary_values(write: SummaryWrite) -> dict[str, Any]:
         "vendor_key": row.vendor_name.lower() if row.vendor_name else None,
         "version": row.version,
         "types": row.types,
+        "capability_keys": [key for item in capabilities for key in capability_keys(item.capability_id, item.name)],
         "summary": row.summary_json,
         "title_text": title_text,
         "body_text": body_text,
@@ -668,7 +677,7 @@ class CatalogStore:
         """The first ``limit`` live providers in range the vendor rules accept, in ``ranking``'s order (vendor
         preference, version rank, id), each with its best offer. The offers in range are sorted first and their
         descriptions read in that order until the page is full."""
-        statement = _ranked_statement(readers.everything)
+        statement = _ranked_statement(readers.everything, bool(ranking.vendor_notes or ranking.preferences))
         rows = await self._resolution_rows(statement, {"limit": limit, **_ranking_values(ranking, readers)})
         return [RankedProvider(Offer(*row[:4]), row[4], row[5]) for row in rows]
 
@@ -747,9 +756,16 @@ def _best_offers(everything: bool, *, in_range_only: bool) -> Any:
     unversioned = case((offers.c.version.is_(None), bindparam("unversioned_rank", type_=BigInteger)))
     rank = func.coalesce(in_range.c.rank, unversioned)
     query = (
-        select(offers.c.thing_id, offers.c.capability_id, offers.c.name, offers.c.version, rank.label("rank"))
+        select(
+            offers.c.thing_id,
+            offers.c.capability_id,
+            offers.c.name,
+            offers.c.version,
+            offers.c.vendor_name,
+            rank.label("rank"),
+        )
         .select_from(offers.outerjoin(in_range, in_range.c.version == offers.c.version))
-        .distinct(offers.c.thing_id)
+        .ext(distinct_on(offers.c.thing_id))
         .order_by(offers.c.thing_id, rank.asc().nulls_last(), offers.c.position)
     )
     if in_range_only:
@@ -758,10 +774,9 @@ def _best_offers(everything: bool, *, in_range_only: bool) -> Any:
     return select(best).order_by(best.c.rank.asc().nulls_last(), best.c.thing_id).subquery("ordered")
 
 
-def _vendor_rules() -> tuple[Any, Any, Any]:
-    """What the vendor rules say of a summary's vendor ("" for none): the table of noted vendor names (its ``note``
-    is None for an accepted vendor once outer-joined), the table of preferred ones, and the join condition's
-    vendor."""
+def _vendor_rules() -> tuple[Any, Any]:
+    """What the vendor rules say of an offer's vendor ("" for none; see ``_offer_vendor``): the table of noted
+    vendor names (its ``note`` is None for an accepted vendor once outer-joined) and the table of preferred ones."""
     notes = (
         func.unnest(bindparam("noted_vendors", type_=ARRAY(Text)), bindparam("vendor_notes", type_=ARRAY(Text)))
         .table_valued("name", "note")
@@ -774,7 +789,12 @@ def _vendor_rules() -> tuple[Any, Any, Any]:
         .table_valued("name", "rank")
         .render_derived()
     )
-    return notes, preferences, func.coalesce(thing_summaries.c.vendor_name, "")
+    return notes, preferences
+
+
+def _offer_vendor(offers: Any) -> Any:
+    """The vendor name of an offer as vendor rules name it ("" for none)."""
+    return func.coalesce(offers.c.vendor_name, "")
 
 
 _LIMIT = bindparam("limit", type_=BigInteger)
@@ -792,36 +812,48 @@ def _versions_statement(everything: bool) -> Statement:
 @functools.cache
 def _vendors_statement(everything: bool) -> Statement:
     offers = _bound_offers(everything).subquery("offers")
-    return Statement.of(
-        select(func.coalesce(thing_summaries.c.vendor_name, ""))
-        .select_from(offers.join(thing_summaries, thing_summaries.c.thing_id == offers.c.thing_id))
-        .distinct()
-    )
+    return Statement.of(select(_offer_vendor(offers)).distinct())
 
 
 @functools.cache
-def _ranked_statement(everything: bool) -> Statement:
-    notes, preferences, vendor = _vendor_rules()
+def _ranked_statement(everything: bool, vendor_rules: bool) -> Statement:
+    """The offers in range are ranked (by vendor preference when there are ``vendor_rules``, version rank, id)
+    before any description is read: their descriptions are read in that order, a page's worth."""
     best = _best_offers(everything, in_range_only=True)
-    preference = func.coalesce(preferences.c.rank, bindparam("default_preference", type_=BigInteger))
-    return Statement.of(
-        select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
-        .add_columns(thing_summaries.c.vendor_name)
-        .select_from(
-            best.join(descriptions, descriptions.c.id == best.c.thing_id)
-            .join(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
-            .outerjoin(notes, notes.c.name == vendor)
-            .outerjoin(preferences, preferences.c.name == vendor)
+    ranked: Any = best
+    order: tuple[Any, ...] = (best.c.rank.asc().nulls_last(), best.c.thing_id)
+    if vendor_rules:
+        notes, preferences = _vendor_rules()
+        preference = func.coalesce(preferences.c.rank, bindparam("default_preference", type_=BigInteger))
+        vendor = _offer_vendor(best)
+        # Sorted in a subquery of its own (which PostgreSQL keeps): the page is cut before the joins below.
+        ranked = (
+            select(best, preference.label("preference"))
+            .select_from(
+                best.outerjoin(notes, notes.c.name == vendor).outerjoin(preferences, preferences.c.name == vendor)
+            )
+            .where(notes.c.note.is_(None))
+            .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
+            .subquery("ranked")
         )
-        .where(live(), notes.c.note.is_(None))
-        .order_by(preference, best.c.rank.asc().nulls_last(), best.c.thing_id)
+        order = (ranked.c.preference, ranked.c.rank.asc().nulls_last(), ranked.c.thing_id)
+    return Statement.of(
+        select(ranked.c.thing_id, ranked.c.capability_id, ranked.c.name, ranked.c.version, thing_summaries.c.title)
+        .add_columns(ranked.c.vendor_name)
+        .select_from(
+            ranked.join(descriptions, descriptions.c.id == ranked.c.thing_id).join(
+                thing_summaries, thing_summaries.c.thing_id == ranked.c.thing_id
+            )
+        )
+        .where(live())
+        .order_by(*order)
         .limit(_LIMIT)
     )
 
 
 @functools.cache
 def _left_out_statement(everything: bool) -> Statement:
-    notes, _, vendor = _vendor_rules()
+    notes, _ = _vendor_rules()
     best = _best_offers(everything, in_range_only=False)
     reason = case(
         (best.c.rank.is_(None), literal(OUT_OF_RANGE)),
@@ -829,11 +861,11 @@ def _left_out_statement(everything: bool) -> Statement:
         else_=notes.c.note,
     )
     return Statement.of(
-        select(best.c.thing_id, best.c.version, thing_summaries.c.vendor_name, reason)
+        select(best.c.thing_id, best.c.version, best.c.vendor_name, reason)
         .select_from(
             best.outerjoin(descriptions, descriptions.c.id == best.c.thing_id)
             .outerjoin(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id)
-            .outerjoin(notes, notes.c.name == vendor)
+            .outerjoin(notes, notes.c.name == _offer_vendor(best))
         )
         .where(reason.is_not(None))
         .order_by(best.c.rank.asc().nulls_last(), best.c.thing_id)

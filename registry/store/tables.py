@@ -78,6 +78,13 @@ def of_tenant(tenant: ColumnElement[Any], readers_tenant: Any) -> ColumnElement[
     return or_(tenant.is_(None), tenant == readers_tenant)
 
 
+def capability_keys(capability_id: str | None, name: str) -> list[str]:
+    """The ``capability_keys`` of one offered capability: its id, and its name in lower case (a capability filter
+    matches either). Prefixed, so that an id never matches a name."""
+    keys = [f"name:{name.lower()}"]
+    return keys if capability_id is None else [f"id:{capability_id}", *keys]
+
+
 changes = Table(
     "changes",
     metadata,
@@ -154,12 +161,16 @@ thing_summaries = Table(
     # The whole summary (capabilities with schemas, languages, lint warnings) as served by /summary.
     Column("summary", JSONB, nullable=False),
     Column("search", TSVECTOR, nullable=False),
+    # Every capability offered, as ``capability_key`` spells it: a capability filter is an index scan that
+    # intersects with those of the other filters, instead of a probe of thing_capabilities per candidate row.
+    Column("capability_keys", ARRAY(Text), nullable=False, server_default="{}"),
     Index("ix_thing_summaries_kind", "kind"),
     Index("ix_thing_summaries_vendor_key", "vendor_key"),
     Index("ix_thing_summaries_vendor_words", "vendor_words", postgresql_using="gin"),
     Index("ix_thing_summaries_title_key", "title_key", "thing_id"),
     Index("ix_thing_summaries_types", "types", postgresql_using="gin"),
     Index("ix_thing_summaries_search", "search", postgresql_using="gin"),
+    Index("ix_thing_summaries_capability_keys", "capability_keys", postgresql_using="gin"),
 )
 
 thing_capabilities = Table(
@@ -173,6 +184,9 @@ thing_capabilities = Table(
     # lower(name): capability names match case-insensitively.
     Column("name_key", Text, nullable=False),
     Column("version", Text, nullable=True),
+    # The vendor of the description (as its summary has it): resolution decides vendor rules and ranks vendor
+    # preferences on the offers alone, and reads the descriptions of the page it answers only.
+    Column("vendor_name", Text, nullable=True),
     Index("ix_thing_capabilities_capability_id", "capability_id", "version"),
     Index("ix_thing_capabilities_name_key", "name_key", "version"),
 )

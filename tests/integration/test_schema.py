@@ -10,7 +10,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from registry.store.database import driver_url
-from registry.store.tables import metadata
+from registry.store.migrations import migrate
+from registry.store.tables import capability_keys, metadata
+from tests.support.servers import fresh_database
 
 
 def schema_differences(database_url: str) -> list[Any]:
@@ -62,3 +64,46 @@ def test_migrated_details_autogenerate_cannot_see(database_url: str) -> None:
             if collation:
                 assert collations[f"{table.name}.{column.name}"] == collation, column
     assert "WHERE (expires IS NOT NULL)" in index
+
+
+def test_rows_written_before_migration_0010_get_capability_keys_and_vendors(
+    postgres_admin_url: str,
+) -> None:
+    """Migration 0010 fills ``capability_keys`` in as the write path spells them, and the vendors of capability
+    rows, so that capability filters and vendor rules find the descriptions of an existing catalogue."""
+    import asyncpg
+
+    async def write_summaries(url: str) -> None:
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute(
+                "INSERT INTO thing_summaries (thing_id, kind, title_key, vendor_name, types, summary, search) VALUES "
+                "('urn:a', 'agent', 'a', 'Acme', '{}', '{}', ''), ('urn:b', 'tool', 'b', NULL, '{}', '{}', '')"
+            )
+            await connection.execute(
+                "INSERT INTO thing_capabilities (thing_id, position, source, capability_id, name, name_key, version) "
+                "VALUES ('urn:a', 0, 'lmos', 'urn:cap:Weather', 'Weather', 'weather', '1.0.0'), "
+                "('urn:a', 1, 'lmos', NULL, 'Plain', 'plain', NULL)"
+            )
+        finally:
+            await connection.close()
+
+    async def read_keys(url: str) -> tuple[dict[str, list[str]], set[str | None]]:
+        connection = await asyncpg.connect(url)
+        try:
+            rows = await connection.fetch("SELECT thing_id, capability_keys FROM thing_summaries")
+            vendors = await connection.fetch("SELECT vendor_name FROM thing_capabilities")
+            return {row["thing_id"]: row["capability_keys"] for row in rows}, {row[0] for row in vendors}
+        finally:
+            await connection.close()
+
+    with fresh_database(postgres_admin_url, migrate=False) as url:
+        migrate(url, "0009_change_tenant")
+        asyncio.run(write_summaries(url))
+        migrate(url)
+        keys, vendors = asyncio.run(read_keys(url))
+    assert vendors == {"Acme"}
+    assert keys == {
+        "urn:a": capability_keys("urn:cap:Weather", "Weather") + capability_keys(None, "Plain"),
+        "urn:b": [],
+    }

@@ -3,6 +3,7 @@ never the whole catalogue (EXPLAIN ANALYZE on a generated catalogue, statistics 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -12,8 +13,9 @@ import pytest
 from sqlalchemy import delete, text
 
 from bench.catalogue import FLUSH_STATISTICS, generate
+from registry.auth.tenancy import EVERYTHING
 from registry.errors import RegistryError
-from registry.store.catalog import Filters, search_query
+from registry.store.catalog import Filters, Ranking, _ranked_statement, _ranking_values, search_query
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
@@ -82,6 +84,36 @@ async def test_search_pages_read_through_indexes(catalogue: Database, case: str)
     assert not [scan for scan in read if scan[0] == "Seq Scan"], read
     assert plan["Actual Rows"] == 21  # a full page and one more: there are more than 20 of each
     assert sum(rows for _, _, rows in read) <= BUDGET, read
+
+
+async def test_a_selective_combination_of_filters_reads_about_what_it_matches(catalogue: Database) -> None:
+    """Kind, vendor words and capability (as agents look for a provider): their indexes are intersected, so the
+    rows read are about those that match all three, not those that match the broadest two."""
+    filters = Filters(kind="agent", vendor="Vendor 7", capability="urn:capability:17")
+    plan = await explain(catalogue, search_query(filters, None, "title", 20, None))
+    read = scans(plan)
+    assert 0 < plan["Actual Rows"] <= 21
+    assert sum(rows for _, _, rows in read) <= SIZE // 100, read
+
+
+@pytest.mark.parametrize("vendor_rules", [False, True], ids=["no vendor rules", "vendor rules"])
+async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
+    catalogue: Database, vendor_rules: bool
+) -> None:
+    """The offers in range are ranked (vendor preference, version, id) first and only a page of them is joined to
+    their descriptions (the offers themselves, a thousand here, are read through the capability index)."""
+    versions = [f"{major}.{minor}.0" for major in (1, 2, 3) for minor in (0, 1, 2)]
+    ranking = Ranking("urn:capability:17", {version: rank for rank, version in enumerate(versions)})
+    if vendor_rules:
+        ranking = dataclasses.replace(
+            ranking, vendor_notes={"Vendor 3": "excluded"}, preferences={"Vendor 7": 0}, default_preference=1
+        )
+    values = _ranking_values(ranking, EVERYTHING)
+    plan = await explain(catalogue, _ranked_statement(True, vendor_rules), limit=50, **values)
+    read = scans(plan)
+    assert plan["Actual Rows"] == 50
+    assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50, read
+    assert not [scan for scan in read if scan[0] == "Seq Scan"], read
 
 
 async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: Database) -> None:
