@@ -191,9 +191,15 @@ class RdfIndex:
 
 
 def _lower_priority() -> None:
-    # Linux gives each thread its own nice value: this lowers the calling thread's only.
+    """The calling thread and RocksDB's flush and compaction threads (``rocksdb:*``, which do the rest of the
+    index's writing: after a bulk import, a core for minutes) run at ``APPLY_NICENESS``. Linux gives each thread
+    its own nice value; elsewhere this does nothing."""
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), APPLY_NICENESS)
+        for task in Path("/proc/self/task").iterdir():
+            with contextlib.suppress(OSError):  # a thread that has ended
+                if (task / "comm").read_text().startswith("rocksdb:"):
+                    os.setpriority(os.PRIO_PROCESS, int(task.name), APPLY_NICENESS)
 
 
 def _read_state(path: Path) -> IndexState | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker.index import FLUSH_AFTER_BYTES, STORE_DIRECTORY, IndexFollower, RdfIndex
+from registry.sparql_worker.index import APPLY_NICENESS, FLUSH_AFTER_BYTES, STORE_DIRECTORY, IndexFollower, RdfIndex
 from registry.store.database import Database, Transaction
 from registry.store.rdf import database_identity, database_part, names_first_change
 from registry.store.things import StoredDescription
@@ -157,6 +158,28 @@ async def test_a_stored_index_takes_up_where_it_left_off(
         second.index.close()
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="per-thread nice values are Linux's")
+async def test_rocksdb_writes_the_index_at_the_writers_low_priority(
+    database: Database, directory: DirectoryService, tmp_path: Path
+) -> None:
+    """RocksDB's flush and compaction threads finish the writing after a bulk import: they must not take cores
+    from the server at full priority any more than the writer thread does."""
+    identity = await database_identity(database)
+    await directory.put("urn:test:nice:1", agent("urn:test:nice:1"))
+    follower = IndexFollower(
+        database, ChangeFeed(database, poll_interval=30), RdfIndex.open(tmp_path, identity), identity
+    )
+    await follower.start()
+    try:
+        assert indexed(follower, "urn:test:nice:1")
+        rocksdb = rocksdb_priorities()
+        assert rocksdb
+        assert set(rocksdb) == {APPLY_NICENESS}
+    finally:
+        await follower.stop()
+        follower.index.close()
+
+
 async def test_an_index_started_on_an_empty_database_is_taken_up_once_the_database_has_changes(
     own_database_url: str, tmp_path: Path
 ) -> None:
@@ -210,6 +233,15 @@ async def test_a_second_process_on_the_same_directory_neither_opens_nor_wipes_th
     assert indexed_in(first, "urn:test:held")
     first.close()
     second.close()
+
+
+def rocksdb_priorities() -> list[int]:
+    """The nice values of this process's RocksDB threads."""
+    return [
+        os.getpriority(os.PRIO_PROCESS, int(task.name))
+        for task in Path("/proc/self/task").iterdir()
+        if (task / "comm").read_text().startswith("rocksdb:")
+    ]
 
 
 def indexed_in(index: RdfIndex, thing_id: str) -> bool:
