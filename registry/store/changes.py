@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import BigInteger, Text, any_, bindparam, cast, func, or_, select
+from sqlalchemy import BigInteger, Text, any_, bindparam, cast, func, or_, select, union_all
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from registry.store.database import Executor, Statement
@@ -59,21 +59,26 @@ _WITH_LIFETIME = changes.outerjoin(
     descriptions, (descriptions.c.id == changes.c.thing_id) & (descriptions.c.revision == changes.c.seq)
 )
 
-#: Changes after a position and up to a bound, plus those of sequences that were missing (not yet committed) at an
-#: earlier read: one statement, run after every burst of writes.
-_PAGE = Statement.of(
-    select(*_CHANGE_COLUMNS)
-    .select_from(_WITH_LIFETIME)
-    .where(
-        or_(
-            (changes.c.seq > bindparam("after", type_=BigInteger))
-            & (changes.c.seq <= bindparam("until", type_=BigInteger)),
-            changes.c.seq == any_(bindparam("missing", type_=ARRAY(BigInteger))),
-        )
+
+def _page_statement() -> Statement:
+    """Changes after a position and up to a bound, plus those of sequences that were missing (not yet committed)
+    at an earlier read: one statement, run after every burst of writes. Two index ranges, not one condition
+    with OR: a plan made without the values (a generic plan, or one before the change log's statistics) then
+    still reads the range from the index instead of scanning the whole log (154 ms at 10⁵ changes)."""
+    seq = changes.c.seq
+    after, until = bindparam("after", type_=BigInteger), bindparam("until", type_=BigInteger)
+    limit = bindparam("limit", type_=BigInteger)
+    in_range = select(*_CHANGE_COLUMNS).select_from(_WITH_LIFETIME).where(seq > after, seq <= until)
+    missing = (
+        select(*_CHANGE_COLUMNS)
+        .select_from(_WITH_LIFETIME)
+        .where(seq == any_(bindparam("missing", type_=ARRAY(BigInteger))), or_(seq <= after, seq > until))
     )
-    .order_by(changes.c.seq)
-    .limit(bindparam("limit", type_=BigInteger))
-)
+    page = union_all(in_range.order_by(seq).limit(limit), missing).subquery("page")
+    return Statement.of(select(page).order_by(page.c.seq).limit(limit))
+
+
+_PAGE = _page_statement()
 _LATEST = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
 _SEQUENCES = Statement.of(
     select(changes.c.seq).where(

@@ -8,8 +8,8 @@ from sqlalchemy import text
 
 from registry.store.database import Executor
 
-#: The tables the search and discovery plans depend on.
-TABLES = ("descriptions", "thing_summaries", "thing_capabilities", "description_rdf")
+#: The tables the plans of search, discovery, the version policy and the change feed depend on.
+TABLES = ("descriptions", "thing_summaries", "thing_capabilities", "description_rdf", "thing_versions", "changes")
 #: Rows changed since the last ANALYZE, as a share of a table's rows, that call for a new one (and at least 1,000).
 STALE_SHARE = 0.1
 STALE_MINIMUM = 1000

@@ -16,6 +16,7 @@ from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.auth.tenancy import EVERYTHING
 from registry.errors import RegistryError
 from registry.store.catalog import Filters, Ranking, _ranked_statement, _ranking_values, search_query
+from registry.store.changes import _PAGE
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
@@ -123,6 +124,28 @@ async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: 
         read = scans(plan)
         assert [scan[0] for scan in read] in (["Index Scan"], ["Index Only Scan"]), read
         assert sum(rows for _, _, rows in read) <= 101
+
+
+async def test_change_feed_pages_read_their_range_from_the_index_even_with_a_generic_plan(
+    own_database_url: str,
+) -> None:
+    """PostgreSQL may reuse a plan made without the values (and without statistics of the change log, as before
+    its first ANALYZE): a page of the feed must still be an index range, not a pass over the whole log."""
+    async with opened(own_database_url) as database:
+        await database.execute(
+            text(
+                "INSERT INTO changes (thing_id, type, at) "
+                "SELECT 'urn:test:change:' || n, 'thing_created', now() FROM generate_series(1, 20000) AS n"
+            )
+        )
+        async with database.pool.acquire() as connection:
+            await connection.execute("SET plan_cache_mode = force_generic_plan")
+            await connection.execute(f"PREPARE page (bigint, bigint, bigint, bigint[]) AS {_PAGE.sql}")
+            plan = await connection.fetchval("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page (19990, 20000, 500, '{5}')")
+    root = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+    read = scans(root)
+    assert root["Actual Rows"] == 11  # the ten in the range and the missing one
+    assert sum(rows for _, relation, rows in read if relation == "changes") <= 11, read
 
 
 async def test_stale_statistics_are_refreshed_after_a_bulk_change(own_database_url: str) -> None:
