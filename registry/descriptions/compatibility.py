@@ -27,7 +27,7 @@ from typing import Any, Literal
 import msgspec
 
 from registry.descriptions.model import capability_lists, lmos_local_name, lmos_member, strings_of
-from registry.descriptions.summary import summarise
+from registry.descriptions.summary import version_of
 from registry.descriptions.versions import bump, sort_key
 from registry.wire import Change, Report
 
@@ -1013,8 +1013,8 @@ def compare_documents(
 ) -> Report:
     """The report for ``old`` → ``new``; versions default to each document's ``version.instance``."""
     changes = diff_documents(old, new)
-    old_version = old_version or summarise(old).version
-    new_version = new_version or summarise(new).version
+    old_version = old_version or version_of(old)
+    new_version = new_version or version_of(new)
     needed = required_bump(changes)
     verdict = BREAKING if any(change.breaking for change in changes) else COMPATIBLE if changes else IDENTICAL
     if old_version is None or new_version is None:

@@ -132,7 +132,8 @@ def vendor_of(document: dict[str, Any]) -> Vendor | None:
     return Vendor(name=name, url=url) if name or url else None
 
 
-def _version(document: dict[str, Any]) -> str | None:
+def version_of(document: dict[str, Any]) -> str | None:
+    """The version a description declares (``version.instance``, else an LMOS version), as its summary has it."""
     version = document.get("version")
     if isinstance(version, dict) and _text(version.get("instance")):
         return _text(version["instance"])
@@ -156,7 +157,7 @@ def summarise(document: dict[str, Any]) -> Summary:
     kind = kind_of(document)
     title, title_languages = _texts(document, "title", "titles")
     description, description_languages = _texts(document, "description", "descriptions")
-    version = _version(document)
+    version = version_of(document)
     capabilities: list[Capability] = []
     for entry in _capability_entries(document):
         if not isinstance(entry, dict):

@@ -394,9 +394,8 @@ class DirectoryService:
         currents = await self.things.current(tx, ids, now)
         kept = await self.version_policy.kept(tx, ids)
         results: dict[int, WriteOutcome | RegistryError] = {}
-        accepted: list[tuple[int, Write, Candidate, list[Notice]]] = []
-        #: Descriptions each owner holds, counted when their quota first matters.
-        owned: dict[str, int] = {}
+        #: Writes past their preconditions and authorization: (index, write, current, candidate, owner counted).
+        produced: list[tuple[int, PendingWrite, StoredDescription | None, Candidate, str | None]] = []
         for index, write in enumerate(pending):
             thing_id, principal = write.thing_id, write.principal
             current = currents.get(thing_id)
@@ -419,12 +418,28 @@ class DirectoryService:
                 )
                 # A new description counts towards its owner's quota.
                 counted = principal.owner if principal is not None and current is None and self.max_owned else None
+                produced.append((index, write, current, candidate, counted))
+            except RegistryError as error:
+                if raised_by_database(error):
+                    raise
+                results[index] = error
+        compared = [
+            (write.thing_id, self.version_policy.compared_with(candidate.document, kept.get(write.thing_id, [])))
+            for _, write, _, candidate, _ in produced
+        ]
+        texts = await self.version_policy.texts(tx, [(id_, version) for id_, version in compared if version])
+        accepted: list[tuple[int, Write, Candidate, list[Notice]]] = []
+        #: Descriptions each owner holds, counted when their quota first matters.
+        owned: dict[str, int] = {}
+        for index, write, current, candidate, counted in produced:
+            thing_id = write.thing_id
+            try:
                 if counted is not None:
                     if counted not in owned:
                         owned[counted] = await self.things.count_owned(tx, counted)
                     _check_quota(counted, owned[counted], self.max_owned)
-                notices = candidate.notices + await self.version_policy.check(
-                    tx, thing_id, current, candidate.document, candidate.document_text, kept.get(thing_id, [])
+                notices = candidate.notices + self.version_policy.check(
+                    thing_id, current, candidate.document, candidate.document_text, kept.get(thing_id, []), texts
                 )
                 if counted is not None:
                     owned[counted] += 1

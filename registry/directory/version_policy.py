@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import Text, any_, bindparam, select
+from sqlalchemy import Text, any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from registry.descriptions.compatibility import compare_documents
-from registry.descriptions.summary import summarise
+from registry.descriptions.summary import version_of
 from registry.descriptions.versions import bump, previous_version
 from registry.errors import Conflict
 from registry.store.database import Statement, Transaction
@@ -41,11 +41,20 @@ _KEPT = Statement.of(
         thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))
     )
 )
-_KEPT_TEXT = Statement.of(
-    select(thing_versions.c.document_text).where(
-        thing_versions.c.thing_id == bindparam("thing_id"), thing_versions.c.version == bindparam("version")
+_WANTED = (
+    func.unnest(bindparam("ids", type_=ARRAY(Text)), bindparam("versions", type_=ARRAY(Text)))
+    .table_valued("thing_id", "version")
+    .render_derived(name="wanted")
+)
+_KEPT_TEXTS = Statement.of(
+    select(thing_versions.c.thing_id, thing_versions.c.version, thing_versions.c.document_text).join_from(
+        _WANTED,
+        thing_versions,
+        (thing_versions.c.thing_id == _WANTED.c.thing_id) & (thing_versions.c.version == _WANTED.c.version),
     )
 )
+#: (id, version) → the text kept for that version of that id.
+KeptTexts = dict[tuple[str, str], str]
 
 
 class VersionPolicy:
@@ -62,25 +71,42 @@ class VersionPolicy:
             found.setdefault(thing_id, []).append(version)
         return found
 
-    async def check(
+    @staticmethod
+    def compared_with(document: dict[str, Any], kept: list[str]) -> str | None:
+        """The kept version :meth:`check` compares ``document`` with (None: none), to read their texts at once."""
+        version = version_of(document)
+        if version is None or not kept:
+            return None
+        return version if version in kept else previous_version(kept, version)
+
+    @staticmethod
+    async def texts(tx: Transaction, wanted: Sequence[tuple[str, str]]) -> KeptTexts:
+        """The kept texts of ``wanted`` (id, version) pairs, read once for a batch."""
+        if not wanted:
+            return {}
+        rows = await tx.fetch(
+            _KEPT_TEXTS, ids=[thing_id for thing_id, _ in wanted], versions=[version for _, version in wanted]
+        )
+        return {(thing_id, version): text for thing_id, version, text in rows}
+
+    def check(
         self,
-        tx: Transaction,
         thing_id: str,
         current: StoredDescription | None,
         document: dict[str, Any],
         text: str,
         kept: list[str],
+        texts: KeptTexts,
     ) -> list[Notice]:
         """Notices for writing ``document`` (encoded: ``text``) over ``current`` (None: a new id), given the versions
-        ``kept`` for the id (:meth:`kept`); raises Conflict under ``enforce``. Runs under the id's lock, so two
-        writes of one version cannot both pass."""
-        version = summarise(document).version
-        if version is None:
-            return []
-        if not kept:
+        ``kept`` for the id (:meth:`kept`) and the ``texts`` of those it is compared with (:meth:`compared_with`,
+        :meth:`texts`); raises Conflict under ``enforce``. Runs under the id's lock, so two writes of one version
+        cannot both pass."""
+        version = version_of(document)
+        if version is None or not kept:
             return []
         if version in kept:
-            kept_text = await tx.fetchval(_KEPT_TEXT, thing_id=thing_id, version=version)
+            kept_text = texts[(thing_id, version)]
             if kept_text == text:
                 return []
             kept_document = msgspec.json.decode(kept_text)
@@ -100,7 +126,7 @@ class VersionPolicy:
                 report.changes,
             )
         notices: list[Notice] = []
-        current_version = None if current is None else summarise(current.document()).version
+        current_version = None if current is None else version_of(current.document())
         if current_version is not None and bump(current_version, version) == "downgrade":
             notices += self._refuse_or_warn(
                 "version-downgrade",
@@ -110,7 +136,7 @@ class VersionPolicy:
             )
         previous = previous_version(kept, version)
         if previous is not None:
-            old = msgspec.json.decode(await tx.fetchval(_KEPT_TEXT, thing_id=thing_id, version=previous))
+            old = msgspec.json.decode(texts[(thing_id, previous)])
             report = compare_documents(old, document, previous, version)
             if report.honest is False:
                 required = [change for change in report.changes if change.bump == report.required_bump]

@@ -18,7 +18,7 @@ from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.model import CONVENTIONS
-from registry.descriptions.summary import KINDS, summarise, vendor_matches, vendor_words
+from registry.descriptions.summary import KINDS, summarise, vendor_matches, vendor_words, version_of
 from registry.descriptions.tool_formats import (
     FORMATS,
     ToolFormatError,
@@ -380,7 +380,7 @@ class DiscoveryService:
                 raise BadRequest("Compare two documents with old and new (and neither id, from nor to)")
             _require_descriptions(request.old, request.new)
             report = compare_documents(request.old, request.new)
-            old_version, new_version = summarise(request.old).version, summarise(request.new).version
+            old_version, new_version = version_of(request.old), version_of(request.new)
         else:
             if request.id is None or request.from_ is None or request.to is None:
                 raise BadRequest("Compare two kept versions with id, from and to, or two documents with old and new")

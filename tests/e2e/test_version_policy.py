@@ -75,6 +75,32 @@ def test_warn_reports_dishonest_bump_downgrade_and_changed_content(client: httpx
     assert sorted(client.get(f"/things/{thing_id}").json()["actions"]) == ["lookup"]
 
 
+def test_each_description_of_a_batch_is_compared_with_its_own_kept_versions(client: httpx.Client) -> None:
+    """The kept versions a batch compares with are read at once for all of it: each write still hears about its
+    own (and a new id, with none kept, about nothing)."""
+    dishonest, changed, new = (f"urn:test:policy:batch:{uuid.uuid4()}" for _ in range(3))
+    assert notices(put(client, agent(dishonest, "3.0.0"))) == []
+    assert notices(put(client, agent(changed, "1.0.0"))) == []
+
+    answer = client.post(
+        "/api/v1/things/batch",
+        json=[agent(dishonest, "3.1.0", ("lookup",)), agent(new, "1.0.0"), agent(changed, "1.0.0", ("pay",))],
+    )
+
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [item["status"] for item in results] == [200, 201, 200]
+    policy = [
+        [notice for notice in item.get("notices", []) if notice["code"].startswith("version-")] for item in results
+    ]
+    assert [[notice["code"] for notice in each] for each in policy] == [
+        ["version-bump-too-small"],
+        [],
+        ["version-content-changed"],
+    ]
+    assert "3.0.0 → 3.1.0 is a minor bump" in policy[0][0]["message"]
+
+
 def test_sdk_and_cli_show_version_notices(base_url: str, tmp_path: Path) -> None:
     thing_id = f"urn:test:policy:{uuid.uuid4()}"
     with RegistryClient(base_url) as sdk:
