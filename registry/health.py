@@ -61,7 +61,9 @@ class Readiness:
 
     def _sparql_worker(self) -> Check:
         problem = self.worker.unready_reason()
-        return Check("sparql_worker", problem is None, problem or "up, caught up with the catalogue")
+        # Ready once it has caught up at start; after that a bulk import may put it behind for a while, and a query
+        # waits for the writes before it (or is told to retry), so this does not claim it is caught up.
+        return Check("sparql_worker", problem is None, problem or "up, answering queries")
 
     def _change_feed(self) -> Check:
         lag = self.feed.lag

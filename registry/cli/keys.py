@@ -11,14 +11,15 @@ import datetime as dt
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.table import Table
 
-from registry.auth.keys import new_key
 from registry.cli.common import ClientFailure, out, print_json, settings_from_env
-from registry.store.keys import KeyRecord, KeyStore
+
+if TYPE_CHECKING:  # imported where used: they bring SQLAlchemy, which every other command would load for nothing
+    from registry.store.keys import KeyRecord, KeyStore
 
 T = TypeVar("T")
 _DURATION = re.compile(r"(\d+)([smhd])")
@@ -42,6 +43,7 @@ def _expiry(raw: str | None) -> dt.datetime | None:
 def _on_keys(data_dir: Path | None, database_url: str | None, work: Callable[[KeyStore], Awaitable[T]]) -> T:
     from registry.store.database import Database
     from registry.store.embedded import database_url as resolve_database_url
+    from registry.store.keys import KeyStore
 
     async def run(url: str) -> T:
         database = Database(url, connections=2, name="lmos-registry-keys")
@@ -110,6 +112,8 @@ def create(
     as_json: bool,
 ) -> None:
     """Create a key and print its secret (once: only a hash is stored)."""
+    from registry.auth.keys import new_key
+
     try:
         record, secret = new_key(
             name,
@@ -141,7 +145,7 @@ def create(
 @_database_options
 def list_keys(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """List keys (never their secrets)."""
-    records = _on_keys(data_dir, database_url, KeyStore.all)
+    records = _on_keys(data_dir, database_url, lambda store: store.all())
     if as_json:
         print_json([_public(record) for record in records])
         return
