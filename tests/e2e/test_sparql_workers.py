@@ -47,17 +47,20 @@ def _until_answered(base_url: str, thing_id: str, within: float = 60) -> None:
         time.sleep(0.5)
 
 
+def _register_weather_agent(base_url: str, thing_id: str) -> str:
+    """Register the WeatherAgent as ``thing_id`` and wait until SPARQL answers for it; returns the id."""
+    document = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": thing_id}
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        response = client.put(f"/things/{thing_id}", json=document, headers={"content-type": "application/td+json"})
+        assert response.status_code == 201
+    _until_answered(base_url, thing_id)
+    return thing_id
+
+
 def test_two_server_processes_share_one_sparql_worker(own_database_url: str, start_server: Any) -> None:
     server = start_server({"REGISTRY_WORKERS": "2"}, database=own_database_url)
-    document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
-    document["id"] = "urn:test:shared-sparql-worker"
-    with httpx.Client(base_url=server.base_url, timeout=30) as client:
-        response = client.put(
-            f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"}
-        )
-        assert response.status_code == 201
-    _until_answered(server.base_url, document["id"])
-    assert _answered_by_every_process(server.base_url, document["id"]) == {200}
+    thing_id = _register_weather_agent(server.base_url, "urn:test:shared-sparql-worker")
+    assert _answered_by_every_process(server.base_url, thing_id) == {200}
     workers = _sparql_workers(server)
     assert len(workers) == 1, [worker.cmdline() for worker in workers]
     assert "building one in" not in server.output(), "a second index was built"
@@ -66,7 +69,7 @@ def test_two_server_processes_share_one_sparql_worker(own_database_url: str, sta
     runner = workers[0].parent()
     assert runner is not None
     os.kill(runner.pid, signal.SIGKILL)
-    _until_answered(server.base_url, document["id"])
+    _until_answered(server.base_url, thing_id)
     assert len(_sparql_workers(server)) == 1
     assert "building one in" not in server.output(), "the process that took over built another index"
 
@@ -79,15 +82,8 @@ def test_directories_of_two_databases_on_one_data_directory_answer_from_their_ow
     shared = {"REGISTRY_DATA_DIR": str(tmp_path)}
     first = start_server(shared, database=own_database_url)
     second = start_server(shared, database=database_url)
-    document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
-    document["id"] = "urn:test:one-database-only"
-    with httpx.Client(base_url=first.base_url, timeout=30) as client:
-        response = client.put(
-            f"/things/{document['id']}", json=document, headers={"content-type": "application/td+json"}
-        )
-        assert response.status_code == 201
-    _until_answered(first.base_url, document["id"])
-    query = f"ASK {{ GRAPH <{document['id']}> {{ ?s ?p ?o }} }}"
+    thing_id = _register_weather_agent(first.base_url, "urn:test:one-database-only")
+    query = f"ASK {{ GRAPH <{thing_id}> {{ ?s ?p ?o }} }}"
     with httpx.Client(base_url=second.base_url, timeout=30) as client:
         deadline = time.monotonic() + 60
         while (answer := client.get("/search/sparql", params={"query": query})).status_code == 503:
