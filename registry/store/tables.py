@@ -161,7 +161,7 @@ thing_summaries = Table(
     # The whole summary (capabilities with schemas, languages, lint warnings) as served by /summary.
     Column("summary", JSONB, nullable=False),
     Column("search", TSVECTOR, nullable=False),
-    # Every capability offered, as ``capability_key`` spells it: a capability filter is an index scan that
+    # Every capability offered, as ``capability_keys()`` spells it: a capability filter is an index scan that
     # intersects with those of the other filters, instead of a probe of thing_capabilities per candidate row.
     Column("capability_keys", ARRAY(Text), nullable=False, server_default="{}"),
     Index("ix_thing_summaries_kind", "kind"),
