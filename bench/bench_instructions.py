@@ -30,6 +30,7 @@ DRIVER = r"""
 import asyncio, json, os, sys, uuid
 sys.path.insert(0, os.getcwd())
 from registry.config import Settings
+from registry.logs import configure_logging
 import registry.app as application
 
 URL, KIND, N = os.environ["BENCH_URL"], os.environ["BENCH_KIND"], int(os.environ["BENCH_N"])
@@ -37,6 +38,9 @@ TD = json.loads(open(os.environ["BENCH_TD"]).read())
 FIXED_ID = TD["id"]
 
 async def main():
+    # Logging as ``registry serve`` sets it up (JSON lines, an access line per request), into /dev/null.
+    sys.stderr = open(os.devnull, "w")
+    configure_logging("info", "json")
     settings = Settings(database_url=URL)
     create = getattr(application, "create_asgi_app", None) or application.create_app
     app = create(settings)

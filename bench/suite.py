@@ -7,7 +7,8 @@
 Per size, on a fresh database of its own: start ``registry serve`` on the empty database (start-up), write the
 generated catalogue (bench/catalogue.py: LMOS agents and tools of 12 vendors, 80 capabilities, three versions) as
 files and load it with ``registry import`` (the bulk import rate), wait until the SPARQL index holds it all (it
-catches up behind the import), restart the server (start-up at that size: API answers, SPARQL ready), start the two
+catches up behind the import), restart the server (start-up at that size: API answers, SPARQL ready; its response
+cache sized to hold the catalogue, as the cached-bytes floor holds it), start the two
 bare floors (bench/bench_things.py) on the same database, then run every phase in ``--rounds`` interleaved rounds
 (floors, then the directory, round after round, so that a change in the machine's load hits all alike) and report
 throughput, p50/p99, CPU per request of the server process, of its SPARQL worker and of its PostgreSQL backends,
@@ -155,6 +156,8 @@ class Phase:
     #: Waits, after a phase of writes, until the SPARQL index has applied them: the worker's CPU for them is
     #: charged to this phase, not to the phases after it (whose figures it would otherwise lower).
     settle: Callable[[], None] | None = None
+    #: Runs once before the warm-up second (reading every description once, for the GET phase).
+    prepare: Callable[[], None] | None = None
     outcomes: list[Outcome] = field(default_factory=list)
     cpu: list[dict[str, float]] = field(default_factory=list)
 
@@ -174,6 +177,8 @@ class Phase:
 
     def warm(self) -> None:
         """An untimed second: connections opened, statements prepared, caches filled as in steady use."""
+        if self.prepare is not None:
+            self.prepare()
         asyncio.run(drive("127.0.0.1", self.port, self.next_request, self.connections, 1.0))
         if self.settle is not None:
             self.settle()
@@ -252,6 +257,23 @@ class Catalogue:
         return self.rng.randrange(self.size)
 
 
+def read_each_once(port: int, size: int) -> None:
+    """GET every description once, 32 at a time: the response cache then holds what the cached-bytes floor read
+    at its start."""
+
+    async def run() -> None:
+        ids = iter(range(size))
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+
+            async def reader() -> None:
+                for index in ids:
+                    (await client.get("/things/" + quote(thing_id(index), safe=":"))).raise_for_status()
+
+            await asyncio.gather(*(reader() for _ in range(32)))
+
+    asyncio.run(run())
+
+
 def _json(method: str, path: str, body: object, content_type: str = "application/json") -> Request:
     return method, path, json.dumps(body).encode(), content_type
 
@@ -313,7 +335,15 @@ def phases(
     return [
         Phase("floor: Litestar, cached bytes", 32, get_by_id, cached[0], cached_roles),
         Phase("floor: Litestar + asyncpg", 32, get_by_id, pooled[0], pooled_roles),
-        Phase("GET /things/{id}", 32, get_by_id, port, watched.roles, rate_ratio("floor: Litestar, cached bytes", 0.8)),
+        Phase(
+            "GET /things/{id}",
+            32,
+            get_by_id,
+            port,
+            watched.roles,
+            rate_ratio("floor: Litestar, cached bytes", 0.8),
+            prepare=lambda: read_each_once(port, catalogue.size),
+        ),
         Phase(
             "PUT new",
             32,
@@ -449,16 +479,28 @@ def bulk_import(size: int, base_url: str) -> tuple[float, str]:
     return size / elapsed, shown + f" → {finished.stdout.strip().splitlines()[0]}"
 
 
+def cache_bytes(size: int) -> int:
+    """A response cache for ``size`` generated descriptions (about 2 KB of served JSON each, 2.6 KB an entry)."""
+    return max(64 * 1024 * 1024, size * 3 * 1024)
+
+
 def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: float) -> SizeReport:
     report = SizeReport(size)
     report.say(f"\n### {size:,} descriptions\n")
     report.say(f"Load average at the start: {load_average()}.\n")
+    report.say(
+        f"The server's response cache holds {size:,} entries, {cache_bytes(size) // 2**20} MB at most "
+        "(`REGISTRY_RESPONSE_CACHE_ENTRIES`, `_BYTES`): the catalogue, as the cached-bytes floor holds it.\n"
+    )
     with fresh_database(admin_url) as database_url:
         server = ServerProcess(
             database_url,
             {
                 "REGISTRY_DB_POOL_SIZE": "10",  # the default budget of a server process
                 "REGISTRY_SPARQL_CLIENT_CONCURRENCY": "0",  # every client here comes from one address
+                # The response cache holds the catalogue, as the cached-bytes floor does (its RSS counts it).
+                "REGISTRY_RESPONSE_CACHE_ENTRIES": str(size),
+                "REGISTRY_RESPONSE_CACHE_BYTES": str(cache_bytes(size)),
             },
         )
         try:

@@ -39,6 +39,7 @@ from registry.http.api_docs import OfflineSwaggerUI
 from registry.http.batches import register_batch
 from registry.http.bodies import JsonLimits, limited_request
 from registry.http.boundary import input_boundary, refuse_marked_input
+from registry.http.cached_reads import answer_cached_reads
 from registry.http.connections import when_draining
 from registry.http.contract import ContractDocument, ContractJson
 from registry.http.dashboard import dashboard
@@ -256,11 +257,11 @@ def create_app(settings: Settings) -> Litestar:
         ),
     )
     declare_security(app, mode)
-    # Before routing: input is checked at the boundary, ids with "/" become one path segment, and HEAD is
-    # answered as GET without a body.
-    app.asgi_handler = input_boundary(
-        ids_as_segments(head_as_get(app.asgi_handler)), max_url_bytes=settings.max_url_bytes
-    )
+    # Before routing: input is checked at the boundary, ids with "/" become one path segment, HEAD is answered
+    # as GET without a body, and a read of a cached description is answered at once (unless requests are traced:
+    # the tracing middleware is inside).
+    routed = app.asgi_handler if settings.tracing else answer_cached_reads(app.asgi_handler, holder)
+    app.asgi_handler = input_boundary(ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes)
     if settings.access_log:
         app.asgi_handler = access_logged(app.asgi_handler)
     return app

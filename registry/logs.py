@@ -5,16 +5,22 @@ Every logger goes through it: the registry's own (standard ``logging``), uvicorn
 safe to read: control characters in every logged value are escaped (a description id or a client's header can
 hold a newline or a terminal escape), and warnings and errors are rate-limited per message so that an outage logs a
 few lines, not one per request. ``configure_logging`` is what ``registry serve`` and the SPARQL worker call.
+
+``info_line`` is the per-request path (the access log): with JSON output it writes the line itself, in the same
+format, because a record through ``logging`` and structlog's processors cost about 45 µs, half of a cached GET.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 import sys
 import threading
 import time
+from typing import Any
 
+import msgspec
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
@@ -103,6 +109,53 @@ def _with_process(name: str) -> Processor:
     return add_process
 
 
+def _json_text(event: EventDict, **_: Any) -> str:
+    """structlog's JSON serializer: every value is a string, a number, a boolean or None by now."""
+    return msgspec.json.encode(event).decode()
+
+
+class _JsonLines:
+    """The handler and process name ``configure_logging`` set up for JSON output, for ``info_line``."""
+
+    def __init__(self, handler: logging.StreamHandler[Any], process: str | None) -> None:
+        self.handler = handler
+        self.process = process
+
+    def write(self, logger: logging.Logger, event: str, fields: dict[str, str | int | float | None]) -> None:
+        line: EventDict = {"event": event, **structlog.contextvars.get_contextvars()}
+        line["level"] = "info"
+        line["logger"] = logger.name
+        line["timestamp"] = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+        if self.process:
+            line["process"] = self.process
+        for key, value in fields.items():
+            line.setdefault(key, value)
+        text = _json_text(escape_control_characters(logger, "info", line)) + "\n"
+        handler = self.handler
+        handler.acquire()
+        try:
+            handler.stream.write(text)
+            handler.flush()
+        except Exception:  # a closed or broken stream: logging's own path reports it
+            logger.info(event, extra=fields)
+        finally:
+            handler.release()
+
+
+#: Set by ``configure_logging`` when it chose JSON output.
+_json_lines: _JsonLines | None = None
+
+
+def info_line(logger: logging.Logger, event: str, fields: dict[str, str | int | float | None]) -> None:
+    """``logger.info(event, extra=fields)``, written directly when the output is JSON lines."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    if _json_lines is None:
+        logger.info(event, extra=fields)
+    else:
+        _json_lines.write(logger, event, fields)
+
+
 def configure_logging(level: str = "info", log_format: str = "auto", *, process: str | None = None) -> None:
     """Route every logger through one structlog formatter on stderr (``log_format``: ``json``, ``console`` or
     ``auto`` = JSON unless stderr is a terminal)."""
@@ -116,7 +169,7 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     if process:
         shared.append(_with_process(process))
     renderer: Processor = (
-        structlog.processors.JSONRenderer()
+        structlog.processors.JSONRenderer(_json_text)
         if as_json
         else structlog.dev.ConsoleRenderer(
             colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
@@ -138,6 +191,8 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     for existing in list(root.handlers):
         root.removeHandler(existing)
     root.addHandler(handler)
+    global _json_lines
+    _json_lines = _JsonLines(handler, process) if as_json else None
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
@@ -154,4 +209,4 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     )
 
 
-__all__ = ["CHATTY", "RateLimit", "configure_logging", "escape_control_characters"]
+__all__ = ["CHATTY", "RateLimit", "configure_logging", "escape_control_characters", "info_line"]

@@ -30,6 +30,10 @@ class RateLimits:
         self._streams: collections.Counter[str] = collections.Counter()
 
     @property
+    def limits_reads(self) -> bool:
+        return self._limits[Scope.READ] is not None
+
+    @property
     def active(self) -> bool:
         return any(self._limits.values()) or self._streams_cap > 0
 

@@ -16,6 +16,8 @@ import structlog
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from registry.logs import info_line
+
 log = logging.getLogger("registry.access")
 
 REQUEST_ID_HEADER = b"x-request-id"
@@ -58,20 +60,17 @@ def access_logged(app: ASGIApp) -> ASGIApp:
         try:
             await app(scope, receive, send_with_id)
         finally:
-            if log.isEnabledFor(logging.INFO):
-                _log_request(scope, method, path, status, started)
+            _log_request(scope, method, path, status, started)
             structlog.contextvars.reset_contextvars(**tokens)
 
     return middleware
 
 
 def _log_request(scope: Scope, method: str, path: str, status: int, started: float) -> None:
-    log.info(
-        "%s %s %s",
-        method,
-        path,
-        status,
-        extra={
+    info_line(
+        log,
+        f"{method} {path} {status}",
+        {
             "method": method,
             "path": path,
             "route": scope.get("path_template"),

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
+import pytest
+from litestar._asgi.asgi_router import ASGIRouter
 from litestar.testing import AsyncTestClient
+from litestar.types import Receive, Scope, Send
 
 from registry.app import create_app
 from registry.config import Settings
@@ -35,3 +40,33 @@ async def test_register_read_search_and_query_in_process(own_database_url: str) 
             headers={"Accept": "application/sparql-results+json"},
         )
         assert answer.json()["boolean"] is True
+
+
+async def test_a_cached_read_is_answered_before_routing(own_database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """registry/http/cached_reads.py answers it; a miss, a conditional read and a query string are routed
+    (what it answers is the handler's answer: tests/e2e/test_cached_reads.py)."""
+    routed: list[str] = []
+    route = ASGIRouter.__call__
+
+    async def counted(self: ASGIRouter, scope: Scope, receive: Receive, send: Send) -> None:
+        routed.append(scope["path"])
+        await route(self, scope, receive, send)
+
+    monkeypatch.setattr(ASGIRouter, "__call__", counted)
+    document = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": "urn:test:in-process:2"}
+    app = create_app(Settings(database_url=own_database_url, db_pool_size=3))
+    async with AsyncTestClient(app=app) as client:
+        await client.put("/things/urn:test:in-process:2", json=document)
+        deadline = time.monotonic() + 10
+        while True:  # until the change feed listens and the read is kept
+            before = len(routed)
+            assert (await client.get("/things/urn:test:in-process:2")).status_code == 200
+            if len(routed) == before:
+                break
+            assert time.monotonic() < deadline, "no read of the description was answered from the cache"
+            await asyncio.sleep(0.05)
+        before = len(routed)
+        assert (await client.get("/things/urn:test:in-process:2", headers={"If-None-Match": '"1"'})).status_code == 200
+        assert (await client.get("/things/urn:test:in-process:2", params={"pretty": "1"})).status_code == 200
+        assert (await client.get("/things/urn:test:in-process:absent")).status_code == 404
+        assert len(routed) == before + 3
