@@ -6,7 +6,7 @@
 
 ``--get-floors`` registers ``--descriptions`` WeatherAgents, then measures GET by id in interleaved rounds on: the
 directory with its response cache, without it (REGISTRY_RESPONSE_CACHE_ENTRIES=0), with the cache and two worker
-processes, a minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg
+processes, with the cache and the access log on (as deployed by default; the others log warnings only), a minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg
 handler reading the document by id (the bare floors, on the same uvicorn and uvloop).
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
@@ -314,6 +314,8 @@ def get_floors(args: argparse.Namespace) -> None:
         ids = register(servers["registry, cache"][0], args.descriptions)
         registry("registry, no cache", {"REGISTRY_RESPONSE_CACHE_ENTRIES": "0"})
         registry("registry, cache, 2 workers", {"REGISTRY_WORKERS": "2"})
+        # As deployed by default: an access line per request (JSON, into the server's log file).
+        registry("registry, cache, access log", {"REGISTRY_ACCESS_LOG": "true", "REGISTRY_LOG_LEVEL": "info"})
         for kind, label in (("bytes", "floor: cached bytes"), ("asyncpg", "floor: asyncpg")):
             servers[label] = stack.enter_context(floor_process(kind, database_url))
         ids_file = stack.enter_context(tempfile.NamedTemporaryFile("w", suffix=".ids"))
