@@ -192,7 +192,7 @@ def create_app(settings: Settings) -> Litestar:
                 ),
                 directory_td=DirectoryTd(msgspec.json.encode(directory_td)),
                 access=access,
-                gauges=Gauges(database, feed, events, worker),
+                gauges=Gauges(database, feed, events, worker, directory.cache),
                 oversight=OversightService(database),
                 readiness=Readiness(
                     database, worker, feed, schema_revision=schema_revision, max_feed_lag=settings.ready_max_feed_lag

@@ -24,6 +24,7 @@ from registry.errors import RegistryError
 from registry.store.census import descriptions_by_kind, expired_awaiting_purge, leases_expiring
 
 if TYPE_CHECKING:
+    from registry.directory.response_cache import ResponseCache
     from registry.events.feed import ChangeFeed
     from registry.events.hub import EventHub
     from registry.semantic.sparql import SparqlBackend
@@ -124,6 +125,14 @@ SPARQL_STORE_PUSHES = Counter(
     "registry_sparql_store_pushes", "SPARQL Update requests this replica sent to the external SPARQL store"
 )
 
+RESPONSE_CACHE_READS = Counter(
+    "registry_response_cache_reads",
+    "GET /things/{id} reads by whether the response cache held the description (hit) or PostgreSQL answered (miss)",
+    ["outcome"],
+)
+RESPONSE_CACHE_ENTRIES = Gauge("registry_response_cache_entries", "Descriptions the response cache holds")
+RESPONSE_CACHE_BYTES = Gauge("registry_response_cache_bytes", "Bytes the response cache holds (JSON and overhead)")
+
 DESCRIPTIONS = Gauge("registry_descriptions", "Live descriptions by kind", ["kind"])
 LEASES_EXPIRING = Gauge("registry_leases_expiring_soon", "Live descriptions whose lease ends within 5 minutes")
 EXPIRED = Gauge("registry_descriptions_expired", "Descriptions past their expiry, not yet purged (never served)")
@@ -141,14 +150,19 @@ DATABASE_UP = Gauge("registry_database_up", "1 when the last scrape could read t
 class Gauges:
     """The parts of this process whose state the gauges show, read at each scrape."""
 
-    def __init__(self, database: Database, feed: ChangeFeed, events: EventHub, worker: SparqlBackend) -> None:
+    def __init__(
+        self, database: Database, feed: ChangeFeed, events: EventHub, worker: SparqlBackend, cache: ResponseCache
+    ) -> None:
         self.database = database
         self.feed = feed
         self.events = events
         self.worker = worker
+        self.cache = cache
 
     async def refresh(self) -> None:
         """Read the gauges; a part that does not answer in time leaves its gauges at their last values."""
+        RESPONSE_CACHE_ENTRIES.set(len(self.cache))
+        RESPONSE_CACHE_BYTES.set(self.cache.held_bytes)
         await _refresh(self.database, self.feed, self.events, self.worker)
 
 
@@ -185,6 +199,7 @@ __all__ = [
     "PURGED",
     "REGISTRATIONS",
     "REQUEST_METRICS",
+    "RESPONSE_CACHE_READS",
     "SPARQL_QUERIES",
     "SPARQL_STORE_PUSHES",
     "SPARQL_TIMEOUTS",

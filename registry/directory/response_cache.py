@@ -27,11 +27,14 @@ from cachetools import LRUCache
 
 from registry.descriptions.registration_info import format_time
 from registry.events.feed import ChangeFeed
+from registry.metrics import RESPONSE_CACHE_READS
 from registry.store.changes import LAST_SEQ, Change
 from registry.store.things import StoredDescription
 
 #: Bytes an entry costs besides its JSON and id (the entry, its key and the LRU bookkeeping), for the byte bound.
 ENTRY_OVERHEAD = 400
+#: ``registry_response_cache_reads`` by outcome: how operators size the cache.
+_HITS, _MISSES = RESPONSE_CACHE_READS.labels("hit"), RESPONSE_CACHE_READS.labels("miss")
 #: A description larger than this share of the byte budget is not cached: a few huge ones would flush the rest.
 LARGEST_SHARE = 8
 
@@ -121,16 +124,16 @@ class ResponseCache:
     def lookup(self, thing_id: str, now: dt.datetime) -> CachedDescription | None:
         """The entry of ``thing_id`` if it may be served now."""
         feed = self._feed
-        if feed is None or not feed.listening or feed.lag:
+        if feed is None or self.max_entries <= 0:
             return None
-        entry = self._entries.get(thing_id)
-        if entry is None:
-            return None
-        if (entry.expires is not None and entry.expires <= now) or (
-            entry.leased and time.monotonic() - entry.read_at > self.lease_seconds
+        entry = self._entries.get(thing_id) if feed.listening and not feed.lag else None
+        if entry is not None and (
+            (entry.expires is not None and entry.expires <= now)
+            or (entry.leased and time.monotonic() - entry.read_at > self.lease_seconds)
         ):
             self._entries.pop(thing_id, None)
-            return None
+            entry = None
+        (_MISSES if entry is None else _HITS).inc()
         return entry
 
     def reading(self, thing_id: str) -> None:

@@ -27,14 +27,19 @@ def _retrieval_aside(response: httpx.Response) -> dict[str, Any]:
     return document
 
 
-def _gets_served(server: ServerProcess) -> float:
-    """registry_http_requests_total of GET /things/{id} answered 200, from /metrics."""
+def _metric(server: ServerProcess, name: str, *labels: str) -> float:
+    """The sum of the samples of ``name`` with all of ``labels`` (``key="value"``), from /metrics."""
     text = httpx.get(server.base_url + "/metrics").text
     total = 0.0
-    for labels, value in re.findall(r"^registry_http_requests_total\{(.*)\} (\S+)$", text, re.MULTILINE):
-        if 'method="GET"' in labels and f'path="{ROUTE}"' in labels and 'status_code="200"' in labels:
+    for found, value in re.findall(rf"^{name}(?:\{{(.*)\}})? (\S+)$", text, re.MULTILINE):
+        if all(label in found for label in labels):
             total += float(value)
     return total
+
+
+def _gets_served(server: ServerProcess) -> float:
+    """registry_http_requests_total of GET /things/{id} answered 200."""
+    return _metric(server, "registry_http_requests_total", 'method="GET"', f'path="{ROUTE}"', 'status_code="200"')
 
 
 def test_a_cached_read_answers_as_the_handler_does(start_server: Callable[..., ServerProcess]) -> None:
@@ -43,9 +48,12 @@ def test_a_cached_read_answers_as_the_handler_does(start_server: Callable[..., S
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         assert client.put(f"/things/{thing_id}", json=thing("Cached", id=thing_id)).status_code == 201
         first = client.get(f"/things/{thing_id}")  # read from PostgreSQL, kept
-        counted = _gets_served(server)
+        counted, hits = _gets_served(server), _metric(server, "registry_response_cache_reads_total", 'outcome="hit"')
         cached = [client.get(f"/things/{thing_id}", headers={"X-Request-ID": f"cached-{n}"}) for n in range(3)]
         assert _gets_served(server) == counted + 3
+        assert _metric(server, "registry_response_cache_reads_total", 'outcome="hit"') == hits + 3
+        assert _metric(server, "registry_response_cache_entries") >= 1
+        assert _metric(server, "registry_response_cache_bytes") > len(first.content)
         head = client.head(f"/things/{thing_id}")
         conditional = client.get(f"/things/{thing_id}", headers={"If-None-Match": first.headers["etag"]})
     for response in (*cached, conditional):
