@@ -6,8 +6,9 @@
 
 ``--get-floors`` registers ``--descriptions`` WeatherAgents, then measures GET by id in interleaved rounds on: the
 directory with its response cache, without it (REGISTRY_RESPONSE_CACHE_ENTRIES=0), with the cache and two worker
-processes, with the cache and the access log on (as deployed by default; the others log warnings only), a minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg
-handler reading the document by id (the bare floors, on the same uvicorn and uvloop).
+processes, with the cache and the access log on (as deployed by default; the others log warnings only), a
+minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg handler
+reading the document by id (the bare floors, on the same uvicorn and uvloop).
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
 (apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so

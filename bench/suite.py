@@ -156,12 +156,15 @@ class Phase:
     #: Waits, after a phase of writes, until the SPARQL index has applied them: the worker's CPU for them is
     #: charged to this phase, not to the phases after it (whose figures it would otherwise lower).
     settle: Callable[[], None] | None = None
-    #: Runs once before the warm-up second (reading every description once, for the GET phase).
+    #: Runs, untimed, before the warm-up and before each run (the GET phase reads every description once: the
+    #: writes of the round before evicted many from the response cache, and the floor's dict holds them all).
     prepare: Callable[[], None] | None = None
     outcomes: list[Outcome] = field(default_factory=list)
     cpu: list[dict[str, float]] = field(default_factory=list)
 
     def run(self, duration: float) -> None:
+        if self.prepare is not None:
+            self.prepare()
         roles = self.roles()
         before = {role: cpu_seconds(processes) for role, processes in roles.items()}
         outcome = asyncio.run(drive("127.0.0.1", self.port, self.next_request, self.connections, duration))
@@ -259,7 +262,7 @@ class Catalogue:
 
 def read_each_once(port: int, size: int) -> None:
     """GET every description once, 32 at a time: the response cache then holds what the cached-bytes floor read
-    at its start."""
+    at its start (PUT replace and lease renewals evict what they change)."""
 
     async def run() -> None:
         ids = iter(range(size))
