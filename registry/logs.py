@@ -15,12 +15,13 @@ line.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import logging
 import re
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
 import structlog
@@ -128,8 +129,9 @@ class _JsonLines:
     def __init__(self, handler: logging.StreamHandler[Any], process: str | None) -> None:
         self.handler = handler
         self.process = process
-        #: The buffered binary stream under the handler's text stream (sys.stderr's), when it has one.
-        self.binary: Any = getattr(handler.stream, "buffer", None)
+        #: The buffered binary stream under the handler's text stream, when it has one.
+        buffer = getattr(handler.stream, "buffer", None)
+        self.binary: io.BufferedWriter | None = buffer if isinstance(buffer, io.BufferedWriter) else None
 
     def write(self, logger: logging.Logger, event: str, fields: dict[str, str | int | float | None]) -> None:
         line: EventDict = {"event": event, **structlog.contextvars.get_contextvars()}
@@ -153,6 +155,15 @@ class _JsonLines:
             logger.info(event, extra=fields)
         finally:
             handler.release()
+
+
+def _buffered_stderr() -> TextIO:
+    """stderr with a buffer of its own: Python gives a stderr that is not a terminal none (each write is a system
+    call). Every record still flushes it (line buffering); only access lines wait in it (``FLUSH_INTERVAL``)."""
+    if not isinstance(sys.stderr, io.TextIOWrapper) or not isinstance(sys.stderr.buffer, io.FileIO):
+        return sys.stderr  # already buffered, or not a file (a test's capture)
+    binary = io.BufferedWriter(io.FileIO(sys.stderr.fileno(), "wb", closefd=False), 64 * 1024)
+    return io.TextIOWrapper(binary, encoding=sys.stderr.encoding, errors="backslashreplace", line_buffering=True)
 
 
 def _flush_periodically() -> None:
@@ -206,7 +217,7 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
             renderer,
         ],
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(_buffered_stderr())
     handler.setFormatter(formatter)
     handler.addFilter(RateLimit())
     root = logging.getLogger()
