@@ -74,13 +74,21 @@ def load_average() -> str:
 # -- processes
 
 
-def cpu_seconds(processes: list[psutil.Process]) -> float:
-    total = 0.0
+def cpu_snapshot(processes: list[psutil.Process]) -> dict[int, float]:
+    """CPU seconds (user + system) of each process still running, by pid."""
+    seconds: dict[int, float] = {}
     for process in processes:
         with contextlib.suppress(psutil.Error):
             times = process.cpu_times()
-            total += times.user + times.system
-    return total
+            seconds[process.pid] = times.user + times.system
+    return seconds
+
+
+def cpu_spent(processes: list[psutil.Process], before: dict[int, float]) -> float:
+    """CPU seconds spent since ``before`` by the processes still running: a PostgreSQL backend that exits during a
+    phase takes its share with it (subtracting its past from a total without it made the figure negative)."""
+    now = cpu_snapshot(processes)
+    return sum(now[pid] - before[pid] for pid in now.keys() & before.keys())
 
 
 def rss_mb(processes: list[psutil.Process]) -> float:
@@ -166,14 +174,14 @@ class Phase:
         if self.prepare is not None:
             self.prepare()
         roles = self.roles()
-        before = {role: cpu_seconds(processes) for role, processes in roles.items()}
+        before = {role: cpu_snapshot(processes) for role, processes in roles.items()}
         outcome = asyncio.run(drive("127.0.0.1", self.port, self.next_request, self.connections, duration))
         if self.settle is not None:
             self.settle()
         self.outcomes.append(outcome)
         self.cpu.append(
             {
-                role: (cpu_seconds(processes) - before[role]) / max(outcome.requests, 1) * 1000
+                role: cpu_spent(processes, before[role]) / max(outcome.requests, 1) * 1000
                 for role, processes in roles.items()
             }
         )
@@ -510,13 +518,13 @@ def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: f
             empty_api, empty_sparql = start_timed(server, timeout)
             assert server.process is not None
             loading = Watched(psutil.Process(server.process.pid), database_url).roles()
-            before = {role: cpu_seconds(processes) for role, processes in loading.items()}
+            before = {role: cpu_snapshot(processes) for role, processes in loading.items()}
             rate, import_line = bulk_import(size, server.base_url)
             import_cpu = " / ".join(
-                f"{(cpu_seconds(processes) - before[role]) / size * 1000:.2f}" for role, processes in loading.items()
+                f"{cpu_spent(processes, before[role]) / size * 1000:.2f}" for role, processes in loading.items()
             )
             caught_up = index_caught_up(server.base_url, size, time.monotonic(), timeout)
-            index_cpu = (cpu_seconds(loading["SPARQL worker"]) - before["SPARQL worker"]) / size * 1000
+            index_cpu = cpu_spent(loading["SPARQL worker"], before["SPARQL worker"]) / size * 1000
             server.stop()
             api, sparql = start_timed(server, timeout)
             assert server.process is not None
