@@ -124,7 +124,7 @@ class ResponseCache:
     def lookup(self, thing_id: str, now: dt.datetime) -> CachedDescription | None:
         """The entry of ``thing_id`` if it may be served now."""
         feed = self._feed
-        if feed is None or self.max_entries <= 0:
+        if feed is None or not self.enabled:
             return None
         entry = self._entries.get(thing_id) if feed.listening and not feed.lag else None
         if entry is not None and (

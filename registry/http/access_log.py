@@ -60,7 +60,8 @@ def access_logged(app: ASGIApp) -> ASGIApp:
         try:
             await app(scope, receive, send_with_id)
         finally:
-            _log_request(scope, method, path, status, started)
+            if log.isEnabledFor(logging.INFO):  # at warning level no line is built at all
+                _log_request(scope, method, path, status, started)
             structlog.contextvars.reset_contextvars(**tokens)
 
     return middleware
