@@ -101,9 +101,6 @@ class Settings:
     #: Descriptions kept at most (0 = no cache), and bytes of served JSON at most.
     response_cache_entries: int = 10_000
     response_cache_bytes: int = 64 * 1024 * 1024
-    #: Seconds a cached description with a lease may show an ``expires`` older than a renewal made on another
-    #: replica (renewals leave no change-log entry; this process's own renewals evict at once).
-    response_cache_lease_seconds: float = 2.0
 
     # -- listing
     #: Page size used when ``limit`` is larger than this.
@@ -330,7 +327,6 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "version_policy": _one_of("warn", "enforce"),
     "response_cache_entries": _positive(int),
     "response_cache_bytes": _positive(int),
-    "response_cache_lease_seconds": _positive(float),
     "max_page_size": _positive(int),
     "strict_contexts": _parse_bool,
     "context_dir": _optional_path,

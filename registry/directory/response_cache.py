@@ -9,8 +9,9 @@ A GET otherwise costs a PostgreSQL round trip and an enrichment per request. Wha
 - Entries are served only while the feed listens and has delivered every change it was told of; otherwise
   (start-up, a lost LISTEN connection, a change held back by an earlier one not yet committed) PostgreSQL answers.
 - An entry is not served past its description's expiry (the row is invisible before it is purged).
-- Lease renewals move ``expires`` without a change-log entry: this process evicts on its own renewals; one made on
-  another replica shows in ``registration.expires`` after at most ``lease_seconds``.
+- Lease renewals move ``expires`` without a change-log entry: this process evicts on its own renewals at once, and
+  every process on the renewed ids the renewal statement NOTIFYs. Leased entries are dropped when the LISTEN
+  connection comes back (renewals made meanwhile went unseen).
 - The bytes are shared by every reader, the authorization is not: the tenant is kept and checked on every hit.
 - ``registration.retrieved`` is the time of each response: the bytes are kept around it.
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
@@ -50,8 +50,6 @@ class CachedDescription:
     expires: dt.datetime | None
     #: Whether lease renewals (which leave no change-log entry) can move ``expires``.
     leased: bool
-    #: ``time.monotonic()`` when it was read from PostgreSQL.
-    read_at: float
     size: int
 
     def body(self, retrieved: dt.datetime) -> bytes:
@@ -74,7 +72,6 @@ def _split_at_retrieved(stored: StoredDescription, served: bytes, retrieved: dt.
         tenant=stored.tenant,
         expires=stored.expires,
         leased=stored.ttl is not None,
-        read_at=time.monotonic(),
         size=len(served) + len(stored.id) + ENTRY_OVERHEAD,
     )
 
@@ -82,10 +79,9 @@ def _split_at_retrieved(stored: StoredDescription, served: bytes, retrieved: dt.
 class ResponseCache:
     """Bounded in entries and bytes (least recently used out first); off until it follows a change feed."""
 
-    def __init__(self, *, entries: int, max_bytes: int, lease_seconds: float) -> None:
+    def __init__(self, *, entries: int, max_bytes: int) -> None:
         self.max_entries = entries
         self.largest = max_bytes // LARGEST_SHARE
-        self.lease_seconds = lease_seconds
         self._entries: LRUCache[str, CachedDescription] = LRUCache(
             maxsize=max(max_bytes, 1), getsizeof=lambda entry: entry.size
         )
@@ -99,12 +95,15 @@ class ResponseCache:
         return self._feed is not None and self.max_entries > 0 and self.largest > 0
 
     def follow(self, feed: ChangeFeed) -> Callable[[], None]:
-        """Evict every id ``feed`` delivers a change of; returns the function that stops (and turns the cache off)."""
+        """Evict every id ``feed`` delivers a change or a renewal of; returns the function that stops (and turns the
+        cache off)."""
         unsubscribe = feed.subscribe(self._on_changes)
+        unsubscribe_renewals = feed.subscribe_renewals(self._on_renewals)
         self._feed = feed
 
         def stop() -> None:
             unsubscribe()
+            unsubscribe_renewals()
             self._feed = None
             self._entries.clear()
 
@@ -127,10 +126,7 @@ class ResponseCache:
         if feed is None or not self.enabled:
             return None
         entry = self._entries.get(thing_id) if feed.listening and not feed.lag else None
-        if entry is not None and (
-            (entry.expires is not None and entry.expires <= now)
-            or (entry.leased and time.monotonic() - entry.read_at > self.lease_seconds)
-        ):
+        if entry is not None and entry.expires is not None and entry.expires <= now:
             self._entries.pop(thing_id, None)
             entry = None
         (_MISSES if entry is None else _HITS).inc()
@@ -174,6 +170,15 @@ class ResponseCache:
     def _on_changes(self, batch: Sequence[Change]) -> None:
         for change in batch:
             self.evict((change.thing_id,), change.seq)
+
+    def _on_renewals(self, renewed: Sequence[str] | None) -> None:
+        if renewed is not None:
+            self.evict(renewed)
+            return
+        # Renewals went unseen: no leased entry, and no read under way, may be trusted.
+        for thing_id in [thing_id for thing_id, entry in self._entries.items() if entry.leased]:
+            del self._entries[thing_id]
+        self.evict(list(self._reading))
 
 
 __all__ = ["CachedDescription", "ResponseCache"]

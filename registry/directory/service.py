@@ -120,7 +120,6 @@ class DirectoryService:
         self.cache = ResponseCache(
             entries=settings.response_cache_entries,
             max_bytes=settings.response_cache_bytes,
-            lease_seconds=settings.response_cache_lease_seconds,
         )
 
     # -- reads

@@ -10,6 +10,9 @@ One gap policy. Sequences are taken before commit, so a transaction may commit a
 delivers in order: a missing sequence holds back the ones after it for ``gap_timeout``; after that the reader
 moves on and keeps asking for the missing sequence for ``late_patience`` (a slow transaction), delivering it late
 if it commits, and forgetting it afterwards (it rolled back).
+
+Lease renewals leave no change-log entry: they come only as notifications (``registry_renewals``), to the
+consumers of renewals, and a consumer is told when some may have been missed (its LISTEN connection was lost).
 """
 
 from __future__ import annotations
@@ -20,15 +23,22 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
+import msgspec
+
 from registry.errors import RegistryError
 from registry.store.changes import Change, latest_seq, read_changes, sequences_after
 from registry.store.database import Database, Listening
+from registry.store.leases import RENEWALS_CHANNEL
 from registry.store.things import CHANGES_CHANNEL
 
 log = logging.getLogger(__name__)
 
 #: Receives each batch of changes, in order. Called on the event loop: must not block (queue work instead).
 Consumer = Callable[[Sequence[Change]], None]
+#: Receives the ids of each notified batch of lease renewals, or None when renewals may have gone unseen. Called on
+#: the event loop.
+RenewalConsumer = Callable[[Sequence[str] | None], None]
+_RENEWED_IDS = msgspec.json.Decoder(list[str])
 
 #: Re-read this soon while a sequence is missing.
 _GAP_RETRY = 0.02
@@ -59,6 +69,7 @@ class ChangeFeed:
         #: Changes delivered late (committed after a later sequence had been delivered).
         self.late_deliveries = 0
         self._consumers: list[Consumer] = []
+        self._renewal_consumers: list[RenewalConsumer] = []
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._gap_since: float | None = None
@@ -75,6 +86,12 @@ class ChangeFeed:
         """Feed ``consumer`` every change after ``position``; returns the function that stops it."""
         self._consumers.append(consumer)
         return lambda: self._consumers.remove(consumer)
+
+    def subscribe_renewals(self, consumer: RenewalConsumer) -> Callable[[], None]:
+        """Feed ``consumer`` the lease renewals notified from now on; subscribe before ``start`` (the feed LISTENs
+        for renewals only if someone wants them when it connects)."""
+        self._renewal_consumers.append(consumer)
+        return lambda: self._renewal_consumers.remove(consumer)
 
     @property
     def lag(self) -> float:
@@ -131,11 +148,22 @@ class ChangeFeed:
                 self._behind_since = time.monotonic()
         self._wake.set()
 
+    def _on_renewals(self, payload: str) -> None:
+        try:
+            renewed: list[str] | None = _RENEWED_IDS.decode(payload)
+        except msgspec.DecodeError:  # "*": ids too long for a notification
+            renewed = None
+        self._deliver_renewals(renewed)
+
     async def _listen(self) -> None:
         while True:
             listening: Listening | None = None
             try:
-                listening = await self.database.listen(CHANGES_CHANNEL, self._on_payload)
+                channels = {CHANGES_CHANNEL: self._on_payload}
+                if self._renewal_consumers:
+                    channels[RENEWALS_CHANNEL] = self._on_renewals
+                listening = await self.database.listen(channels)
+                self._deliver_renewals(None)  # any made while not listening went unseen
                 self._listening = True
                 self._wake.set()  # catch up on whatever was written while not listening
                 await listening.lost.wait()
@@ -222,5 +250,12 @@ class ChangeFeed:
             except Exception:
                 log.exception("change feed consumer %r failed", consumer)
 
+    def _deliver_renewals(self, renewed: Sequence[str] | None) -> None:
+        for consumer in list(self._renewal_consumers):
+            try:
+                consumer(renewed)
+            except Exception:
+                log.exception("renewal consumer %r failed", consumer)
 
-__all__ = ["ChangeFeed", "Consumer"]
+
+__all__ = ["ChangeFeed", "Consumer", "RenewalConsumer"]

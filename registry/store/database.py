@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import asyncpg
@@ -224,6 +224,11 @@ async def _reset(connection: asyncpg.Connection) -> None:
         await connection.execute("ROLLBACK")
 
 
+def _payload_to(on_payload: Callable[[str], None]) -> Callable[[Any, int, str, object], None]:
+    """asyncpg's listener callback, passing on only the payload (always text for NOTIFY)."""
+    return lambda _connection, _pid, _channel, payload: on_payload(str(payload))
+
+
 @dataclasses.dataclass(slots=True)
 class Listening:
     """A LISTEN connection: ``lost`` is set when the server or the network closes it."""
@@ -389,13 +394,12 @@ class Database(Executor):
                 async for row in connection.cursor(statement.sql, *arguments, prefetch=batch):
                     yield row
 
-    async def listen(self, channel: str, on_payload: Callable[[str], None]) -> Listening:
-        """The budget's dedicated LISTEN connection, calling ``on_payload`` with each notification's payload."""
+    async def listen(self, channels: Mapping[str, Callable[[str], None]]) -> Listening:
+        """The budget's dedicated LISTEN connection, calling ``channels[channel]`` with each notification's payload."""
         listening = await self.dedicated("listen")
         try:
-            await listening.connection.add_listener(
-                channel, lambda _connection, _pid, _channel, payload: on_payload(payload)
-            )
+            for channel, on_payload in channels.items():
+                await listening.connection.add_listener(channel, _payload_to(on_payload))
         except BaseException:
             listening.connection.terminate()
             raise

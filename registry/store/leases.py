@@ -3,6 +3,10 @@
 Agents renew often and all at once; one statement per renewal would spend most of its time in driver and
 round-trip overhead. While a batch is in flight, new renewals queue up and go out together in the next one, so
 an idle directory answers a renewal in one round trip and a busy one in a few, with far less work per renewal.
+
+A renewal moves ``expires`` without a change-log entry (it is not a change of the description, and agents renew
+far more often than anything changes). The same statement NOTIFYs the renewed ids on ``registry_renewals``, so
+that every server process's response cache drops what it holds of them.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import ARRAY, bindparam, func, select, update
+from sqlalchemy import ARRAY, Text, bindparam, case, cast, func, literal, select, update
 
 from registry.errors import Conflict, NotFound
 from registry.store.database import Database, Statement
@@ -20,18 +24,47 @@ from registry.store.tables import ID_TYPE, descriptions, live
 
 _ONE_SECOND: Any = func.make_interval(0, 0, 0, 0, 0, 0, 1)
 
-#: Compiled once: statement construction would otherwise cost more than the renewal itself. One statement on the
-#: pool commits on its own (one round trip, no BEGIN/COMMIT).
-_RENEW = Statement.of(
-    update(descriptions)
-    .where(
-        descriptions.c.id == func.any(bindparam("ids", type_=ARRAY(ID_TYPE))),
-        descriptions.c.ttl.is_not(None),
-        live(),
+#: PostgreSQL NOTIFY channel of renewals: a JSON array of renewed ids, or ``*`` for "some ids, too long to name".
+RENEWALS_CHANNEL = "registry_renewals"
+#: A NOTIFY payload must stay under 8,000 bytes: the ids go out in parts of about this many bytes of JSON.
+_PART_BYTES = 6000
+_PAYLOAD_LIMIT = 7999
+
+
+def _renew_and_notify() -> Any:
+    renewed = (
+        update(descriptions)
+        .where(
+            descriptions.c.id == func.any(bindparam("ids", type_=ARRAY(ID_TYPE))),
+            descriptions.c.ttl.is_not(None),
+            live(),
+        )
+        .values(expires=func.now() + descriptions.c.ttl * _ONE_SECOND, last_seen=func.now())
+        .returning(descriptions.c.id, descriptions.c.ttl, descriptions.c.expires, descriptions.c.last_seen)
+        .cte("renewed")
     )
-    .values(expires=func.now() + descriptions.c.ttl * _ONE_SECOND, last_seen=func.now())
-    .returning(descriptions.c.id, descriptions.c.ttl, descriptions.c.expires, descriptions.c.last_seen)
-)
+    quoted = cast(func.to_json(renewed.c.id), Text)
+    sized = select(
+        quoted.label("quoted"),
+        (func.sum(func.octet_length(quoted) + 1).over(order_by=renewed.c.id) // _PART_BYTES).label("part"),
+    ).subquery("sized")
+    payload = "[" + func.string_agg(sized.c.quoted, ",") + "]"
+    notified = (
+        select(
+            func.pg_notify(
+                RENEWALS_CHANNEL, case((func.octet_length(payload) <= _PAYLOAD_LIMIT, payload), else_=literal("*"))
+            ).label("sent")
+        )
+        .group_by(sized.c.part)
+        .cte("notified")
+    )
+    parts = select(func.count()).select_from(notified).scalar_subquery()
+    return select(renewed.c.id, renewed.c.ttl, renewed.c.expires, renewed.c.last_seen, parts.label("parts"))
+
+
+#: Compiled once: statement construction would otherwise cost more than the renewal itself. One statement on the
+#: pool commits on its own (one round trip, no BEGIN/COMMIT), and its NOTIFYs go out with the commit.
+_RENEW = Statement.of(_renew_and_notify())
 _EXISTS = Statement.of(select(descriptions.c.id).where(descriptions.c.id == bindparam("id"), live()))
 
 
@@ -74,7 +107,7 @@ class LeaseRenewer:
                 except Exception as error:
                     _settle(batch, error=error)
                     continue
-                leases = {row[0]: Lease(*row) for row in rows}
+                leases = {row[0]: Lease(row[0], row[1], row[2], row[3]) for row in rows}
                 _settle(batch, leases=leases)
         finally:
             self._flusher = None
@@ -96,4 +129,4 @@ def _settle(
                 future.set_result((leases or {}).get(thing_id))
 
 
-__all__ = ["Lease", "LeaseRenewer"]
+__all__ = ["RENEWALS_CHANNEL", "Lease", "LeaseRenewer"]

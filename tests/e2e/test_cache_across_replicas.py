@@ -58,6 +58,20 @@ async def test_a_write_on_one_replica_reaches_the_cache_of_the_other(own_databas
         await _until(lambda: b.get(url), lambda response: response.status_code == 404)
         assert (await b.get(url)).headers["content-type"].startswith("application/problem+json")
 
+        # A lease renewal on A (no change-log entry) reaches B's cache through the renewal's NOTIFY.
+        renewed = thing("Renewed on A", registration={"ttl": 600})
+        renewed_url = f"/things/{renewed['id']}"
+        assert (await a.put(renewed_url, json=renewed, headers=TD)).status_code == 201
+        await _until(lambda: b.get(renewed_url), lambda response: response.status_code == 200)
+        expires = (await b.get(renewed_url)).json()["registration"]["expires"]
+        await asyncio.sleep(0.01)
+        lease = await a.post(f"/api/v1/things/{renewed['id']}/lease")
+        assert lease.status_code == 200
+        await _until(
+            lambda: b.get(renewed_url),
+            lambda response: response.json()["registration"]["expires"] == lease.json()["expires"] != expires,
+        )
+
         # Expiry and its purge (the purge may run on either replica): B stops serving it without a write on B.
         leased = thing("Expiring", registration={"ttl": 1})
         leased_url = f"/things/{leased['id']}"

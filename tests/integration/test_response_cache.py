@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import msgspec
 import pytest
+from sqlalchemy import text
 
 from registry.auth.principal import Principal, Scope
 from registry.auth.tenancy import TenantScope
@@ -157,28 +158,59 @@ async def test_an_expired_description_is_not_served_before_it_is_purged(
         await directory.served(document["id"])
 
 
-async def test_a_renewal_on_another_replica_shows_within_the_lease_bound(database_url: str) -> None:
-    settings = Settings(response_cache_lease_seconds=0.5)
-    databases = [Database(database_url, connections=2) for _ in range(2)]
-    for database in databases:
-        await database.open()
-    reader, writer = (directory_service(database, settings=settings) for database in databases)
-    feed = ChangeFeed(databases[0], poll_interval=30)
-    reader.cache.follow(feed)
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 10
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, what
+        await asyncio.sleep(0.01)
+
+
+async def test_a_renewal_on_another_replica_evicts_at_once(
+    replicas: tuple[DirectoryService, DirectoryService],
+) -> None:
+    reader, writer = replicas
+    document = thing("Leased", registration={"ttl": 60})
+    await writer.put(document["id"], document)
+    before = _decoded((await reader.served(document["id"]))[0])["registration"]["expires"]
+    assert document["id"] in reader.cache
+    await asyncio.sleep(0.01)
+    await writer.renew_lease(document["id"])  # no change-log entry: the renewal's NOTIFY evicts
+    await _until(lambda: document["id"] not in reader.cache, "the reader kept the entry a renewal made stale")
+    after = _decoded((await reader.served(document["id"]))[0])["registration"]["expires"]
+    assert after > before
+
+
+async def test_leased_entries_are_dropped_when_the_listen_connection_comes_back(database_url: str) -> None:
+    database = Database(database_url, connections=3, name="cache-reconnect")
+    await database.open()
+    directory = directory_service(database)
+    feed = ChangeFeed(database, poll_interval=30, reconnect_delay=0.05)
+    directory.cache.follow(feed)
     await feed.start()
     try:
-        document = thing("Leased", registration={"ttl": 60})
-        await writer.put(document["id"], document)
-        before = _decoded((await reader.served(document["id"]))[0])["registration"]["expires"]
-        await asyncio.sleep(0.01)
-        await writer.renew_lease(document["id"])  # no change-log entry, so no eviction on the reader
-        await asyncio.sleep(0.6)
-        after = _decoded((await reader.served(document["id"]))[0])["registration"]["expires"]
-        assert after > before
+        await _until(lambda: feed.listening, "the feed never listened")
+        leased, unleased = thing("Leased", registration={"ttl": 60}), thing("Unleased")
+        for document in (leased, unleased):
+            await directory.put(document["id"], document)
+            await directory.served(document["id"])
+            assert document["id"] in directory.cache
+
+        terminated = await database.fetchval(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = 'cache-reconnect-listen'"
+            )
+        )
+        assert terminated == 1
+        await _until(lambda: not feed.listening, "the feed did not notice its lost connection")
+        await _until(lambda: feed.listening, "the feed did not listen again")
+        # Renewals made while it did not listen went unseen: the leased entry goes, the other (whose changes the
+        # feed catches up on from the change log) stays.
+        assert leased["id"] not in directory.cache
+        assert unleased["id"] in directory.cache
     finally:
         await feed.stop()
-        for database in databases:
-            await database.close()
+        await database.close()
 
 
 async def test_entries_and_bytes_are_bounded(database_url: str) -> None:
