@@ -8,7 +8,8 @@
 directory with its response cache, without it (REGISTRY_RESPONSE_CACHE_ENTRIES=0), with the cache and two worker
 processes, with the cache and the access log on (as deployed by default; the others log warnings only), a
 minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg handler
-reading the document by id (the bare floors, on the same uvicorn and uvloop).
+reading the document by id (the bare floors, on the same uvicorn and uvloop); with ``--go-reference BINARY``,
+also the Go reference directory of issue 15 (bench/go_reference.py), freshly started and given the same agents.
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
 (apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so
@@ -44,11 +45,13 @@ from litestar.exceptions import NotFoundException
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.go_reference import GoReference  # noqa: E402
 from registry.descriptions.registration_info import enrich_json  # noqa: E402
 from tests.support.servers import ServerProcess, free_port, fresh_database, postgres_server  # noqa: E402
 
 WEATHER_AGENT = json.loads((REPO_ROOT / "tests" / "fixtures" / "weather-agent.td.json").read_text())
 ID_PREFIX = "urn:uuid:6f1d3a7a-1f97-4e6b-b45f-"
+GO_LABEL = "Go reference (LinkSmart)"
 
 PUT_SCRIPT = """
 local counter = 0
@@ -319,6 +322,14 @@ def get_floors(args: argparse.Namespace) -> None:
         registry("registry, cache, access log", {"REGISTRY_ACCESS_LOG": "true", "REGISTRY_LOG_LEVEL": "info"})
         for kind, label in (("bytes", "floor: cached bytes"), ("asyncpg", "floor: asyncpg")):
             servers[label] = stack.enter_context(floor_process(kind, database_url))
+        if args.go_reference:
+            go = GoReference(args.go_reference)
+            stack.callback(go.close)
+            go.restart()
+            assert go.process is not None
+            register(go.url, args.descriptions)
+            servers[GO_LABEL] = (go.url, go.process)
+            print(f"Go reference: {go.binary} {go.version()}")
         ids_file = stack.enter_context(tempfile.NamedTemporaryFile("w", suffix=".ids"))
         ids_file.write("\n".join(ids) + "\n")
         ids_file.flush()
@@ -344,11 +355,15 @@ def get_floors(args: argparse.Namespace) -> None:
         for label, runs in results.items():
             rates = [f.rps for f in runs]
             median = statistics.median(rates)
+            versus_go = ""
+            if GO_LABEL in results:  # per round, as the rounds interleave
+                ratios = [f.rps / go.rps for f, go in zip(runs, results[GO_LABEL], strict=True)]
+                versus_go = f"   {min(ratios):.2f}-{max(ratios):.2f}x the Go reference"
             print(
                 f"{label:<28} {median:>7,.0f} req/s ({min(rates):,.0f}-{max(rates):,.0f})"
                 f"   p50 {statistics.median(f.p50 for f in runs):.2f} ms"
                 f"   server CPU {statistics.median(f.cpu_per_request or 0 for f in runs) * 1000:.3f} ms/request"
-                f"   {median / floor:.2f}x the cached-bytes floor"
+                f"   {median / floor:.2f}x the cached-bytes floor{versus_go}"
             )
 
 
@@ -362,6 +377,7 @@ def main() -> None:
     parser.add_argument("--get-floors", action="store_true", help="GET by id: cache on/off against the bare floors")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --get-floors (default 3)")
     parser.add_argument("--descriptions", type=int, default=1000, help="descriptions for --get-floors")
+    parser.add_argument("--go-reference", metavar="BINARY", help="--get-floors: also a LinkSmart thing-directory")
     parser.add_argument("--serve-floor", choices=["bytes", "asyncpg"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--database-url", help=argparse.SUPPRESS)

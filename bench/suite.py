@@ -14,7 +14,10 @@ bare floors (bench/bench_things.py) on the same database, then run every phase i
 throughput, p50/p99, CPU per request of the server process, of its SPARQL worker and of its PostgreSQL backends,
 and the RSS of every process. Client, servers and PostgreSQL share this machine: the core count and load average
 are printed with the figures, and every figure is a min-max over the rounds.
-Each figure is compared with the target of issue 15 (pass/miss).
+Each figure is compared with the target of issue 15 (pass/miss). With ``--go-reference BINARY`` (a LinkSmart
+thing-directory you built, bench/go_reference.py), PUT new and PUT replace are also measured on the Go reference
+directory in every round, freshly started each round with 1,000 descriptions of the catalogue, and the PUT targets
+are ratios to it; without it they are compared with the figure issue 15 quotes for it.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from bench.catalogue import (  # noqa: E402
     rare_word,
     thing_id,
 )
+from bench.go_reference import GoReference  # noqa: E402
 from bench.load import Outcome, Request, drive  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
 
@@ -65,6 +69,9 @@ TD_JSON = "application/td+json"
 #: on this machine (issue 15). PUT new 190/s was 0.38x of it.
 GO_REFERENCE_PUT = 500.0
 IMPORT_CONCURRENCY = 16
+#: Descriptions the Go reference holds when its rounds start (PUT replace puts them back).
+GO_REFERENCE_LOADED = 1000
+GO_PUT_NEW, GO_PUT_REPLACE = "Go reference: PUT new", "Go reference: PUT replace"
 
 
 def load_average() -> str:
@@ -285,6 +292,29 @@ def read_each_once(port: int, size: int) -> None:
     asyncio.run(run())
 
 
+def fresh_go_reference(go: GoReference, size: int) -> None:
+    """Restart the Go reference on an empty store and give it the first descriptions of the catalogue."""
+    go.restart()
+
+    async def run() -> None:
+        indexes = iter(range(min(size, GO_REFERENCE_LOADED)))
+        async with httpx.AsyncClient(base_url=go.url, timeout=60) as client:
+
+            async def writer() -> None:
+                for index in indexes:
+                    document = description(index)
+                    response = await client.put(
+                        "/things/" + quote(document["id"], safe=":"),
+                        content=json.dumps(document),
+                        headers={"Content-Type": TD_JSON},
+                    )
+                    response.raise_for_status()
+
+            await asyncio.gather(*(writer() for _ in range(16)))
+
+    asyncio.run(run())
+
+
 def _json(method: str, path: str, body: object, content_type: str = "application/json") -> Request:
     return method, path, json.dumps(body).encode(), content_type
 
@@ -303,6 +333,7 @@ def phases(
     cached: tuple[int, psutil.Process],
     pooled: tuple[int, psutil.Process],
     watched: Watched,
+    go: GoReference | None = None,
 ) -> list[Phase]:
     rng = catalogue.rng
 
@@ -315,6 +346,11 @@ def phases(
 
     def put_replace(_: int, __: int) -> Request:
         document = description(catalogue.any_index(), revision=next(catalogue.revisions))
+        return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
+
+    def go_put_replace(_: int, __: int) -> Request:
+        index = rng.randrange(min(catalogue.size, GO_REFERENCE_LOADED))
+        document = description(index, revision=next(catalogue.revisions))
         return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
 
     def lease(_: int, __: int) -> Request:
@@ -343,9 +379,32 @@ def phases(
         "server": [pooled[1]],
         "PostgreSQL backends": Watched(pooled[1], watched.database_url).backends(),
     }
-    return [
+    references = [
         Phase("floor: Litestar, cached bytes", 32, get_by_id, cached[0], cached_roles),
         Phase("floor: Litestar + asyncpg", 32, get_by_id, pooled[0], pooled_roles),
+    ]
+    put_target = rate_at_least(GO_REFERENCE_PUT, "≥ 1.0x Go reference (500/s, quoted)")
+    replace_target = put_target
+    if go is not None:
+        go_roles: Callable[[], dict[str, list[psutil.Process]]] = lambda: {  # noqa: E731
+            "server": [go.process] if go.process else []
+        }
+        references += [
+            Phase(
+                GO_PUT_NEW,
+                32,
+                put_new,
+                go.port,
+                go_roles,
+                prepare=lambda: fresh_go_reference(go, catalogue.size),
+            ),
+            # Stopped after its last phase of the round: leveldb compacting in the background would take CPU from
+            # the phases after it.
+            Phase(GO_PUT_REPLACE, 32, go_put_replace, go.port, go_roles, settle=go.stop),
+        ]
+        put_target, replace_target = rate_ratio(GO_PUT_NEW, 1.0), rate_ratio(GO_PUT_REPLACE, 1.0)
+    return [
+        *references,
         Phase(
             "GET /things/{id}",
             32,
@@ -355,24 +414,8 @@ def phases(
             rate_ratio("floor: Litestar, cached bytes", 0.8),
             prepare=lambda: read_each_once(port, catalogue.size),
         ),
-        Phase(
-            "PUT new",
-            32,
-            put_new,
-            port,
-            watched.roles,
-            rate_at_least(GO_REFERENCE_PUT, "≥ 1.0x Go reference (500/s, quoted)"),
-            settle=settle,
-        ),
-        Phase(
-            "PUT replace",
-            32,
-            put_replace,
-            port,
-            watched.roles,
-            rate_at_least(GO_REFERENCE_PUT, "≥ 1.0x Go reference (500/s, quoted)"),
-            settle=settle,
-        ),
+        Phase("PUT new", 32, put_new, port, watched.roles, put_target, settle=settle),
+        Phase("PUT replace", 32, put_replace, port, watched.roles, replace_target, settle=settle),
         Phase("lease renewal", 32, lease, port, watched.roles, rate_ratio("floor: Litestar + asyncpg", 0.8)),
         Phase(
             "listing page (limit 100)",
@@ -495,7 +538,9 @@ def cache_bytes(size: int) -> int:
     return max(64 * 1024 * 1024, size * 3 * 1024)
 
 
-def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: float) -> SizeReport:
+def run_size(
+    size: int, admin_url: str, rounds: int, duration: float, timeout: float, go: GoReference | None
+) -> SizeReport:
     report = SizeReport(size)
     report.say(f"\n### {size:,} descriptions\n")
     report.say(f"Load average at the start: {load_average()}.\n")
@@ -535,7 +580,7 @@ def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: f
                 floor("asyncpg", database_url) as pooled,
             ):
                 catalogue = Catalogue(size)
-                measured = phases(catalogue, server.port, cached, pooled, watched)
+                measured = phases(catalogue, server.port, cached, pooled, watched, go)
                 for phase in measured:
                     phase.warm()
                 for round_number in range(rounds):
@@ -612,7 +657,7 @@ def run_size(size: int, admin_url: str, rounds: int, duration: float, timeout: f
 # -- the document
 
 
-def write_document(reports: list[SizeReport], command: str, began: str) -> None:
+def write_document(reports: list[SizeReport], command: str, began: str, go: GoReference | None) -> None:
     """Replace the suite's section of docs/performance.md, keeping what others wrote around it."""
     section = [
         BEGIN,
@@ -622,7 +667,13 @@ def write_document(reports: list[SizeReport], command: str, began: str) -> None:
         "(and by other work on this machine: see the load averages). Figures are min-max over the rounds; "
         "targets are issue 15's (most are set at 10⁵ descriptions and shown at every size). After each phase of "
         "PUTs the suite waits until the SPARQL index has applied them (untimed), so the worker's CPU for them is in "
-        "that phase's CPU column and does not weigh on the phases after it.",
+        "that phase's CPU column and does not weigh on the phases after it."
+        + (
+            f" The Go reference is LinkSmart thing-directory {go.version()} (validation off), restarted on an empty "
+            f"store in every round and given {GO_REFERENCE_LOADED:,} descriptions of the catalogue before its PUTs."
+            if go is not None
+            else " The Go reference directory was not measured in this run: its PUT figure is the one issue 15 quotes."
+        ),
     ]
     for report in reports:
         section += report.lines
@@ -645,17 +696,23 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5, help="seconds per phase and round (default 5)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a start may take")
     parser.add_argument("--no-write", action="store_true", help=f"print only, do not rewrite {DOCUMENT}")
+    parser.add_argument("--go-reference", metavar="BINARY", help="a LinkSmart thing-directory to measure PUT against")
     args = parser.parse_args()
     sizes = args.sizes + ([100_000] if args.large and 100_000 not in args.sizes else [])
     command = "python bench/suite.py " + shlex.join(sys.argv[1:])
     began = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"{command}\n{began}; cores: {os.cpu_count()}; load average: {load_average()}", flush=True)
-    with postgres_server() as admin_url:
+    go = GoReference(args.go_reference) if args.go_reference else None
+    if go is not None:
+        print(f"Go reference: {go.binary.name} {go.version()}", flush=True)
+    with postgres_server() as admin_url, contextlib.ExitStack() as stack:
+        if go is not None:
+            stack.callback(go.close)
         reports: list[SizeReport] = []
         for size in sizes:
-            reports.append(run_size(size, admin_url, args.rounds, args.duration, args.timeout))
+            reports.append(run_size(size, admin_url, args.rounds, args.duration, args.timeout, go))
             if not args.no_write:  # after each size, so that a long run that fails keeps what it measured
-                write_document(reports, command.strip(), began)
+                write_document(reports, command.strip(), began, go)
                 print(f"\nwrote {DOCUMENT}", flush=True)
 
 
