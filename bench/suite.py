@@ -174,6 +174,8 @@ class Phase:
     #: Runs, untimed, before the warm-up and before each run (the GET phase reads every description once: the
     #: writes of the round before evicted many from the response cache, and the floor's dict holds them all).
     prepare: Callable[[], None] | None = None
+    #: Runs, untimed, after the run's figures are taken (and after the warm-up).
+    after: Callable[[], None] | None = None
     outcomes: list[Outcome] = field(default_factory=list)
     cpu: list[dict[str, float]] = field(default_factory=list)
 
@@ -192,6 +194,8 @@ class Phase:
                 for role, processes in roles.items()
             }
         )
+        if self.after is not None:
+            self.after()
 
     def warm(self) -> None:
         """An untimed second: connections opened, statements prepared, caches filled as in steady use."""
@@ -200,6 +204,8 @@ class Phase:
         asyncio.run(drive("127.0.0.1", self.port, self.next_request, self.connections, 1.0))
         if self.settle is not None:
             self.settle()
+        if self.after is not None:
+            self.after()
 
     def rates(self) -> list[float]:
         return [outcome.rate for outcome in self.outcomes]
@@ -400,7 +406,7 @@ def phases(
             ),
             # Stopped after its last phase of the round: leveldb compacting in the background would take CPU from
             # the phases after it.
-            Phase(GO_PUT_REPLACE, 32, go_put_replace, go.port, go_roles, settle=go.stop),
+            Phase(GO_PUT_REPLACE, 32, go_put_replace, go.port, go_roles, after=go.stop),
         ]
         put_target, replace_target = rate_ratio(GO_PUT_NEW, 1.0), rate_ratio(GO_PUT_REPLACE, 1.0)
     return [
