@@ -4,6 +4,7 @@ PostgreSQL accepts (under 8,000 bytes), for the response caches of every server 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import msgspec
 
@@ -17,6 +18,14 @@ def _named(payloads: list[str]) -> list[set[str]]:
     return [set(msgspec.json.decode(payload)) for payload in payloads if payload != "*"]
 
 
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    """Other tests share the database: their renewals may be notified here too, so wait for ours."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, what
+        await asyncio.sleep(0.01)
+
+
 async def test_renewed_ids_are_notified_in_parts_under_the_payload_limit(database: Database) -> None:
     directory = directory_service(database)
     documents = [thing(f"Leased {number}", registration={"ttl": 60}) for number in range(300)]
@@ -27,11 +36,7 @@ async def test_renewed_ids_are_notified_in_parts_under_the_payload_limit(databas
     try:
         await asyncio.gather(*(directory.leases.renew(document["id"]) for document in documents))
         expected = {document["id"] for document in documents}  # ~15 KB of JSON: more than one payload
-        deadline = asyncio.get_running_loop().time() + 10
-        # Other tests share the database: their renewals may be notified here too.
-        while not expected <= set().union(*_named(payloads)):
-            assert asyncio.get_running_loop().time() < deadline, "renewed ids were not notified"
-            await asyncio.sleep(0.01)
+        await _until(lambda: expected <= set().union(*_named(payloads)), "renewed ids were not notified")
         assert len([ids for ids in _named(payloads) if ids & expected]) >= 2
         assert all(len(payload.encode()) < 8000 for payload in payloads)
     finally:
@@ -49,9 +54,6 @@ async def test_an_id_too_long_to_notify_is_announced_as_unnamed(database: Databa
     try:
         lease = await directory.leases.renew(document["id"])
         assert lease.id == document["id"]
-        deadline = asyncio.get_running_loop().time() + 10
-        while "*" not in payloads:  # other tests' renewals may be notified too
-            assert asyncio.get_running_loop().time() < deadline, f"notified {payloads}"
-            await asyncio.sleep(0.01)
+        await _until(lambda: "*" in payloads, "no unnamed renewal was notified")
     finally:
         await listening.close()
