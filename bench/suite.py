@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -285,15 +285,29 @@ def read_each_once(port: int, size: int) -> None:
     """GET every description once, 32 at a time: the response cache then holds what the cached-bytes floor read
     at its start (PUT replace and lease renewals evict what they change)."""
 
+    async def read(client: httpx.AsyncClient, index: int) -> httpx.Response:
+        return await client.get("/things/" + quote(thing_id(index), safe=":"))
+
+    each_concurrently(f"http://127.0.0.1:{port}", range(size), read, 32)
+
+
+def each_concurrently(
+    base_url: str,
+    indexes: Iterable[int],
+    request: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    clients: int,
+) -> None:
+    """``request`` for every index, ``clients`` at a time on one connection pool; any error status raises."""
+
     async def run() -> None:
-        ids = iter(range(size))
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+        remaining = iter(indexes)
+        async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
 
-            async def reader() -> None:
-                for index in ids:
-                    (await client.get("/things/" + quote(thing_id(index), safe=":"))).raise_for_status()
+            async def worker() -> None:
+                for index in remaining:
+                    (await request(client, index)).raise_for_status()
 
-            await asyncio.gather(*(reader() for _ in range(32)))
+            await asyncio.gather(*(worker() for _ in range(clients)))
 
     asyncio.run(run())
 
@@ -302,27 +316,21 @@ def fresh_go_reference(go: GoReference, size: int) -> None:
     """Restart the Go reference on an empty store and give it the first descriptions of the catalogue."""
     go.restart()
 
-    async def run() -> None:
-        indexes = iter(range(min(size, GO_REFERENCE_LOADED)))
-        async with httpx.AsyncClient(base_url=go.url, timeout=60) as client:
+    async def write(client: httpx.AsyncClient, index: int) -> httpx.Response:
+        method, path, body, content_type = put_back(index, 0)
+        return await client.request(method, path, content=body, headers={"Content-Type": content_type})
 
-            async def writer() -> None:
-                for index in indexes:
-                    document = description(index)
-                    response = await client.put(
-                        "/things/" + quote(document["id"], safe=":"),
-                        content=json.dumps(document),
-                        headers={"Content-Type": TD_JSON},
-                    )
-                    response.raise_for_status()
-
-            await asyncio.gather(*(writer() for _ in range(16)))
-
-    asyncio.run(run())
+    each_concurrently(go.url, range(min(size, GO_REFERENCE_LOADED)), write, 16)
 
 
 def _json(method: str, path: str, body: object, content_type: str = "application/json") -> Request:
     return method, path, json.dumps(body).encode(), content_type
+
+
+def put_back(index: int, revision: int) -> Request:
+    """PUT of the catalogue's description ``index`` at ``revision`` (0: as first generated)."""
+    document = description(index, revision=revision)
+    return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
 
 
 def _get(path: str, **query: str | int) -> Request:
@@ -351,13 +359,10 @@ def phases(
         return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
 
     def put_replace(_: int, __: int) -> Request:
-        document = description(catalogue.any_index(), revision=next(catalogue.revisions))
-        return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
+        return put_back(catalogue.any_index(), next(catalogue.revisions))
 
     def go_put_replace(_: int, __: int) -> Request:
-        index = rng.randrange(min(catalogue.size, GO_REFERENCE_LOADED))
-        document = description(index, revision=next(catalogue.revisions))
-        return _json("PUT", "/things/" + quote(document["id"], safe=":"), document, TD_JSON)
+        return put_back(rng.randrange(min(catalogue.size, GO_REFERENCE_LOADED)), next(catalogue.revisions))
 
     def lease(_: int, __: int) -> Request:
         return "POST", f"/api/v1/things/{quote(thing_id(rng.choice(catalogue.agents)), safe=':')}/lease", b"", ""

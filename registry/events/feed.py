@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import msgspec
 
@@ -39,6 +40,7 @@ Consumer = Callable[[Sequence[Change]], None]
 #: the event loop.
 RenewalConsumer = Callable[[Sequence[str] | None], None]
 _RENEWED_IDS = msgspec.json.Decoder(list[str])
+Item = TypeVar("Item")
 
 #: Re-read this soon while a sequence is missing.
 _GAP_RETRY = 0.02
@@ -244,18 +246,19 @@ class ChangeFeed:
             del self._missing[seq]
 
     def _deliver(self, batch: Sequence[Change]) -> None:
-        for consumer in list(self._consumers):
-            try:
-                consumer(batch)
-            except Exception:
-                log.exception("change feed consumer %r failed", consumer)
+        _call_each(self._consumers, batch)
 
     def _deliver_renewals(self, renewed: Sequence[str] | None) -> None:
-        for consumer in list(self._renewal_consumers):
-            try:
-                consumer(renewed)
-            except Exception:
-                log.exception("renewal consumer %r failed", consumer)
+        _call_each(self._renewal_consumers, renewed)
+
+
+def _call_each(consumers: list[Callable[[Item], None]], item: Item) -> None:
+    """Hand ``item`` to every consumer; one that fails is logged and does not keep it from the others."""
+    for consumer in list(consumers):
+        try:
+            consumer(item)
+        except Exception:
+            log.exception("change feed consumer %r failed", consumer)
 
 
 __all__ = ["ChangeFeed", "Consumer", "RenewalConsumer"]

@@ -58,6 +58,7 @@ def _renew_and_notify() -> Any:
         .group_by(sized.c.part)
         .cte("notified")
     )
+    # PostgreSQL runs a SELECT in a WITH only where it is referenced: counting the notifications sends them.
     parts = select(func.count()).select_from(notified).scalar_subquery()
     return select(renewed.c.id, renewed.c.ttl, renewed.c.expires, renewed.c.last_seen, parts.label("parts"))
 
