@@ -72,6 +72,7 @@ from registry.store.catalog import CatalogStore
 from registry.store.database import Database
 from registry.store.keys import KeyStore
 from registry.store.migrations import head_revision
+from registry.store.replica import ReadReplica
 from registry.store.servers import ServerStore
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.things import ThingStore
@@ -145,6 +146,13 @@ def create_app(settings: Settings) -> Litestar:
         await _start_offload_threads()
         database = Database(settings.database_url, connections=settings.db_pool_size)
         await database.open()
+        if settings.database_read_url:
+            database.replica = ReadReplica(
+                database,
+                settings.database_read_url,
+                connections=settings.db_read_pool_size,
+                max_lag=settings.db_read_max_lag,
+            )
         things = ThingStore(database)
         library = ContextLibrary.load(settings.context_dir)
         # Every projection of a description, each one line: see registry/projections/__init__.py.
@@ -201,6 +209,9 @@ def create_app(settings: Settings) -> Litestar:
         )
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(database.close)
+            if database.replica is not None:
+                await database.replica.start()
+                stack.push_async_callback(database.replica.stop)
             if tokens is not None:
                 await tokens.start()
             stack.callback(directory.cache.follow(feed))

@@ -84,6 +84,13 @@ class Settings:
     #: Apply Alembic migrations when ``registry serve`` starts.
     migrate_on_start: bool = True
     db_pool_size: int = 10
+    #: A streaming replica of the database (postgresql://…) for searches, facets, resolution and JSONPath;
+    #: empty = they read the primary. Writes and every other read stay on the primary.
+    database_read_url: str = ""
+    #: Connections of each server process to the read replica.
+    db_read_pool_size: int = 4
+    #: Seconds the read replica may be behind the primary and still serve; beyond, reads go to the primary.
+    db_read_max_lag: float = 5.0
 
     # -- registration lifecycle
     #: Upper bound for ``ttl`` in seconds (0 = unbounded); larger values are rejected with 400.
@@ -202,6 +209,11 @@ class Settings:
         return bool(self.sparql_store_query_url)
 
     def __post_init__(self) -> None:
+        read_scheme = self.database_read_url.split("://")[0].split("+")[0]
+        if self.database_read_url and read_scheme not in {"postgres", "postgresql"}:
+            raise ConfigError("REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…)")
+        if self.database_read_url and self.db_read_pool_size < 1:
+            raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
         if bool(self.sparql_store_query_url) != bool(self.sparql_store_update_url):
             raise ConfigError(
                 "REGISTRY_SPARQL_STORE_QUERY_URL and REGISTRY_SPARQL_STORE_UPDATE_URL are set together or not at all"
@@ -320,6 +332,9 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "data_dir": _path,
     "migrate_on_start": _parse_bool,
     "db_pool_size": _positive(int),
+    "database_read_url": str,
+    "db_read_pool_size": _positive(int),
+    "db_read_max_lag": _positive(float),
     "max_ttl": _positive(int),
     "a2a_trusted_keys": _optional_path,
     "mandate_ttl": _parse_bool,

@@ -3,7 +3,8 @@
 Liveness (``/livez``) only says the process answers; readiness says the replica should receive traffic: its
 database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
 caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
-seconds.
+seconds. A read replica (``REGISTRY_DATABASE_READ_URL``) is reported, never counted against readiness: searches
+read the primary while it is set aside.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.semantic.sparql import SparqlBackend
 from registry.store.database import Database
+from registry.store.replica import ReadReplica
 
 #: Seconds the database check may take before it counts as failed.
 DATABASE_CHECK_TIMEOUT = 2.0
@@ -43,7 +45,11 @@ class Readiness:
         self.max_feed_lag = max_feed_lag
 
     async def checks(self) -> list[Check]:
-        return [await self._database(), self._sparql_worker(), self._change_feed()]
+        checks = [await self._database(), self._sparql_worker(), self._change_feed()]
+        replica = self.database.replica
+        if replica is not None:
+            checks.append(_read_replica(replica))
+        return checks
 
     async def _database(self) -> Check:
         try:
@@ -70,6 +76,13 @@ class Readiness:
         if lag > self.max_feed_lag:
             return Check("change_feed", False, f"{lag:.1f} s behind the change log (bound {self.max_feed_lag:g} s)")
         return Check("change_feed", True, f"{lag:.1f} s behind the change log")
+
+
+def _read_replica(replica: ReadReplica) -> Check:
+    # Never makes the process unready: searches read the primary while the replica is set aside.
+    if replica.problem is not None:
+        return Check("read_replica", True, f"set aside, searches read the primary: {replica.problem}")
+    return Check("read_replica", True, f"serves searches, {replica.lag or 0:.1f} s behind the primary")
 
 
 __all__ = ["Check", "Readiness"]

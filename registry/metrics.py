@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
+import math
 import time
 from typing import TYPE_CHECKING
 
@@ -144,6 +145,10 @@ FEED_LAG = Gauge("registry_change_feed_lag_seconds", "Seconds the change feed ha
 DB_POOL_SIZE = Gauge("registry_db_pool_connections", "Pooled database connections of this replica")
 DB_POOL_IN_USE = Gauge("registry_db_pool_in_use", "Pooled database connections lent out")
 DB_POOL_WAITING = Gauge("registry_db_pool_waiting", "Callers waiting for a pooled database connection")
+READ_REPLICA_LAG = Gauge(
+    "registry_read_replica_lag_seconds", "Seconds the read replica is behind the primary (NaN while unmeasured)"
+)
+READ_REPLICA_SERVING = Gauge("registry_read_replica_serving", "1 while the read replica serves searches, else 0")
 DATABASE_UP = Gauge("registry_database_up", "1 when the last scrape could read the database, else 0")
 
 
@@ -173,6 +178,9 @@ async def _refresh(database: Database, feed: ChangeFeed, events: EventHub, worke
     DB_POOL_WAITING.set(database.waiting())
     SSE_SUBSCRIBERS.set(events.subscriber_count)
     FEED_LAG.set(feed.lag)
+    if database.replica is not None:
+        READ_REPLICA_LAG.set(math.nan if database.replica.lag is None else database.replica.lag)
+        READ_REPLICA_SERVING.set(int(database.replica.serving))
     try:
         async with asyncio.timeout(REFRESH_TIMEOUT):
             kinds = await descriptions_by_kind(database)

@@ -9,9 +9,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     BigInteger,
@@ -57,6 +56,8 @@ from registry.store.tables import (
     thing_summaries,
     thing_versions,
 )
+
+T = TypeVar("T")
 
 _CONFIG = cast(literal(SEARCH_CONFIG), REGCONFIG)
 #: Vendor names are matched as words, without stemming (thing_summaries.vendor_words).
@@ -492,12 +493,11 @@ class CatalogStore:
         self.database = database
         self.search_timeout = search_timeout
 
-    @asynccontextmanager
-    async def _bounded(self) -> AsyncIterator[Transaction]:
-        """A read-only transaction whose statements stop after ``search_timeout``: 503, never a held core."""
+    async def _bounded(self, read: Callable[[Transaction], Awaitable[T]]) -> T:
+        """``read`` in a read-only transaction whose statements stop after ``search_timeout`` (503, never a held
+        core), on the read replica while it keeps up (``Database.run_search``)."""
         try:
-            async with self.database.bounded_reads(self.search_timeout) as tx:
-                yield tx
+            return await self.database.run_search(read, seconds=self.search_timeout)
         except StatementTimeout as error:
             raise ServiceUnavailable(
                 f"The search did not finish within {self.search_timeout:g} s (REGISTRY_SEARCH_TIMEOUT); retry "
@@ -582,20 +582,25 @@ class CatalogStore:
 
     async def search(self, filters: Filters, sort: str, limit: int, after: tuple[Any, str] | None) -> Page:
         """One page of live summaries matching ``filters``, ordered by ``sort`` (keyset pagination)."""
-        async with self._bounded() as tx:
-            filters = await self.resolve_vendor(tx, filters)
-            versions = await self._accepted_versions(tx, filters)
-            rows = await tx.fetch(search_query(filters, versions, sort, limit, after))
+
+        async def read(tx: Transaction) -> list[Record]:
+            narrowed = await self.resolve_vendor(tx, filters)
+            versions = await self._accepted_versions(tx, narrowed)
+            return await tx.fetch(search_query(narrowed, versions, sort, limit, after))
+
+        rows = await self._bounded(read)
         more = len(rows) > limit
         rows = rows[:limit]
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
 
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
-        async with self._bounded() as tx:
-            filters = await self.resolve_vendor(tx, filters)
-            versions = await self._accepted_versions(tx, filters)
-            return await self._facets(tx, filters, versions)
+
+        async def read(tx: Transaction) -> dict[str, list[tuple[str, int]]]:
+            narrowed = await self.resolve_vendor(tx, filters)
+            return await self._facets(tx, narrowed, await self._accepted_versions(tx, narrowed))
+
+        return await self._bounded(read)
 
     @staticmethod
     async def _facets(
@@ -653,8 +658,11 @@ class CatalogStore:
     async def _resolution_rows(self, statement: Statement, values: dict[str, Any]) -> list[Record]:
         """Rows of one step of resolution, bounded and planned for its values as searches are: the statement is
         compiled once, so without a custom plan PostgreSQL would soon reuse a generic one blind to the values."""
-        async with self._bounded() as tx:
+
+        async def read(tx: Transaction) -> list[Record]:
             return await tx.fetch(statement, **values)
+
+        return await self._bounded(read)
 
     async def offered_versions(
         self, capability: str, readers: TenantScope = EVERYTHING

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import asyncpg
 import msgspec
@@ -28,6 +28,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.sql.expression import ClauseElement
 
 from registry.errors import BadRequest, Conflict, DatabaseUnavailable, RegistryError, StatementTimeout
+
+if TYPE_CHECKING:
+    from registry.store.replica import ReadReplica
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,7 @@ _LONGEST_TIMEOUT_MS = 2**31 - 1
 Record = asyncpg.Record
 Isolation = Literal["read_committed", "repeatable_read", "serializable"]
 Begun = TypeVar("Begun")
+Read = TypeVar("Read")
 _DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
 
 
@@ -253,19 +257,29 @@ SEARCH_PLANNER = "SET LOCAL random_page_cost = 1.1; SET LOCAL plan_cache_mode = 
 
 
 class Database(Executor):
-    """One pool of ``connections - 1`` and one LISTEN connection: ``connections`` is all this process holds."""
+    """One pool of ``connections - 1`` and one LISTEN connection: ``connections`` is all this process holds (a
+    database that is only read, ``listens=False``, pools them all)."""
 
-    def __init__(self, url: str, *, connections: int, name: str = APPLICATION_NAME) -> None:
-        if connections < 2:
+    def __init__(self, url: str, *, connections: int, name: str = APPLICATION_NAME, listens: bool = True) -> None:
+        if listens and connections < 2:
             raise ValueError("a process needs at least 2 database connections (one pooled, one for LISTEN)")
+        if connections < 1:
+            raise ValueError("a pool needs at least 1 connection")
         self.url = driver_url(url)
         self.connections = connections
         self.name = name
+        self.listens = listens
+        #: Where client-driven reads go while it keeps up (``REGISTRY_DATABASE_READ_URL``; see run_search).
+        self.replica: ReadReplica | None = None
         self._pool: asyncpg.Pool | None = None
 
     @property
     def pool_size(self) -> int:
-        return self.connections - 1
+        return self.connections - 1 if self.listens else self.connections
+
+    @property
+    def is_open(self) -> bool:
+        return self._pool is not None
 
     async def open(self) -> None:
         with translated():
@@ -384,6 +398,30 @@ class Database(Executor):
                 await connection.execute("COMMIT")
             finally:
                 await self.pool.release(connection)
+
+    async def run_search(self, work: Callable[[Transaction], Awaitable[Read]], *, seconds: float) -> Read:
+        """``work`` in :meth:`bounded_reads`: on the read replica while it keeps up, else here. A replica that fails
+        the read (unreachable, a conflict with its recovery) is set aside and the read runs here."""
+        replica = self.replica
+        if replica is not None and replica.serving:
+            try:
+                async with replica.database.bounded_reads(seconds) as tx:
+                    return await work(tx)
+            except DatabaseUnavailable as error:
+                replica.set_aside(error)
+        async with self.bounded_reads(seconds) as tx:
+            return await work(tx)
+
+    async def fetch_for_search(self, query: Query, /, **values: Any) -> list[Record]:
+        """``fetch`` of a scan that tolerates a short lag (a page of JSONPath search): on the read replica while
+        it keeps up, else here, as :meth:`run_search`."""
+        replica = self.replica
+        if replica is not None and replica.serving:
+            try:
+                return await replica.database.fetch(query, **values)
+            except DatabaseUnavailable as error:
+                replica.set_aside(error)
+        return await self.fetch(query, **values)
 
     async def stream(self, query: Query, /, *, batch: int = 200, **values: Any) -> AsyncIterator[Record]:
         """Rows through a server-side cursor, ``batch`` at a time: large answers never sit in memory whole."""

@@ -364,13 +364,16 @@ class ThingStore:
 
         Read ``page`` at a time by keyset on id, each page its own short statement: a scan as slow as its
         consumer holds no connection between pages (a cursor would hold one, and a transaction, for as long), and
-        never the whole directory. A description written during the scan is seen if its page is read after."""
+        never the whole directory. A description written during the scan is seen if its page is read after (on the
+        read replica, when one serves: a scan tolerates its lag)."""
         after = ""
         while True:
             rows = (
-                await self.database.fetch(_DOCUMENTS, after=after, limit=page)
+                await self.database.fetch_for_search(_DOCUMENTS, after=after, limit=page)
                 if readers.everything
-                else await self.database.fetch(_DOCUMENTS_OF_TENANT, after=after, limit=page, tenant=readers.tenant)
+                else await self.database.fetch_for_search(
+                    _DOCUMENTS_OF_TENANT, after=after, limit=page, tenant=readers.tenant
+                )
             )
             for row in rows:
                 yield row[1]

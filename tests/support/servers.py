@@ -32,7 +32,8 @@ def _local_postgres_reachable() -> bool:
     return False
 
 
-def _admin_execute(admin_url: str, statement: str) -> None:
+def admin_execute(admin_url: str, statement: str) -> None:
+    """Run one statement on its own connection (outside any test's event loop)."""
     import asyncio
 
     import asyncpg
@@ -73,14 +74,14 @@ def fresh_database(admin_url: str, *, migrate: bool = True) -> Iterator[str]:
     from registry.store.migrations import migrate as apply_migrations
 
     name = f"registry_test_{uuid.uuid4().hex[:12]}"
-    _admin_execute(admin_url, f'CREATE DATABASE "{name}"')
+    admin_execute(admin_url, f'CREATE DATABASE "{name}"')
     url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     try:
         if migrate:
             apply_migrations(url)
         yield url
     finally:
-        _admin_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin_execute(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class ServerProcess:
@@ -197,6 +198,18 @@ class ThrowawayPostgres:
 
     def stop(self, mode: str = "fast") -> None:
         self._run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def standby(self) -> ThrowawayPostgres:
+        """A started hot standby of this cluster (``pg_basebackup -R``: streaming replication, as a managed
+        PostgreSQL's read replica)."""
+        standby = ThrowawayPostgres()
+        if os.geteuid() == 0:
+            shutil.chown(standby.directory, "postgres")
+        standby._run(
+            str(POSTGRES_BIN / "pg_basebackup"),
+            *("-D", str(standby.data), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-R", "-X", "stream"),
+        )
+        return standby.start()
 
     def destroy(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):

@@ -52,3 +52,24 @@ def test_the_external_store_credentials_are_read_from_files(tmp_path: Path) -> N
 def test_an_external_store_needs_both_its_query_and_update_endpoints() -> None:
     with pytest.raises(ConfigError, match="REGISTRY_SPARQL_STORE_UPDATE_URL"):
         Settings.from_env({"REGISTRY_SPARQL_STORE_QUERY_URL": "http://store:7878/query"})
+
+
+def test_the_read_replica_url_is_read_from_its_file(tmp_path: Path) -> None:
+    (tmp_path / "read-url").write_text("postgresql://reader:s3cret@replica/registry\n")
+    settings = Settings.from_env({"REGISTRY_DATABASE_READ_URL_FILE": str(tmp_path / "read-url")})
+    assert settings.database_read_url == "postgresql://reader:s3cret@replica/registry"
+
+
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        ({"REGISTRY_DATABASE_READ_URL": "mysql://replica/registry"}, "must be a PostgreSQL URL"),
+        (
+            {"REGISTRY_DATABASE_READ_URL": "postgresql://replica/registry", "REGISTRY_DB_READ_POOL_SIZE": "0"},
+            "REGISTRY_DB_READ_POOL_SIZE must be at least 1",
+        ),
+    ],
+)
+def test_an_unusable_read_replica_setting_is_refused_at_start(environment: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(environment)
