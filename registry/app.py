@@ -253,7 +253,7 @@ def create_app(settings: Settings) -> Litestar:
         ],
         middleware=[REQUEST_METRICS.middleware],
         plugins=tracing_plugins(settings),
-        dependencies=dependencies(holder, settings),
+        dependencies=dependencies(holder),
         guards=[access_guard(holder)] if mode is not AuthMode.OFF or limits.active else [],
         lifespan=[lifespan],
         exception_handlers=exception_handlers,

@@ -107,6 +107,8 @@ class DirectoryService:
         self.database = database
         self.things = things
         self.projections = projections
+        #: Also the handlers' settings: a handler with a second dependency costs Litestar a task group per request.
+        self.settings = settings
         self.leases = LeaseRenewer(database)
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
         self.max_owned = settings.max_descriptions_per_owner

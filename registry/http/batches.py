@@ -13,7 +13,6 @@ import msgspec
 from litestar import Request, Response, post
 from litestar.di import NamedDependency
 
-from registry.config import Settings
 from registry.directory.service import DirectoryService, WriteOutcome
 from registry.errors import BadRequest, RegistryError
 from registry.http.access import principal_of
@@ -59,9 +58,9 @@ def _item(result: WriteOutcome | RegistryError, document: Any) -> BatchItem:
     ),
 )
 async def register_batch(
-    request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService], settings: NamedDependency[Settings]
+    request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
 ) -> Response[BatchResult]:
-    documents = await read_json(request, (JSON,), JsonLimits.of(settings))
+    documents = await read_json(request, (JSON,), JsonLimits.of(directory.settings))
     if not isinstance(documents, list):
         raise BadRequest("A batch is a JSON array of Thing Descriptions")
     if len(documents) > MAX_BATCH:

@@ -16,7 +16,6 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from registry.config import Settings
 from registry.conventions.service import ConventionService
 from registry.directory.service import DirectoryService
 from registry.discovery.service import DiscoveryService, SearchParams
@@ -102,7 +101,6 @@ class DiscoveryController(Controller):
         self,
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
-        settings: NamedDependency[Settings],
         kind: Kind = None,
         vendor: Vendor = None,
         capability: CapabilityParam = None,
@@ -137,7 +135,7 @@ class DiscoveryController(Controller):
             convention,
             vendor_match,
         )
-        return await discovery.search(params, settings.max_page_size, tenant_scope_of(request))
+        return await discovery.search(params, discovery.directory.settings.max_page_size, tenant_scope_of(request))
 
     @get("/facets", operation_id="facets", summary="Counts by kind, vendor and capability")
     async def facets(
@@ -264,7 +262,6 @@ class DiscoveryController(Controller):
         request: Request[Any, Any, Any],
         data: JSONBody[dict[str, Any]],
         discovery: NamedDependency[DiscoveryService],
-        settings: NamedDependency[Settings],
         tool_format: Annotated[
             ToolFormat | None,
             QueryParameter(name="format", description="The tool's format; detected from its members when omitted"),
@@ -285,6 +282,6 @@ class DiscoveryController(Controller):
             principal=principal_of(request),
         )
         # The body carries every notice; the header is capped.
-        headers = {"Location": imported.location, **notice_headers(imported.notices, settings)}
+        headers = {"Location": imported.location, **notice_headers(imported.notices, discovery.directory.settings)}
         status = HTTP_201_CREATED if imported.created else HTTP_200_OK
         return Response(imported, status_code=status, headers=headers)

@@ -175,7 +175,6 @@ class ThingsController(Controller):
         self,
         request: Request[Any, Any, Any],
         directory: NamedDependency[DirectoryService],
-        settings: NamedDependency[Settings],
     ) -> Stream:
         """All descriptions in Unicode code-point order of id, streamed; paged when ``limit`` is given."""
         reject_unknown_parameters(request, LIST_PARAMETERS)
@@ -189,7 +188,7 @@ class ThingsController(Controller):
                 invalidParams=[{"name": "format", "reason": "must be array or collection"}],
             )
         if limit is not None:
-            limit = min(limit, settings.max_page_size)
+            limit = min(limit, directory.settings.max_page_size)
         # The exact total only where it is shown (a collection); a page of the array format needs only to know
         # whether another follows.
         readers = tenant_scope_of(request)
@@ -252,11 +251,10 @@ class ThingsController(Controller):
         self,
         request: Request[Any, Any, Any],
         directory: NamedDependency[DirectoryService],
-        settings: NamedDependency[Settings],
     ) -> Response[bytes]:
-        document = await read_json(request, TD_MEDIA_TYPES, JsonLimits.of(settings))
+        document = await read_json(request, TD_MEDIA_TYPES, JsonLimits.of(directory.settings))
         outcome = await directory.create_anonymous(document, principal=principal_of(request))
-        return _write_response(outcome, settings, location=True)
+        return _write_response(outcome, directory.settings, location=True)
 
     @get(
         "/{thing_id:str}",
@@ -294,10 +292,9 @@ class ThingsController(Controller):
         thing_id: FromPath[str],
         request: Request[Any, Any, Any],
         directory: NamedDependency[DirectoryService],
-        settings: NamedDependency[Settings],
     ) -> Response[bytes]:
         create_only = _create_only(request)
-        document = await read_json(request, TD_MEDIA_TYPES, JsonLimits.of(settings))
+        document = await read_json(request, TD_MEDIA_TYPES, JsonLimits.of(directory.settings))
         outcome = await directory.put(
             thing_id_from(thing_id),
             document,
@@ -305,7 +302,7 @@ class ThingsController(Controller):
             principal=principal_of(request),
             create_only=create_only,
         )
-        return _write_response(outcome, settings)
+        return _write_response(outcome, directory.settings)
 
     @patch(
         "/{thing_id:str}",
@@ -327,16 +324,15 @@ class ThingsController(Controller):
         thing_id: FromPath[str],
         request: Request[Any, Any, Any],
         directory: NamedDependency[DirectoryService],
-        settings: NamedDependency[Settings],
     ) -> Response[bytes]:
-        merge_patch = await read_json(request, (MERGE_PATCH_JSON,), JsonLimits.of(settings))
+        merge_patch = await read_json(request, (MERGE_PATCH_JSON,), JsonLimits.of(directory.settings))
         outcome = await directory.patch(
             thing_id_from(thing_id),
             merge_patch,
             if_match=request.headers.get("if-match"),
             principal=principal_of(request),
         )
-        return _write_response(outcome, settings)
+        return _write_response(outcome, directory.settings)
 
     @delete(
         "/{thing_id:str}",
