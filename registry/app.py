@@ -152,6 +152,7 @@ def create_app(settings: Settings) -> Litestar:
                 settings.database_read_url,
                 connections=settings.db_read_pool_size,
                 max_lag=settings.db_read_max_lag,
+                schema_revision=schema_revision,
             )
         things = ThingStore(database)
         library = ContextLibrary.load(settings.context_dir)

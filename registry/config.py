@@ -6,6 +6,7 @@ Every variable is listed (with its default) in the README's configuration table;
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -87,8 +88,8 @@ class Settings:
     #: A streaming replica of the database (postgresql://…) for searches, facets, resolution and JSONPath;
     #: empty = they read the primary. Writes and every other read stay on the primary.
     database_read_url: str = ""
-    #: Connections of each server process to the read replica.
-    db_read_pool_size: int = 4
+    #: Connections of each server process to the read replica (searches there queue for these, not the primary's).
+    db_read_pool_size: int = 8
     #: Seconds the read replica may be behind the primary and still serve; beyond, reads go to the primary.
     db_read_max_lag: float = 5.0
 
@@ -212,6 +213,8 @@ class Settings:
         read_scheme = self.database_read_url.split("://")[0].split("+")[0]
         if self.database_read_url and read_scheme not in {"postgres", "postgresql"}:
             raise ConfigError("REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…)")
+        if not math.isfinite(self.db_read_max_lag):
+            raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds")
         if self.database_read_url and self.db_read_pool_size < 1:
             raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
         if bool(self.sparql_store_query_url) != bool(self.sparql_store_update_url):

@@ -407,6 +407,8 @@ class Database(Executor):
             try:
                 async with replica.database.bounded_reads(seconds) as tx:
                     return await work(tx)
+            except StatementTimeout:
+                raise  # the search's own bound: the primary would spend as long on it
             except DatabaseUnavailable as error:
                 replica.set_aside(error)
         async with self.bounded_reads(seconds) as tx:
@@ -419,6 +421,8 @@ class Database(Executor):
         if replica is not None and replica.serving:
             try:
                 return await replica.database.fetch(query, **values)
+            except StatementTimeout:
+                raise  # the search's own bound: the primary would spend as long on it
             except DatabaseUnavailable as error:
                 replica.set_aside(error)
         return await self.fetch(query, **values)

@@ -1,5 +1,5 @@
 """A read replica of the primary (PostgreSQL streaming replication) that serves client-driven reads: searches,
-facets, capability resolution and JSONPath scans (``Database.search_reads``, ``Database.fetch_for_search``).
+facets, capability resolution and JSONPath scans (``Database.run_search``, ``Database.fetch_for_search``).
 
 Those reads tolerate a short lag; everything else (writes, ``GET /things/{id}``, the listing, leases, events) stays
 on the primary, so a client always reads its own writes there. The replica serves only while it is at most
@@ -7,9 +7,11 @@ on the primary, so a client always reads its own writes there. The replica serve
 costs freshness for at most that long, then reads go back to the primary until it catches up.
 
 How far behind it is, is measured by WAL position rather than by ``pg_last_xact_replay_timestamp()``, which grows
-while the primary is idle: every ``probe_interval`` the primary's current WAL position is noted with the time, and
-the replica's replayed position says which of those notes it has reached. Its lag is the age of the newest note it
-has reached: every transaction committed before that note is visible on it.
+while the primary is idle: every ``probe_interval`` the primary's current WAL insert position is noted with the
+time, and the replica's replayed position says which of those notes it has reached. Its lag is the age of the
+newest note it has reached (every transaction committed before that note is visible there): at most its real lag
+plus one probe interval. A replica that has reached none of the notes kept, or whose schema is not the one this
+code needs (a migration not replayed yet), does not serve.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import math
 import time
 
 from sqlalchemy import text
@@ -29,21 +32,37 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two measurements of the replica's lag.
 PROBE_INTERVAL = 0.5
-
 #: Notes of the primary's position kept at most (an hour of probes): a replica stuck longer reads as an hour behind.
 _KEPT_POSITIONS = 7200
 
-_PRIMARY_POSITION = Statement.of(text("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint"))
-_REPLICA_POSITION = Statement.of(text("SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint"))
+_PRIMARY_POSITION = Statement.of(text("SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"))
+_REPLICA_POSITION = Statement.of(
+    text(
+        "SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, "
+        "(SELECT version_num FROM alembic_version)"
+    )
+)
+
+
+class _Unusable(Exception):
+    """What a probe found that keeps the replica from serving."""
 
 
 class ReadReplica:
     """A pool on the replica, and how far behind the primary it is (``lag``, None while unknown)."""
 
     def __init__(
-        self, primary: Database, url: str, *, connections: int, max_lag: float, probe_interval: float = PROBE_INTERVAL
+        self,
+        primary: Database,
+        url: str,
+        *,
+        connections: int,
+        max_lag: float,
+        schema_revision: str,
+        probe_interval: float = PROBE_INTERVAL,
     ) -> None:
         self.primary = primary
+        self.schema_revision = schema_revision
         self.database = Database(url, connections=connections, name=f"{primary.name}-reads", listens=False)
         self.max_lag = max_lag
         self.probe_interval = probe_interval
@@ -53,60 +72,84 @@ class ReadReplica:
         self.problem: str | None = "not measured yet"
         #: (monotonic time, primary WAL position) of recent probes, oldest first.
         self._positions: collections.deque[tuple[float, int]] = collections.deque(maxlen=_KEPT_POSITIONS)
+        #: When the last probe that found the replica usable started, and when a read last set it aside.
+        self._measured_at = -math.inf
+        self._set_aside_at = -math.inf
         self._task: asyncio.Task[None] | None = None
 
     @property
     def serving(self) -> bool:
-        return self.problem is None
+        """Within the bound at a probe that is itself recent: a probe that hangs does not keep it serving."""
+        return self.problem is None and time.monotonic() - self._measured_at <= self.max_lag
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="read-replica-lag")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        await self.database.close()
+        try:
+            if self._task is not None:
+                self._task.cancel()
+                with contextlib.suppress(BaseException):
+                    await self._task
+        finally:
+            await self.database.close()
 
     def set_aside(self, error: RegistryError) -> None:
-        """A read on the replica failed for want of the replica (unreachable, a conflict with recovery): reads go
-        to the primary until the next probe finds it usable."""
-        self._judge(None, f"a read failed on it ({error.detail})")
+        """A read on the replica failed for want of the replica (unreachable, cancelled by a conflict with its
+        recovery): reads go to the primary until a probe started after this finds it usable."""
+        self._set_aside_at = time.monotonic()
+        self._judge(None, f"a read failed on it ({error.__cause__ or error.detail})")
 
     async def _follow(self) -> None:
         while True:
+            started = time.monotonic()
             try:
-                lag = await self._measure()
-            except RegistryError as error:
-                self._judge(None, f"unreachable ({error.detail})")
+                async with asyncio.timeout(self.max_lag):
+                    lag = await self._measure(started)
+            except TimeoutError:
+                self._judge(None, f"its lag could not be measured within {self.max_lag:g} s")
+            except _Unusable as problem:
+                self._judge(None, str(problem))
+            except Exception as error:  # a probe must never end the monitor: the replica would serve unwatched
+                log.exception("measuring the read replica's lag failed")
+                self._judge(None, f"its lag could not be measured ({error})")
             else:
-                self._judge(lag, None if lag <= self.max_lag else f"{lag:.1f} s behind (bound {self.max_lag:g} s)")
+                if self._set_aside_at < started:  # else a read failed on it while this probe ran
+                    self._measured_at = started
+                    bound = f"{lag:.1f} s behind (bound {self.max_lag:g} s)"
+                    self._judge(lag, None if lag <= self.max_lag else bound)
             await asyncio.sleep(self.probe_interval)
 
-    async def _measure(self) -> float:
-        if not self.database.is_open:
-            await self.database.open()
-        position = int(await self.primary.fetchval(_PRIMARY_POSITION))
-        now = time.monotonic()
+    async def _measure(self, now: float) -> float:
+        try:
+            position = int(await self.primary.fetchval(_PRIMARY_POSITION))
+        except RegistryError as error:
+            raise _Unusable(f"the primary's WAL position could not be read ({error.detail})") from error
         self._positions.append((now, position))
-        row = await self.database.fetchrow(_REPLICA_POSITION)
-        assert row is not None
-        recovering, replayed = row
-        if not recovering:
-            # Not a standby (a primary, or a pooler in front of one): it has what it has, its lag is not ours to know.
-            return 0.0
-        # The oldest note kept is the newest one the replica has reached (or, if it has reached none, the oldest it
-        # has not): every transaction committed before it is visible there.
-        while len(self._positions) > 1 and replayed is not None and self._positions[1][1] <= replayed:
+        try:
+            if not self.database.is_open:
+                await self.database.open()
+            row = await self.database.fetchrow(_REPLICA_POSITION)
+        except RegistryError as error:
+            raise _Unusable(f"unreachable ({error.__cause__ or error.detail})") from error
+        assert row is not None  # one row, always
+        recovering, replayed, revision = row
+        if not recovering or replayed is None:
+            raise _Unusable("not a streaming replica (not in recovery): its lag cannot be measured")
+        if revision != self.schema_revision:
+            raise _Unusable(f"its schema is at revision {revision}, this code needs {self.schema_revision}")
+        # The oldest note kept becomes the newest one the replica has reached.
+        while len(self._positions) > 1 and self._positions[1][1] <= replayed:
             self._positions.popleft()
-        lag = now - self._positions[0][0]
-        return lag
+        reached_at, noted = self._positions[0]
+        if noted > replayed:
+            raise _Unusable("catching up: it has not replayed any WAL position noted since it was last usable")
+        return time.monotonic() - reached_at
 
     def _judge(self, lag: float | None, problem: str | None) -> None:
-        if problem is None and not self.serving:
-            log.info("the read replica serves searches again (%.1f s behind)", lag)
-        elif problem is not None and self.serving:
+        if problem is None and self.problem is not None:
+            log.info("the read replica serves searches (%.1f s behind)", lag)
+        elif problem is not None and self.problem is None:
             log.warning("the read replica is set aside, searches read the primary: %s", problem)
         self.lag, self.problem = lag, problem
 

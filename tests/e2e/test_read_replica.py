@@ -16,6 +16,7 @@ from tests.support.things import thing
 
 MAX_LAG = 5
 
+
 @pytest.fixture(scope="module")
 def clusters() -> Iterator[tuple[ThrowawayPostgres, ThrowawayPostgres]]:
     if not ThrowawayPostgres.available():
@@ -27,12 +28,14 @@ def clusters() -> Iterator[tuple[ThrowawayPostgres, ThrowawayPostgres]]:
         finally:
             standby.destroy()
 
+
 @pytest.fixture
 def server(clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]) -> Iterator[ServerProcess]:
     primary, standby = clusters
     env = {"REGISTRY_DATABASE_READ_URL": standby.url, "REGISTRY_DB_READ_MAX_LAG": str(MAX_LAG)}
     with ServerProcess(primary.url, env) as process:
         yield process
+
 
 def _replica_check(base_url: str) -> dict[str, object]:
     ready = httpx.get(base_url + "/readyz", timeout=5)
@@ -42,29 +45,35 @@ def _replica_check(base_url: str) -> dict[str, object]:
     check: dict[str, object] = ready.json()["checks"]["read_replica"]
     return check
 
+
 def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"not within {timeout:g} s: {what}"
         time.sleep(0.2)
 
+
 def _serving(base_url: str) -> bool:
     return str(_replica_check(base_url)["detail"]).startswith("serves searches")
+
 
 def _found(base_url: str, word: str) -> bool:
     page = httpx.get(base_url + "/api/v1/search", params={"q": word}, timeout=10)
     assert page.status_code == 200, page.text
     return len(page.json()["items"]) > 0
 
+
 def _jsonpath_finds(base_url: str, thing_id: str) -> bool:
     answer = httpx.get(base_url + "/search/jsonpath", params={"query": f"$[?@.id=='{thing_id}'].id"}, timeout=10)
     assert answer.status_code == 200, answer.text
     return bool(answer.json() == [thing_id])
 
+
 def _register(base_url: str, thing_id: str, word: str) -> None:
     document = thing(f"Forecaster {word}", id=thing_id)
     response = httpx.put(f"{base_url}/things/{thing_id}", json=document, timeout=10)
     assert response.status_code == 201, response.text
+
 
 def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
     server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
@@ -82,13 +91,15 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
         assert httpx.get(f"{base}/things/urn:test:replica:second", timeout=10).status_code == 200
         # ... while searches still read the replica, which has not replayed it (it is less than MAX_LAG behind).
         stale = not _found(base, "quokkaword") and not _jsonpath_finds(base, "urn:test:replica:second")
-        assert time.monotonic() - written < MAX_LAG, "too slow to look within the replica's bound"
+        # The server counts the lag from its last probe before the write (up to 0.5 s earlier): a margin of 1 s.
+        assert time.monotonic() - written < MAX_LAG - 1, "too slow to look within the replica's bound"
         assert stale, "a search saw a write the paused replica has not replayed: it did not read the replica"
 
         # Past the bound the replica is set aside: searches read the primary and find the write.
         _wait_for(lambda: not _serving(base), "the replica is set aside", timeout=MAX_LAG + 10)
         detail = str(_replica_check(base)["detail"])
-        assert "searches read the primary" in detail and "behind (bound 5 s)" in detail, detail
+        assert "searches read the primary" in detail, detail
+        assert "behind (bound 5 s)" in detail, detail
         assert _found(base, "quokkaword")
         assert _jsonpath_finds(base, "urn:test:replica:second")
         assert "registry_read_replica_serving 0.0" in httpx.get(base + "/metrics", timeout=5).text
@@ -98,6 +109,7 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
     _wait_for(lambda: _serving(base), "the replica serves again once it caught up")
     assert _found(base, "quokkaword")
     assert "registry_read_replica_serving 1.0" in httpx.get(base + "/metrics", timeout=5).text
+
 
 def test_a_replica_that_goes_away_is_set_aside(
     server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
@@ -112,9 +124,8 @@ def test_a_replica_that_goes_away_is_set_aside(
         # Searches never fail for the replica's sake: the first one after it went away falls back by itself.
         assert _found(base, "wombatword")
         _wait_for(lambda: not _serving(base), "the replica is set aside")
-        assert "unreachable" in str(_replica_check(base)["detail"]) or "a read failed" in str(
-            _replica_check(base)["detail"]
-        )
+        detail = str(_replica_check(base)["detail"])
+        assert "unreachable" in detail or "a read failed on it" in detail, detail
         facets = httpx.get(base + "/api/v1/facets", timeout=10)
         assert facets.status_code == 200, facets.text
     finally:

@@ -203,13 +203,17 @@ class ThrowawayPostgres:
         """A started hot standby of this cluster (``pg_basebackup -R``: streaming replication, as a managed
         PostgreSQL's read replica)."""
         standby = ThrowawayPostgres()
-        if os.geteuid() == 0:
-            shutil.chown(standby.directory, "postgres")
-        standby._run(
-            str(POSTGRES_BIN / "pg_basebackup"),
-            *("-D", str(standby.data), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-R", "-X", "stream"),
-        )
-        return standby.start()
+        try:
+            if os.geteuid() == 0:
+                shutil.chown(standby.directory, "postgres")
+            standby._run(
+                str(POSTGRES_BIN / "pg_basebackup"),
+                *("-D", str(standby.data), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-R"),
+            )
+            return standby.start()
+        except BaseException:
+            standby.destroy()
+            raise
 
     def destroy(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
