@@ -244,7 +244,7 @@ class DiscoveryController(Controller):
         operation_id="checkCompatibility",
         summary="Diff two versions or two documents",
         status_code=HTTP_200_OK,
-        opt={"access": "read"},
+        opt={"access": "read", **documented(problems={404: "A version named (id with from or to) is not kept"})},
     )
     async def compatibility(
         self, data: JSONBody[CompatibilityRequest], discovery: NamedDependency[DiscoveryService]
