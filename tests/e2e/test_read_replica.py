@@ -75,13 +75,17 @@ def _register(base_url: str, thing_id: str, word: str) -> None:
     assert response.status_code == 201, response.text
 
 
+def _register_replicated(base_url: str, thing_id: str, word: str) -> None:
+    """Register, and wait until the replica serves searches and has the description."""
+    _register(base_url, thing_id, word)
+    _wait_for(lambda: _serving(base_url) and _found(base_url, word), f"the replica serves {thing_id}")
+
+
 def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
     server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
 ) -> None:
-    base = server.base_url
-    _, standby = clusters
-    _register(base, "urn:test:replica:first", "zeppelinword")
-    _wait_for(lambda: _serving(base) and _found(base, "zeppelinword"), "the replica has the first description")
+    base, standby = server.base_url, clusters[1]
+    _register_replicated(base, "urn:test:replica:first", "zeppelinword")
 
     admin_execute(standby.url, "SELECT pg_wal_replay_pause()")
     try:
@@ -114,10 +118,8 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
 def test_a_replica_that_goes_away_is_set_aside(
     server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
 ) -> None:
-    base = server.base_url
-    _, standby = clusters
-    _register(base, "urn:test:replica:third", "wombatword")
-    _wait_for(lambda: _serving(base) and _found(base, "wombatword"), "the replica has the description")
+    base, standby = server.base_url, clusters[1]
+    _register_replicated(base, "urn:test:replica:third", "wombatword")
 
     standby.stop("immediate")
     try:
