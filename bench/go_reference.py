@@ -36,7 +36,9 @@ class GoReference:
         self.process: psutil.Process | None = None
 
     def version(self) -> str:
-        return subprocess.run([self.binary, "-version"], capture_output=True, text=True, check=False).stdout.strip()
+        """What ``-version`` prints: set only by ``go build -ldflags "-X main.Version=…"`` (docs/performance.md)."""
+        printed = subprocess.run([self.binary, "-version"], capture_output=True, text=True, check=False).stdout
+        return printed.strip() or "(built without a version string)"
 
     def restart(self, timeout: float = 30) -> None:
         """Stop it, wipe its storage, and start it again: freshly started, as issue 15 compares."""
