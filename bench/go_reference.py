@@ -38,7 +38,7 @@ class GoReference:
     def version(self) -> str:
         """What ``-version`` prints: set only by ``go build -ldflags "-X main.Version=…"`` (docs/performance.md)."""
         printed = subprocess.run([self.binary, "-version"], capture_output=True, text=True, check=False).stdout
-        return printed.strip() or "(built without a version string)"
+        return printed.strip() or "without a version string"
 
     def restart(self, timeout: float = 30) -> None:
         """Stop it, wipe its storage, and start it again: freshly started, as issue 15 compares."""

@@ -177,7 +177,6 @@ def create_app(settings: Settings) -> Litestar:
         )
         holder.fill(
             Services(
-                settings=settings,
                 database=database,
                 feed=feed,
                 events=events,

@@ -213,8 +213,9 @@ class Settings:
         read_scheme = self.database_read_url.split("://")[0].split("+")[0]
         if self.database_read_url and read_scheme not in {"postgres", "postgresql"}:
             raise ConfigError("REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…)")
-        if not math.isfinite(self.db_read_max_lag):
-            raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds")
+        if not math.isfinite(self.db_read_max_lag) or (self.database_read_url and self.db_read_max_lag < 1):
+            # Below a second the replica's lag (measured every 0.5 s) would keep it flapping.
+            raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds, at least 1")
         if self.database_read_url and self.db_read_pool_size < 1:
             raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
         if bool(self.sparql_store_query_url) != bool(self.sparql_store_update_url):

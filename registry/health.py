@@ -80,8 +80,9 @@ class Readiness:
 
 def _read_replica(replica: ReadReplica) -> Check:
     # Never makes the process unready: searches read the primary while the replica is set aside.
-    if replica.problem is not None:
-        return Check("read_replica", True, f"set aside, searches read the primary: {replica.problem}")
+    if not replica.serving:
+        why = replica.problem or "its last measurement is older than the bound"
+        return Check("read_replica", True, f"set aside, searches read the primary: {why}")
     return Check("read_replica", True, f"serves searches, {replica.lag or 0:.1f} s behind the primary")
 
 

@@ -12,7 +12,6 @@ from litestar.di import Provide
 
 from registry.auth.authenticator import Authenticator
 from registry.auth.quotas import RateLimits
-from registry.config import Settings
 from registry.conventions.service import ConventionService
 from registry.directory.search import SearchService
 from registry.directory.service import DirectoryService
@@ -42,7 +41,6 @@ class Access:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Services:
-    settings: Settings
     database: Database
     feed: ChangeFeed
     events: EventHub
@@ -79,8 +77,8 @@ class ServiceHolder:
 
 def dependencies(holder: ServiceHolder) -> dict[str, Provide]:
     """The services handlers may declare, by name: ``directory: NamedDependency[DirectoryService]``, … A handler
-    declares one where it can: Litestar resolves two or more in an anyio task group per request (5 % of a PUT's
-    CPU); the settings come with the directory service (``directory.settings``)."""
+    declares one where it can: Litestar resolves two or more in an anyio task group per request (3 % of a PUT's
+    server samples); the settings come with the directory service (``directory.settings``)."""
 
     def provide_directory() -> DirectoryService:
         return holder.services.directory

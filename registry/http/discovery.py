@@ -17,7 +17,6 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from registry.conventions.service import ConventionService
-from registry.directory.service import DirectoryService
 from registry.discovery.service import DiscoveryService, SearchParams
 from registry.http.access import principal_of, require_visible, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
@@ -163,9 +162,8 @@ class DiscoveryController(Controller):
         thing_id: FromPath[str],
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
-        directory: NamedDependency[DirectoryService],
     ) -> ThingSummary:
-        await require_visible(request, directory.things, thing_id_from(thing_id))
+        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
         return await discovery.summary(thing_id_from(thing_id))
 
     @get("/things/{thing_id:str}/versions", operation_id="thingVersions", summary="Kept versions, newest first")
@@ -174,13 +172,12 @@ class DiscoveryController(Controller):
         request: Request[Any, Any, Any],
         thing_id: FromPath[str],
         discovery: NamedDependency[DiscoveryService],
-        directory: NamedDependency[DirectoryService],
         satisfies: Annotated[
             str | None, QueryParameter(description="Only versions in this range; the first item is the newest match")
         ] = None,
     ) -> VersionList:
         reject_unknown_parameters(request, frozenset({"satisfies"}))
-        await require_visible(request, directory.things, thing_id_from(thing_id))
+        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
         return await discovery.versions(thing_id_from(thing_id), satisfies)
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
@@ -190,9 +187,8 @@ class DiscoveryController(Controller):
         version: FromPath[str],
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
-        directory: NamedDependency[DirectoryService],
     ) -> VersionDetail:
-        await require_visible(request, directory.things, thing_id_from(thing_id))
+        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
         return await discovery.version(thing_id_from(thing_id), unquote(version))
 
     @get(
@@ -214,11 +210,10 @@ class DiscoveryController(Controller):
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
         conventions: NamedDependency[ConventionService],
-        directory: NamedDependency[DirectoryService],
         export_format: Annotated[ExportFormat, QueryParameter(name="format")],
     ) -> Response[Any]:
         reject_unknown_parameters(request, frozenset({"format"}))
-        await require_visible(request, directory.things, thing_id_from(thing_id))
+        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
         if export_format == "a2a":
             return Response(content=await conventions.card(thing_id_from(thing_id)), status_code=HTTP_200_OK)
         exported = await discovery.export(thing_id_from(thing_id), export_format)

@@ -41,6 +41,9 @@ COMMAND_TIMEOUT = 30.0
 #: before answering 503.
 ACQUIRE_TIMEOUT = 10.0
 
+#: Seconds a read on the read replica may take beyond its own bound before the replica is set aside.
+REPLICA_GRACE = 1.0
+
 #: The longest statement_timeout PostgreSQL accepts (an int of milliseconds, about 24.8 days).
 _LONGEST_TIMEOUT_MS = 2**31 - 1
 
@@ -401,14 +404,19 @@ class Database(Executor):
 
     async def run_search(self, work: Callable[[Transaction], Awaitable[Read]], *, seconds: float) -> Read:
         """``work`` in :meth:`bounded_reads`: on the read replica while it keeps up, else here. A replica that fails
-        the read (unreachable, a conflict with its recovery) is set aside and the read runs here."""
+        the read (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs here;
+        a search that reaches its own bound there is not run again here."""
         replica = self.replica
         if replica is not None and replica.serving:
             try:
-                async with replica.database.bounded_reads(seconds) as tx:
-                    return await work(tx)
+                # Bounded on this side too: a replica that stops answering must not hold the search for long.
+                async with asyncio.timeout(seconds + REPLICA_GRACE):
+                    async with replica.database.bounded_reads(seconds) as tx:
+                        return await work(tx)
             except StatementTimeout:
-                raise  # the search's own bound: the primary would spend as long on it
+                raise
+            except TimeoutError:
+                replica.set_aside(DatabaseUnavailable(f"it did not answer within {seconds + REPLICA_GRACE:g} s"))
             except DatabaseUnavailable as error:
                 replica.set_aside(error)
         async with self.bounded_reads(seconds) as tx:
@@ -420,9 +428,12 @@ class Database(Executor):
         replica = self.replica
         if replica is not None and replica.serving:
             try:
-                return await replica.database.fetch(query, **values)
-            except StatementTimeout:
-                raise  # the search's own bound: the primary would spend as long on it
+                async with asyncio.timeout(replica.max_lag + REPLICA_GRACE):
+                    return await replica.database.fetch(query, **values)
+            except TimeoutError:
+                replica.set_aside(
+                    DatabaseUnavailable(f"it did not answer within {replica.max_lag + REPLICA_GRACE:g} s")
+                )
             except DatabaseUnavailable as error:
                 replica.set_aside(error)
         return await self.fetch(query, **values)

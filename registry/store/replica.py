@@ -22,11 +22,10 @@ import contextlib
 import logging
 import math
 import time
-
-from sqlalchemy import text
+from typing import Any
 
 from registry.errors import RegistryError
-from registry.store.database import Database, Statement
+from registry.store.database import Database, Listening, translated
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +34,21 @@ PROBE_INTERVAL = 0.5
 #: Notes of the primary's position kept at most (an hour of probes): a replica stuck longer reads as an hour behind.
 _KEPT_POSITIONS = 7200
 
-_PRIMARY_POSITION = Statement.of(text("SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"))
-_REPLICA_POSITION = Statement.of(
-    text(
-        "SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, "
-        "(SELECT version_num FROM alembic_version)"
-    )
+_PRIMARY_POSITION = "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
+_REPLICA_POSITION = (
+    "SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, "
+    "(SELECT version_num FROM alembic_version)"
 )
+#: WAL page size, and the sizes of a page's header (the long one starts a segment).
+_WAL_PAGE = 8192
+_PAGE_HEADERS = (24, 40)
+
+
+def _record_boundary(position: int) -> int:
+    """The insert position just past a page header (an idle primary after a WAL switch) is where the replica's
+    replay stops, the page's start: no record lies in a header."""
+    offset = position % _WAL_PAGE
+    return position - offset if offset in _PAGE_HEADERS else position
 
 
 class _Unusable(Exception):
@@ -72,15 +79,20 @@ class ReadReplica:
         self.problem: str | None = "not measured yet"
         #: (monotonic time, primary WAL position) of recent probes, oldest first.
         self._positions: collections.deque[tuple[float, int]] = collections.deque(maxlen=_KEPT_POSITIONS)
-        #: When the last probe that found the replica usable started, and when a read last set it aside.
-        self._measured_at = -math.inf
+        #: When the newest note the replica had reached at the last good probe was taken, and when a read last
+        #: set it aside.
+        self._reached_at = -math.inf
         self._set_aside_at = -math.inf
+        #: The probe's own connection to each (outside the pools: searches holding every pooled connection must
+        #: not keep the replica from being measured).
+        self._probes: dict[str, Listening] = {}
         self._task: asyncio.Task[None] | None = None
 
     @property
     def serving(self) -> bool:
-        """Within the bound at a probe that is itself recent: a probe that hangs does not keep it serving."""
-        return self.problem is None and time.monotonic() - self._measured_at <= self.max_lag
+        """Usable at the last probe, and what it had replayed then is still within the bound now: a probe that
+        stalls does not keep it serving."""
+        return self.problem is None and time.monotonic() - self._reached_at <= self.max_lag
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="read-replica-lag")
@@ -92,6 +104,8 @@ class ReadReplica:
                 with contextlib.suppress(BaseException):
                     await self._task
         finally:
+            for probe in self._probes.values():
+                await probe.close()
             await self.database.close()
 
     def set_aside(self, error: RegistryError) -> None:
@@ -115,25 +129,38 @@ class ReadReplica:
                 self._judge(None, f"its lag could not be measured ({error})")
             else:
                 if self._set_aside_at < started:  # else a read failed on it while this probe ran
-                    self._measured_at = started
                     bound = f"{lag:.1f} s behind (bound {self.max_lag:g} s)"
                     self._judge(lag, None if lag <= self.max_lag else bound)
             await asyncio.sleep(self.probe_interval)
 
+    async def _probe(self, database: Database, role: str, query: str) -> Any:
+        """One row of ``query`` on the probe's own connection to ``database``, connected again once lost."""
+        probe = self._probes.get(role)
+        if probe is None or probe.lost.is_set():
+            if probe is not None:
+                await probe.close()
+            probe = self._probes[role] = await database.dedicated(role)
+        try:
+            with translated():
+                return await probe.connection.fetchrow(query)
+        except BaseException:
+            # A probe cut short (timed out, cancelled) leaves its connection mid-statement: start afresh.
+            probe.connection.terminate()
+            del self._probes[role]
+            raise
+
     async def _measure(self, now: float) -> float:
         try:
-            position = int(await self.primary.fetchval(_PRIMARY_POSITION))
+            (position,) = await self._probe(self.primary, "replica-probe", _PRIMARY_POSITION)
         except RegistryError as error:
             raise _Unusable(f"the primary's WAL position could not be read ({error.detail})") from error
-        self._positions.append((now, position))
+        self._positions.append((now, _record_boundary(int(position))))
         try:
             if not self.database.is_open:
                 await self.database.open()
-            row = await self.database.fetchrow(_REPLICA_POSITION)
+            recovering, replayed, revision = await self._probe(self.database, "probe", _REPLICA_POSITION)
         except RegistryError as error:
             raise _Unusable(f"unreachable ({error.__cause__ or error.detail})") from error
-        assert row is not None  # one row, always
-        recovering, replayed, revision = row
         if not recovering or replayed is None:
             raise _Unusable("not a streaming replica (not in recovery): its lag cannot be measured")
         if revision != self.schema_revision:
@@ -144,6 +171,7 @@ class ReadReplica:
         reached_at, noted = self._positions[0]
         if noted > replayed:
             raise _Unusable("catching up: it has not replayed any WAL position noted since it was last usable")
+        self._reached_at = reached_at
         return time.monotonic() - reached_at
 
     def _judge(self, lag: float | None, problem: str | None) -> None:
