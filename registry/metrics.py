@@ -149,6 +149,8 @@ READ_REPLICA_LAG = Gauge(
     "registry_read_replica_lag_seconds", "Seconds the read replica is behind the primary (NaN while unmeasured)"
 )
 READ_REPLICA_SERVING = Gauge("registry_read_replica_serving", "1 while the read replica serves searches, else 0")
+READ_POOL_IN_USE = Gauge("registry_db_read_pool_in_use", "Pooled connections to the read replica lent out")
+READ_POOL_WAITING = Gauge("registry_db_read_pool_waiting", "Searches waiting for a connection to the read replica")
 DATABASE_UP = Gauge("registry_database_up", "1 when the last scrape could read the database, else 0")
 
 
@@ -181,6 +183,8 @@ async def _refresh(database: Database, feed: ChangeFeed, events: EventHub, worke
     if database.replica is not None:
         READ_REPLICA_LAG.set(math.nan if database.replica.lag is None else database.replica.lag)
         READ_REPLICA_SERVING.set(int(database.replica.serving))
+        READ_POOL_IN_USE.set(database.replica.database.usage()[0])
+        READ_POOL_WAITING.set(database.replica.database.waiting())
     try:
         async with asyncio.timeout(REFRESH_TIMEOUT):
             kinds = await descriptions_by_kind(database)

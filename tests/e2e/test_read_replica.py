@@ -112,7 +112,11 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
 
     _wait_for(lambda: _serving(base), "the replica serves again once it caught up")
     assert _found(base, "quokkaword")
-    assert "registry_read_replica_serving 1.0" in httpx.get(base + "/metrics", timeout=5).text
+    metrics = httpx.get(base + "/metrics", timeout=5).text
+    assert "registry_read_replica_serving 1.0" in metrics
+    # The read pool's gauges, to size REGISTRY_DB_READ_POOL_SIZE by (no search is running now).
+    assert "registry_db_read_pool_in_use 0.0" in metrics
+    assert "registry_db_read_pool_waiting 0.0" in metrics
 
 
 def test_a_replica_that_goes_away_is_set_aside(
