@@ -403,40 +403,43 @@ class Database(Executor):
                 await self.pool.release(connection)
 
     async def run_search(self, work: Callable[[Transaction], Awaitable[Read]], *, seconds: float) -> Read:
-        """``work`` in :meth:`bounded_reads`: on the read replica while it keeps up, else here. A replica that fails
-        the read (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs here;
-        a search that reaches its own bound there is not run again here."""
-        replica = self.replica
-        if replica is not None and replica.serving:
-            try:
-                # Bounded on this side too: a replica that stops answering must not hold the search for long.
-                async with asyncio.timeout(seconds + REPLICA_GRACE):
-                    async with replica.database.bounded_reads(seconds) as tx:
-                        return await work(tx)
-            except StatementTimeout:
-                raise
-            except TimeoutError:
-                replica.set_aside(DatabaseUnavailable(f"it did not answer within {seconds + REPLICA_GRACE:g} s"))
-            except DatabaseUnavailable as error:
-                replica.set_aside(error)
-        async with self.bounded_reads(seconds) as tx:
-            return await work(tx)
+        """``work`` in :meth:`bounded_reads`: on the read replica while it keeps up, else here (see
+        :meth:`_replica_first`)."""
+
+        async def on(database: Database) -> Read:
+            async with database.bounded_reads(seconds) as tx:
+                return await work(tx)
+
+        return await self._replica_first(on, statement_bound=seconds)
 
     async def fetch_for_search(self, query: Query, /, **values: Any) -> list[Record]:
         """``fetch`` of a scan that tolerates a short lag (a page of JSONPath search): on the read replica while
-        it keeps up, else here, as :meth:`run_search`."""
+        it keeps up, else here (see :meth:`_replica_first`)."""
+        return await self._replica_first(lambda database: database.fetch(query, **values))
+
+    async def _replica_first(
+        self, read: Callable[[Database], Awaitable[Read]], *, statement_bound: float | None = None
+    ) -> Read:
+        """``read`` on the read replica while it serves, else on this database. A replica that fails the read
+        (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs here. This
+        side bounds the wait too, so that a replica that stops answering does not hold the read: the read's own
+        ``statement_bound`` (seconds; a statement timeout within it is the read's answer, not run again here), or
+        else the replica's lag bound, plus ``REPLICA_GRACE``."""
         replica = self.replica
         if replica is not None and replica.serving:
+            wait = (replica.max_lag if statement_bound is None else statement_bound) + REPLICA_GRACE
             try:
-                async with asyncio.timeout(replica.max_lag + REPLICA_GRACE):
-                    return await replica.database.fetch(query, **values)
+                async with asyncio.timeout(wait):
+                    return await read(replica.database)
+            except StatementTimeout as error:
+                if statement_bound is not None:
+                    raise
+                replica.set_aside(error)
             except TimeoutError:
-                replica.set_aside(
-                    DatabaseUnavailable(f"it did not answer within {replica.max_lag + REPLICA_GRACE:g} s")
-                )
+                replica.set_aside(DatabaseUnavailable(f"it did not answer within {wait:g} s"))
             except DatabaseUnavailable as error:
                 replica.set_aside(error)
-        return await self.fetch(query, **values)
+        return await read(self)
 
     async def stream(self, query: Query, /, *, batch: int = 200, **values: Any) -> AsyncIterator[Record]:
         """Rows through a server-side cursor, ``batch`` at a time: large answers never sit in memory whole."""
