@@ -5,18 +5,17 @@ The outage tests run a PostgreSQL cluster of their own (never the machine's shar
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.servers import ServerProcess, ThrowawayPostgres
+from tests.support.servers import ServerProcess, ThrowawayPostgres, wait_until
 from tests.support.things import thing
 
 
@@ -98,14 +97,8 @@ class Load:
         self._thread.join(60)
 
 
-def _wait_for(condition: object, within: float, what: str) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx.HTTPError):
-            if condition():  # type: ignore[operator]
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"not within {within} s: {what}")
+def _wait_for(condition: Callable[[], object], within: float, what: str) -> None:
+    wait_until(condition, within, what, tolerating=(httpx.HTTPError,))
 
 
 def test_database_outage_is_503_with_retry_after_and_recovers_without_restart(

@@ -6,12 +6,12 @@ read the primary, until it catches up again. Everything else reads the primary: 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.support.servers import ServerProcess, ThrowawayPostgres, admin_execute
+from tests.support.servers import ServerProcess, ThrowawayPostgres, admin_execute, wait_until
 from tests.support.things import thing
 
 MAX_LAG = 5
@@ -46,13 +46,6 @@ def _replica_check(base_url: str) -> dict[str, object]:
     return check
 
 
-def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout:g} s: {what}"
-        time.sleep(0.2)
-
-
 def _serving(base_url: str) -> bool:
     return str(_replica_check(base_url)["detail"]).startswith("serves searches")
 
@@ -78,7 +71,7 @@ def _register(base_url: str, thing_id: str, word: str) -> None:
 def _register_replicated(base_url: str, thing_id: str, word: str) -> None:
     """Register, and wait until the replica serves searches and has the description."""
     _register(base_url, thing_id, word)
-    _wait_for(lambda: _serving(base_url) and _found(base_url, word), f"the replica serves {thing_id}")
+    wait_until(lambda: _serving(base_url) and _found(base_url, word), 30, f"the replica serves {thing_id}")
 
 
 def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
@@ -100,7 +93,7 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
         assert stale, "a search saw a write the paused replica has not replayed: it did not read the replica"
 
         # Past the bound the replica is set aside: searches read the primary and find the write.
-        _wait_for(lambda: not _serving(base), "the replica is set aside", timeout=MAX_LAG + 10)
+        wait_until(lambda: not _serving(base), MAX_LAG + 10, "the replica is set aside")
         detail = str(_replica_check(base)["detail"])
         assert "searches read the primary" in detail, detail
         assert "behind (bound 5 s)" in detail, detail
@@ -110,7 +103,7 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
     finally:
         admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
 
-    _wait_for(lambda: _serving(base), "the replica serves again once it caught up")
+    wait_until(lambda: _serving(base), 30, "the replica serves again once it caught up")
     assert _found(base, "quokkaword")
     metrics = httpx.get(base + "/metrics", timeout=5).text
     assert "registry_read_replica_serving 1.0" in metrics
@@ -129,12 +122,12 @@ def test_a_replica_that_goes_away_is_set_aside(
     try:
         # Searches never fail for the replica's sake: the first one after it went away falls back by itself.
         assert _found(base, "wombatword")
-        _wait_for(lambda: not _serving(base), "the replica is set aside")
+        wait_until(lambda: not _serving(base), 30, "the replica is set aside")
         detail = str(_replica_check(base)["detail"])
         assert "unreachable" in detail or "a read failed on it" in detail, detail
         facets = httpx.get(base + "/api/v1/facets", timeout=10)
         assert facets.status_code == 200, facets.text
     finally:
         standby.start()
-    _wait_for(lambda: _serving(base), "the replica serves again once it is back")
+    wait_until(lambda: _serving(base), 30, "the replica serves again once it is back")
     assert _found(base, "wombatword")

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -159,6 +159,20 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def wait_until(
+    condition: Callable[[], object], within: float, what: str, *, tolerating: tuple[type[Exception], ...] = ()
+) -> None:
+    """Poll ``condition`` until it is truthy; fail saying ``what`` after ``within`` seconds. Errors of the kinds
+    ``tolerating`` (a server restarting: ``httpx.HTTPError``) count as not yet."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        with contextlib.suppress(*tolerating):
+            if condition():
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"not within {within:g} s: {what}")
 
 
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
