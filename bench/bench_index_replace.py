@@ -3,8 +3,8 @@
 In process: builds an on-disk index of ``--size`` generated descriptions (bench/catalogue.py, bulk-loaded as at a
 rebuild), then, in each of ``--rounds`` interleaved rounds, adds ``--count`` new descriptions (the reference) and
 puts back ``--count`` existing ones with changed text (``RdfIndex.replace``), and times the steps of a put-back
-one by one on further descriptions: removing its triples from the default graph (those no other description has),
-dropping its graph, inserting its new triples, copying them into the default graph.
+one by one on further descriptions: dropping its graph, inserting its new triples. Run it at several sizes: a
+put-back should cost the same at each (in proportion to the description, not to the index).
 
     python bench/bench_index_replace.py [--size 20000] [--count 200] [--rounds 3]
 """
@@ -28,10 +28,7 @@ from bench.catalogue import description, thing_id
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker.index import _REMOVAL, RdfIndex
-
-#: The removal from the default graph alone (what ``_REMOVAL`` does before it drops the graph).
-_FROM_DEFAULT = _REMOVAL.split(" ; DROP GRAPH")[0]
+from registry.sparql_worker.index import RdfIndex
 
 
 def per_description_ms(work: Callable[[tuple[str, str]], object], rows: list[tuple[str, str]]) -> float:
@@ -76,15 +73,9 @@ def main() -> None:
             per_description_ms(lambda row: index.replace([row]), replaced)
         )
         steps = {
-            "  step: remove from the default graph": lambda row: index.store.update(
-                _FROM_DEFAULT.format(graph=graph_name(row[0]))
-            ),
             "  step: drop its graph": lambda row: index.store.update(f"DROP GRAPH {graph_name(row[0])}"),
             "  step: insert its triples": lambda row: index.store.update(
                 f"INSERT DATA {{ GRAPH {graph_name(row[0])} {{ {row[1]} }} }}"
-            ),
-            "  step: copy them to the default graph": lambda row: index.store.update(
-                f"ADD {graph_name(row[0])} TO DEFAULT"
             ),
         }
         for name, step in steps.items():

@@ -118,11 +118,20 @@ class SparqlBackend(Protocol):
         """What the copy holds: ``indexPosition`` (the change position it reflects) at least."""
 
 
-def screen(query: str, service_allowlist: Sequence[str] = ()) -> None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Screened:
+    """What screening learnt of a query that may run."""
+
+    #: It has a dataset clause (``FROM`` / ``FROM NAMED``): its default graph is what it names, not the union.
+    names_dataset: bool
+
+
+def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
     """Refuse what must never run: updates, unlisted SERVICE endpoints, nesting deep enough to crash the parser."""
     if len(query) > MAX_QUERY_CHARS:
         raise BadRequest(f"The query is longer than {MAX_QUERY_CHARS} characters")
     texts = {query, _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)}
+    names_dataset = False
     for text in texts:
         tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
         depth = 0
@@ -142,6 +151,8 @@ def screen(query: str, service_allowlist: Sequence[str] = ()) -> None:
                     )
                 if keyword == "SERVICE":
                     _check_service(tokens[position + 1 : position + 3], service_allowlist)
+                names_dataset = names_dataset or keyword == "FROM"  # only ever the start of a dataset clause
+    return Screened(names_dataset)
 
 
 def _valid(match: re.Match[str]) -> bool:
@@ -201,7 +212,7 @@ class SparqlEngine:
         default_graphs: Sequence[str] = (),
         named_graphs: Sequence[str] = (),
     ) -> Answer:
-        screen(query, self.service_allowlist)
+        screened = screen(query, self.service_allowlist)
         with self._running_lock:
             if self._running >= self.accepted:
                 raise ServiceUnavailable(
@@ -211,7 +222,7 @@ class SparqlEngine:
         deadline = time.monotonic() + self.timeout
         cancelled = threading.Event()
         future = asyncio.get_running_loop().run_in_executor(
-            self._executor, self._execute, query, accept, default_graphs, named_graphs, deadline, cancelled
+            self._executor, self._execute, query, accept, screened, default_graphs, named_graphs, deadline, cancelled
         )
         if not self.abandon_on_timeout:
             return await future
@@ -229,13 +240,14 @@ class SparqlEngine:
         self,
         query: str,
         accept: str,
+        screened: Screened,
         default_graphs: Sequence[str],
         named_graphs: Sequence[str],
         deadline: float,
         cancelled: threading.Event,
     ) -> Answer:
         try:
-            return self._evaluate(query, accept, default_graphs, named_graphs, deadline, cancelled)
+            return self._evaluate(query, accept, screened, default_graphs, named_graphs, deadline, cancelled)
         except Exception as error:
             # oxigraph's result iterators must be freed on the thread that made them: the tracebacks hold the
             # frames that hold them, so they go here, not on the event loop's thread.
@@ -252,14 +264,20 @@ class SparqlEngine:
         self,
         query: str,
         accept: str,
+        screened: Screened,
         default_graphs: Sequence[str],
         named_graphs: Sequence[str],
         deadline: float,
         cancelled: threading.Event,
     ) -> Answer:
         options: dict[str, Any] = {"prefixes": PREFIXES}
-        if default_graphs:  # else the store's default graph, which holds the union of all descriptions
+        if default_graphs:
             options["default_graph"] = dataset_graphs(default_graphs)
+        elif not screened.names_dataset:
+            # The union of every graph (the descriptions' and the store's own default graph, empty in the index).
+            # oxigraph's is a bag, not a set: a triple two descriptions both state matches once for each.
+            # (Setting it would also override the query's FROM, hence not with one.)
+            options["use_default_graph_as_union"] = True
         if named_graphs:
             options["named_graphs"] = dataset_graphs(named_graphs)
         try:

@@ -1,12 +1,12 @@
-"""The SPARQL index of a query worker: an on-disk oxigraph store (RocksDB), one named graph per description and their
-union in the default graph, kept in step with the database by :class:`IndexFollower`, a consumer of the process's
-one change feed (:mod:`registry.sparql_worker.follower` says how changes are applied).
+"""The SPARQL index of a query worker: an on-disk oxigraph store (RocksDB), one named graph per description, kept
+in step with the database by :class:`IndexFollower`, a consumer of the process's one change feed
+(:mod:`registry.sparql_worker.follower` says how changes are applied).
 
-The store lives in the data directory and remembers (``state.json`` beside it) which database it mirrors and the
-last change it applied: a restarted worker (after a crash, a query killed for its time or memory, or a restart of
-the server) opens it and applies the changes since, instead of rebuilding it. Only a new store, or one of another
-database, is built from the stored RDF. Its memory is RocksDB's caches, not the catalogue: it does not grow with
-the number of descriptions.
+The store lives in the data directory and remembers (``state.json`` beside it) which database it mirrors, the last
+change it applied and the layout it was written in: a restarted worker (after a crash, a query killed for its time
+or memory, or a restart of the server) opens it and applies the changes since, instead of rebuilding it. Only a new
+store, one of another database or one of an older layout is built from the stored RDF. Its memory is RocksDB's
+caches, not the catalogue: it does not grow with the number of descriptions.
 """
 
 from __future__ import annotations
@@ -50,33 +50,32 @@ _REMOVAL_BYTES = 4096
 #: their own threads, keep their priority; on an idle machine the niceness changes nothing.
 APPLY_NICENESS = 10
 STATE_FILE = "state.json"
+#: How the store holds descriptions. 1: each also copied into the default graph (the union, materialised); 2: only
+#: in its own graph, the union being the engine's (``SparqlEngine``). A store of another layout is rebuilt.
+LAYOUT = 2
 LOCK_FILE = "lock"
 STORE_DIRECTORY = "store"
 
 
-#: Takes a description out: its graph, and those of its triples in the default graph no other description has.
-_REMOVAL = (
-    "DELETE {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} "
-    "FILTER NOT EXISTS {{ GRAPH ?other {{ ?s ?p ?o }} FILTER(?other != {graph}) }} }} ; DROP GRAPH {graph} ; "
-)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class IndexState:
-    """What an on-disk index mirrors: a database (see :func:`database_identity`), up to a change position."""
+    """What an on-disk index mirrors: a database (see :func:`database_identity`), up to a change position, in which
+    ``LAYOUT`` (a state written before layouts were recorded is of layout 1)."""
 
     database: str
     position: int
     descriptions: int
+    layout: int = 1
 
 
 class RdfIndex:
-    """One named graph per description, and their union materialised in the default graph.
+    """One named graph per description; queries see their union as the default graph (``SparqlEngine``).
 
-    oxigraph answers a query over its real default graph about three times faster than over the union of the
-    named graphs, and its ``use_default_graph_as_union`` gives a bag, not the set union (a triple two descriptions
-    share comes back twice; 0.5.13), so the union is kept at the price of a second copy of each triple on disk.
-    A triple is taken out of the default graph only when no other description has it.
+    The union is not materialised in the store's default graph: a copy of every triple there cost 40 % of the
+    CPU of writing a description, and taking a description out of it had to look up each of its triples in every
+    other graph (a put-back cost 4.3 ms at 2,000 descriptions, 8.2 ms at 100,000), while oxigraph 0.5 answers
+    over the union of the named graphs within 0-20 % of its real default graph (bench/bench_index_replace.py).
+    Writing and taking out a description now cost in proportion to it, not to the index.
     Thread-safe (oxigraph stores are): queries run in worker threads while the follower applies changes.
     """
 
@@ -101,6 +100,9 @@ class RdfIndex:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             state = _read_state(directory / STATE_FILE)
+            if state is not None and state.layout != LAYOUT:
+                log.warning("the SPARQL index in %s is of an older layout; rebuilding it", directory)
+                state = None
             if state is not None and not same_history(state.database, database):
                 state = None
             if state is None:
@@ -125,7 +127,7 @@ class RdfIndex:
 
     def remember(self, database: str, position: int) -> None:
         """Record that every change up to ``position`` is applied (written atomically beside the store)."""
-        self.state = IndexState(database, position, self.descriptions)
+        self.state = IndexState(database, position, self.descriptions, LAYOUT)
         if self.directory is None:
             return
         temporary = self.directory / (STATE_FILE + ".tmp")
@@ -136,14 +138,15 @@ class RdfIndex:
         """Put (or put back) descriptions, each in one atomic update: queries never see half of one."""
         for thing_id, ntriples in rows:
             graph = graph_name(thing_id)
-            if self.store.contains_named_graph(graph):
-                self.store.update(
-                    _REMOVAL.format(graph=graph)
-                    + f"INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }} ; ADD {graph} TO DEFAULT"
-                )
+            if not self.store.contains_named_graph(graph):
+                if ntriples:
+                    # An N-Quads load (atomic, blank nodes renamed as by INSERT DATA): a third cheaper than an update.
+                    self.store.load(quads_in(graph, ntriples), ox.RdfFormat.N_QUADS, lenient=True)
+                    self.descriptions += 1
             elif ntriples:
-                self._add(graph, ntriples)
-                self.descriptions += 1
+                self.store.update(f"DROP GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }}")
+            else:
+                self._remove(graph)
             self._written(len(ntriples))
 
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
@@ -153,26 +156,21 @@ class RdfIndex:
         batch: list[str] = []
         for thing_id, ntriples in rows:
             if ntriples:
-                ntriples = blank_nodes_apart(ntriples, f"d{self.descriptions}x")
-                batch.append(ntriples)
-                batch.append(quads_in(graph_name(thing_id), ntriples))
+                batch.append(quads_in(graph_name(thing_id), blank_nodes_apart(ntriples, f"d{self.descriptions}x")))
                 self.descriptions += 1
         if batch:
             self.store.bulk_load("\n".join(batch).encode(), ox.RdfFormat.N_QUADS)
-
-    def _add(self, graph: ox.NamedNode, ntriples: str) -> None:
-        # Its triples in the default graph and in its own graph as one N-Quads load (atomic, blank nodes renamed
-        # as by INSERT DATA), a third cheaper than the SPARQL update.
-        quads = quads_in(graph, ntriples)
-        self.store.load(ntriples + quads, ox.RdfFormat.N_QUADS, lenient=True)
 
     def remove(self, thing_ids: Iterable[str]) -> None:
         for thing_id in thing_ids:
             graph = graph_name(thing_id)
             if self.store.contains_named_graph(graph):
-                self.store.update(_REMOVAL.format(graph=graph))
-                self.descriptions -= 1
-                self._written(_REMOVAL_BYTES)
+                self._remove(graph)
+
+    def _remove(self, graph: ox.NamedNode) -> None:
+        self.store.remove_graph(graph)
+        self.descriptions -= 1
+        self._written(_REMOVAL_BYTES)
 
     def _written(self, size: int) -> None:
         """Flush the memtables once enough is written since the last flush: bounds the store's memory."""

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph as ox
 import pytest
 
 from registry.directory.service import DirectoryService
@@ -17,7 +18,14 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker.index import APPLY_NICENESS, FLUSH_AFTER_BYTES, STORE_DIRECTORY, IndexFollower, RdfIndex
+from registry.sparql_worker.index import (
+    APPLY_NICENESS,
+    FLUSH_AFTER_BYTES,
+    STATE_FILE,
+    STORE_DIRECTORY,
+    IndexFollower,
+    RdfIndex,
+)
 from registry.store.database import Database, Transaction
 from registry.store.rdf import database_identity, database_part, names_first_change
 from registry.store.things import StoredDescription
@@ -219,6 +227,27 @@ async def test_an_index_of_another_database_is_rebuilt(database: Database, tmp_p
     assert index.state is None
     assert not indexed_in(index, "urn:test:other-database")
     index.close()
+
+
+async def test_an_index_of_the_older_layout_is_rebuilt(database: Database, tmp_path: Path) -> None:
+    """Layout 1 also copied every description into the default graph, which queries now read as part of the union:
+    such a store would answer with its copies, stale or not. Its state says no layout."""
+    identity = await database_identity(database)
+    old = RdfIndex.open(tmp_path, identity)
+    old.store.load(b"<urn:a> <urn:b> <urn:c> .\n", ox.RdfFormat.N_TRIPLES)  # a copy in the default graph
+    old.remember(identity, 10**9)
+    old.close()
+    state = tmp_path / STATE_FILE
+    state.write_text(
+        json.dumps({key: value for key, value in json.loads(state.read_text()).items() if key != "layout"})
+    )
+    index = RdfIndex.open(tmp_path, identity)
+    assert index.state is None  # to be built
+    assert len(index) == 0
+    index.close()
+    again = RdfIndex.open(tmp_path, identity)
+    assert again.state is None  # nor taken for built before it is
+    again.close()
 
 
 async def test_a_second_process_on_the_same_directory_neither_opens_nor_wipes_the_index(

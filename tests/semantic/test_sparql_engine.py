@@ -123,46 +123,86 @@ def test_allow_listed_service_passes_screen() -> None:
         screen("SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }", ["https://query.example/sparql"])
 
 
-def test_default_graph_is_the_union_and_shared_triples_stay() -> None:
+def graph(index: RdfIndex, name: str | None) -> set[str]:
+    """The triples of a description's graph (None: of the store's own default graph), as N-Triples terms."""
+    where = ox.DefaultGraph() if name is None else ox.NamedNode(name)
+    return {str(quad.triple) for quad in index.store.quads_for_pattern(None, None, None, where)}
+
+
+async def select(engine: SparqlEngine, query: str, default_graphs: list[str] | None = None) -> list[str]:
+    answer = await engine.run(query, "application/json", default_graphs or ())
+    bindings = msgspec.json.decode(answer.content)["results"]["bindings"]
+    return sorted(row["s"]["value"] for row in bindings)
+
+
+async def test_queries_read_the_union_of_the_descriptions_graphs() -> None:
     index = RdfIndex()
+    engine = SparqlEngine(index.store, timeout=10, max_results=100, service_allowlist=())
     shared = "<urn:shared> <urn:p> <urn:o> .\n"
     index.replace([("urn:a", shared + "<urn:a> <urn:p> _:x .\n"), ("urn:b", shared + "<urn:b> <urn:p> _:y .\n")])
     assert index.descriptions == 2
-    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
-    assert len(default) == 3
+    assert graph(index, None) == set()  # nothing copied into the store's default graph
+    assert await select(engine, "SELECT ?s WHERE { ?s <urn:p> ?o }") == ["urn:a", "urn:b", "urn:shared", "urn:shared"]
+    assert await select(engine, "SELECT DISTINCT ?s WHERE { ?s <urn:p> ?o }") == ["urn:a", "urn:b", "urn:shared"]
     index.remove(["urn:a"])
-    remaining = {str(quad.subject) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
-    assert remaining == {"<urn:shared>", "<urn:b>"}
+    assert await select(engine, "SELECT DISTINCT ?s WHERE { ?s <urn:p> ?o }") == ["urn:b", "urn:shared"]
     index.replace([("urn:b", "<urn:b> <urn:q> 'new' .\n")])
-    remaining = {str(quad.triple) for quad in index.store.quads_for_pattern(None, None, None, ox.DefaultGraph())}
-    assert remaining == {'<urn:b> <urn:q> "new"'}
+    assert await select(engine, "SELECT ?s WHERE { ?s ?p ?o }") == ["urn:b"]
     assert index.descriptions == 1
+    engine.close()
 
 
-def test_new_descriptions_are_in_their_graph_and_the_default_graph() -> None:
+async def test_a_query_naming_its_dataset_reads_what_it_names() -> None:
+    index = RdfIndex()
+    engine = SparqlEngine(index.store, timeout=10, max_results=100, service_allowlist=())
+    index.replace([("urn:a", '<urn:a> <urn:p> "1" .\n'), ("urn:b", '<urn:b> <urn:p> "2" .\n')])
+    assert await select(engine, "SELECT ?s FROM <urn:a> WHERE { ?s ?p ?o }") == ["urn:a"]
+    assert await select(engine, "select ?s from named <urn:b> where { graph ?g { ?s ?p ?o } }") == ["urn:b"]
+    assert await select(engine, "SELECT ?s WHERE { ?s ?p ?o }", default_graphs=["urn:b"]) == ["urn:b"]
+    assert await select(engine, "SELECT ?s WHERE { ?s ?p ?o FILTER(?o != 'FROM <urn:a>') }") == ["urn:a", "urn:b"]
+    engine.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "names_dataset"),
+    [
+        ("SELECT * FROM <urn:g> WHERE { ?s ?p ?o }", True),
+        ("CONSTRUCT { ?s ?p ?o } from named <urn:g> WHERE { GRAPH ?g { ?s ?p ?o } }", True),
+        ("SELECT * \\u0046ROM <urn:g> WHERE { ?s ?p ?o }", True),
+        ("SELECT ?from WHERE { ?from <urn:from> 'FROM <urn:g>' } # FROM <urn:g>", False),
+        ("PREFIX from: <urn:f#> SELECT * WHERE { ?s from:x ?o }", False),
+    ],
+)
+def test_screen_sees_a_dataset_clause(query: str, names_dataset: bool) -> None:
+    assert screen(query).names_dataset is names_dataset
+
+
+def test_descriptions_are_in_their_graph_only() -> None:
     index = RdfIndex()
     index.replace([("urn:c", '<urn:c> <urn:p> _:x .\n_:x <urn:q> "1" .\n'), ("urn:empty", "")])
     index.replace([("urn:empty", "")])
     named = list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:c")))
-    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
-    assert {quad.triple for quad in named} == {quad.triple for quad in default}
+    assert len(named) == 2
     (link,) = [quad.object for quad in named if quad.predicate == ox.NamedNode("urn:p")]
-    assert len(default) == 2
     assert link in {quad.subject for quad in named}  # one blank node in both triples
+    assert graph(index, None) == set()
     assert index.descriptions == 1  # a description without RDF has no graph and is not counted
 
 
-def test_a_replaced_description_shares_its_blank_nodes_with_the_default_graph_and_leaves_nothing_behind() -> None:
+def test_a_replaced_description_leaves_nothing_behind() -> None:
     index = RdfIndex()
-    index.replace([("urn:c", '<urn:c> <urn:p> _:x .\n_:x <urn:q> "1" .\n')])
+    index.replace([("urn:c", '<urn:c> <urn:p> _:x .\n_:x <urn:q> "1" .\n'), ("urn:d", '<urn:d> <urn:p> "1" .\n')])
     index.replace([("urn:c", '<urn:c> <urn:p> _:y .\n_:y <urn:q> "2" .\n')])
     named = list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:c")))
-    default = list(index.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))
-    assert {quad.triple for quad in named} == {quad.triple for quad in default}
-    assert len(default) == 2
-    (link,) = [quad.object for quad in default if quad.predicate == ox.NamedNode("urn:p")]
-    assert link in {quad.subject for quad in default}  # one blank node in both triples
+    assert len(named) == 2
+    assert ox.Literal("2") in {quad.object for quad in named}
+    (link,) = [quad.object for quad in named if quad.predicate == ox.NamedNode("urn:p")]
+    assert link in {quad.subject for quad in named}  # one blank node in both triples
+    assert graph(index, "urn:d") == {'<urn:d> <urn:p> "1"'}
+    index.replace([("urn:d", "")])  # a description that no longer has RDF: its graph goes
+    assert not index.store.contains_named_graph(ox.NamedNode("urn:d"))
     assert index.descriptions == 1
+    assert len(index) == 2
 
 
 def test_bulk_loaded_descriptions_keep_their_blank_nodes_apart(tmp_path: Path) -> None:
@@ -171,7 +211,7 @@ def test_bulk_loaded_descriptions_keep_their_blank_nodes_apart(tmp_path: Path) -
     index.load([("urn:one", text.format("one")), ("urn:two", text.format("two"))])
     assert index.descriptions == 2
     nodes = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:p"), None, None)}
-    assert len(nodes) == 2  # one per description, the same in its graph and in the default graph
+    assert len(nodes) == 2  # one per description
     literals = {quad.object.value for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:q"), None, None)}
     assert literals == {'_:x stays " _:x'}
     iris = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:r"), None, None)}
