@@ -16,7 +16,7 @@ from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.auth.tenancy import EVERYTHING
 from registry.errors import RegistryError
 from registry.store.catalog import Filters, Ranking, _ranked_statement, _ranking_values, search_query
-from registry.store.changes import _PAGE
+from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
@@ -140,12 +140,15 @@ async def test_change_feed_pages_read_their_range_from_the_index_even_with_a_gen
         )
         async with database.pool.acquire() as connection:
             await connection.execute("SET plan_cache_mode = force_generic_plan")
-            await connection.execute(f"PREPARE page (bigint, bigint, bigint, bigint[]) AS {_PAGE.sql}")
-            plan = await connection.fetchval("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page (19990, 20000, 500, '{5}')")
-    root = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
-    read = scans(root)
-    assert root["Actual Rows"] == 11  # the ten in the range and the missing one
-    assert sum(rows for _, relation, rows in read if relation == "changes") <= 11, read
+            await connection.execute(f"PREPARE page (bigint, bigint, bigint) AS {_RANGE.sql}")
+            plan = await connection.fetchval("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page (19990, 20000, 500)")
+            await connection.execute(f"PREPARE missing (bigint[]) AS {_MISSING.sql}")
+            missing = await connection.fetchval("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE missing ('{5}')")
+    for found, expected in ((plan, 10), (missing, 1)):  # the ten in the range; the missing one
+        root = (json.loads(found) if isinstance(found, str) else found)[0]["Plan"]
+        read = scans(root)
+        assert root["Actual Rows"] == expected
+        assert sum(rows for _, relation, rows in read if relation == "changes") <= expected, read
 
 
 async def test_stale_statistics_are_refreshed_after_a_bulk_change(own_database_url: str) -> None:
