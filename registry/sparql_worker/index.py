@@ -140,8 +140,8 @@ class RdfIndex:
             graph = graph_name(thing_id)
             if not self.store.contains_named_graph(graph):
                 if ntriples:
-                    # An N-Quads load (atomic, blank nodes renamed as by INSERT DATA): a third cheaper than an update.
-                    self.store.load(quads_in(graph, ntriples), ox.RdfFormat.N_QUADS, lenient=True)
+                    # A load (atomic, blank nodes renamed as by INSERT DATA): a third cheaper than an update.
+                    self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph, lenient=True)
                     self.descriptions += 1
             elif ntriples:
                 self.store.update(f"DROP GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }}")
