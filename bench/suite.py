@@ -384,6 +384,7 @@ def phases(
 
     def settle() -> None:
         index_settled(f"http://127.0.0.1:{port}")
+        worker_idle(watched.worker())
 
     cached_roles: Callable[[], dict[str, list[psutil.Process]]] = lambda: {"server": [cached[1]]}  # noqa: E731
     pooled_roles: Callable[[], dict[str, list[psutil.Process]]] = lambda: {  # noqa: E731
@@ -509,6 +510,18 @@ def sparql_answer(base_url: str, query: str, timeout: float) -> httpx.Response:
 def index_settled(base_url: str, timeout: float = 600) -> None:
     """Return once the SPARQL index has applied every write acknowledged so far."""
     sparql_answer(base_url, "ASK {}", timeout)
+
+
+def worker_idle(processes: list[psutil.Process], timeout: float = 300, window: float = 0.5) -> None:
+    """Return once the SPARQL worker has used under a tenth of a core for ``window`` seconds: RocksDB compacts
+    what a phase of writes left behind (deletions above all) after the index has applied them, and that CPU is
+    the writes' cost, not the next phase's."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = cpu_snapshot(processes)
+        time.sleep(window)
+        if cpu_spent(processes, before) < window / 10:
+            return
 
 
 def index_caught_up(base_url: str, size: int, started: float, timeout: float) -> float:
@@ -677,8 +690,9 @@ def write_document(reports: list[SizeReport], command: str, began: str, go: GoRe
         f"`{command}`, started {began}, on {os.cpu_count()} cores shared by client, servers and PostgreSQL "
         "(and by other work on this machine: see the load averages). Figures are min-max over the rounds; "
         "targets are issue 15's (most are set at 10⁵ descriptions and shown at every size). After each phase of "
-        "PUTs the suite waits until the SPARQL index has applied them (untimed), so the worker's CPU for them is in "
-        "that phase's CPU column and does not weigh on the phases after it."
+        "PUTs the suite waits until the SPARQL index has applied them and its worker is idle again (RocksDB's "
+        "compactions done; untimed), so the worker's CPU for them is in that phase's CPU column and does not weigh "
+        "on the phases after it."
         + (
             f" The Go reference is LinkSmart thing-directory {go.version()} (validation off), restarted on an empty "
             f"store in every round and given {GO_REFERENCE_LOADED:,} descriptions of the catalogue before its PUTs."
