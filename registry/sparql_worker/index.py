@@ -73,8 +73,9 @@ class RdfIndex:
 
     The union is not materialised in the store's default graph: a copy of every triple there cost 40 % of the
     CPU of writing a description, and taking a description out of it had to look up each of its triples in every
-    other graph (a put-back cost 4.3 ms at 2,000 descriptions, 8.2 ms at 100,000), while oxigraph 0.5 answers
-    over the union of the named graphs within 0-20 % of its real default graph (bench/bench_index_replace.py).
+    other graph (a put-back cost 4.3 ms at 2,000 descriptions, 8.2 ms at 100,000; bench/bench_index_replace.py),
+    while a query over the union of the named graphs costs about what it costs over a copy in the default graph
+    (0.69-1.64x for a capability query answering 1,000 of 20,000 descriptions; bench/bench_semantic.py).
     Writing and taking out a description now cost in proportion to it, not to the index.
     Thread-safe (oxigraph stores are): queries run in worker threads while the follower applies changes.
     """
