@@ -146,14 +146,16 @@ def create_app(settings: Settings) -> Litestar:
         await _start_offload_threads()
         database = Database(settings.database_url, connections=settings.db_pool_size)
         await database.open()
-        if settings.database_read_url:
-            database.replica = ReadReplica(
+        database.replicas = tuple(
+            ReadReplica(
                 database,
-                settings.database_read_url,
+                url,
                 connections=settings.db_read_pool_size,
                 max_lag=settings.db_read_max_lag,
                 schema_revision=schema_revision,
             )
+            for url in settings.database_read_urls
+        )
         things = ThingStore(database)
         library = ContextLibrary.load(settings.context_dir)
         # Every projection of a description, each one line: see registry/projections/__init__.py.
@@ -209,9 +211,9 @@ def create_app(settings: Settings) -> Litestar:
         )
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(database.close)
-            if database.replica is not None:
-                await database.replica.start()
-                stack.push_async_callback(database.replica.stop)
+            for replica in database.replicas:
+                await replica.start()
+                stack.push_async_callback(replica.stop)
             if tokens is not None:
                 await tokens.start()
             stack.callback(directory.cache.follow(feed))

@@ -85,12 +85,12 @@ class Settings:
     #: Apply Alembic migrations when ``registry serve`` starts.
     migrate_on_start: bool = True
     db_pool_size: int = 10
-    #: A streaming replica of the database (postgresql://…) for searches, facets, resolution and JSONPath;
-    #: empty = they read the primary. Writes and every other read stay on the primary.
+    #: Streaming replicas of the database (postgresql://…, several separated by whitespace) for searches, facets,
+    #: resolution and JSONPath; empty = they read the primary. Writes and every other read stay on the primary.
     database_read_url: str = ""
-    #: Connections of each server process to the read replica (searches there queue for these, not the primary's).
+    #: Connections of each server process to each read replica (searches there queue for these, not the primary's).
     db_read_pool_size: int = 8
-    #: Seconds the read replica may be behind the primary and still serve; beyond, reads go to the primary.
+    #: Seconds a read replica may be behind the primary and still serve; beyond, reads go elsewhere.
     db_read_max_lag: float = 5.0
 
     # -- registration lifecycle
@@ -209,14 +209,25 @@ class Settings:
         """Whether SPARQL is answered by an external store (no local index, no query worker)."""
         return bool(self.sparql_store_query_url)
 
+    @property
+    def database_read_urls(self) -> tuple[str, ...]:
+        """The read replicas' URLs (a URL holds no unescaped whitespace; libpq's multi-host form uses commas)."""
+        return tuple(self.database_read_url.split())
+
     def __post_init__(self) -> None:
-        read_scheme = self.database_read_url.split("://")[0].split("+")[0]
-        if self.database_read_url and read_scheme not in {"postgres", "postgresql"}:
-            raise ConfigError("REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…)")
-        if not math.isfinite(self.db_read_max_lag) or (self.database_read_url and self.db_read_max_lag < 1):
+        for url in self.database_read_urls:
+            scheme = url.split("://")[0].split("+")[0]
+            if scheme not in {"postgres", "postgresql"}:
+                raise ConfigError(
+                    f"REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…) per read replica, "
+                    f"not {scheme[:20]}://…"
+                )
+        if len(set(self.database_read_urls)) < len(self.database_read_urls):
+            raise ConfigError("REGISTRY_DATABASE_READ_URL names a read replica twice")
+        if not math.isfinite(self.db_read_max_lag) or (self.database_read_urls and self.db_read_max_lag < 1):
             # Below a second the replica's lag (measured every 0.5 s) would keep it flapping.
             raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds, at least 1")
-        if self.database_read_url and self.db_read_pool_size < 1:
+        if self.database_read_urls and self.db_read_pool_size < 1:
             raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
         if bool(self.sparql_store_query_url) != bool(self.sparql_store_update_url):
             raise ConfigError(

@@ -3,14 +3,15 @@
 Liveness (``/livez``) only says the process answers; readiness says the replica should receive traffic: its
 database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
 caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
-seconds. A read replica (``REGISTRY_DATABASE_READ_URL``) is reported, never counted against readiness: searches
-read the primary while it is set aside.
+seconds. Read replicas (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches
+read the primary while they are set aside.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 
@@ -46,9 +47,8 @@ class Readiness:
 
     async def checks(self) -> list[Check]:
         checks = [await self._database(), self._sparql_worker(), self._change_feed()]
-        replica = self.database.replica
-        if replica is not None:
-            checks.append(_read_replica(replica))
+        if self.database.replicas:
+            checks.append(_read_replicas(self.database.replicas))
         return checks
 
     async def _database(self) -> Check:
@@ -78,12 +78,24 @@ class Readiness:
         return Check("change_feed", True, f"{lag:.1f} s behind the change log")
 
 
-def _read_replica(replica: ReadReplica) -> Check:
-    # Never makes the process unready: searches read the primary while the replica is set aside.
+def _read_replicas(replicas: Sequence[ReadReplica]) -> Check:
+    """One check for every read replica; never makes the process unready: searches read the primary while every
+    replica is set aside."""
+    states = [_read_replica_state(replica) for replica in replicas]
+    if len(replicas) == 1:
+        return Check("read_replica", True, states[0])
+    serving = sum(replica.serving for replica in replicas)
+    named = "; ".join(f"{replica.name}: {state}" for replica, state in zip(replicas, states, strict=True))
+    return Check("read_replica", True, f"{serving} of {len(replicas)} serve searches; {named}")
+
+
+def _read_replica_state(replica: ReadReplica) -> str:
     if not replica.serving:
         why = replica.problem or "its last measurement is older than the bound"
-        return Check("read_replica", True, f"set aside, searches read the primary: {why}")
-    return Check("read_replica", True, f"serves searches, {replica.lag or 0:.1f} s behind the primary")
+        return f"set aside, searches read the primary: {why}"
+    if replica.primary_unreachable is not None:
+        return f"serves searches with what it has replayed; the primary is unreachable ({replica.primary_unreachable})"
+    return f"serves searches, {replica.lag or 0:.1f} s behind the primary"
 
 
 __all__ = ["Check", "Readiness"]

@@ -146,11 +146,20 @@ DB_POOL_SIZE = Gauge("registry_db_pool_connections", "Pooled database connection
 DB_POOL_IN_USE = Gauge("registry_db_pool_in_use", "Pooled database connections lent out")
 DB_POOL_WAITING = Gauge("registry_db_pool_waiting", "Callers waiting for a pooled database connection")
 READ_REPLICA_LAG = Gauge(
-    "registry_read_replica_lag_seconds", "Seconds the read replica is behind the primary (NaN while unmeasured)"
+    "registry_read_replica_lag_seconds",
+    "Seconds the read replica is behind the primary (NaN while unmeasured, or while the primary is unreachable)",
+    ["replica"],
 )
-READ_REPLICA_SERVING = Gauge("registry_read_replica_serving", "1 while the read replica serves searches, else 0")
-READ_POOL_IN_USE = Gauge("registry_db_read_pool_in_use", "Pooled connections to the read replica lent out")
-READ_POOL_WAITING = Gauge("registry_db_read_pool_waiting", "Searches waiting for a connection to the read replica")
+READ_REPLICA_SERVING = Gauge(
+    "registry_read_replica_serving", "1 while the read replica serves searches, else 0", ["replica"]
+)
+READ_REPLICA_READS = Counter(
+    "registry_read_replica_reads", "Searches and scans this process ran on the read replica", ["replica"]
+)
+READ_POOL_IN_USE = Gauge("registry_db_read_pool_in_use", "Pooled connections to the read replica lent out", ["replica"])
+READ_POOL_WAITING = Gauge(
+    "registry_db_read_pool_waiting", "Searches waiting for a connection to the read replica", ["replica"]
+)
 DATABASE_UP = Gauge("registry_database_up", "1 when the last scrape could read the database, else 0")
 
 
@@ -180,11 +189,11 @@ async def _refresh(database: Database, feed: ChangeFeed, events: EventHub, worke
     DB_POOL_WAITING.set(database.waiting())
     SSE_SUBSCRIBERS.set(events.subscriber_count)
     FEED_LAG.set(feed.lag)
-    if database.replica is not None:
-        READ_REPLICA_LAG.set(math.nan if database.replica.lag is None else database.replica.lag)
-        READ_REPLICA_SERVING.set(int(database.replica.serving))
-        READ_POOL_IN_USE.set(database.replica.database.usage()[0])
-        READ_POOL_WAITING.set(database.replica.database.waiting())
+    for replica in database.replicas:
+        READ_REPLICA_LAG.labels(replica.name).set(math.nan if replica.lag is None else replica.lag)
+        READ_REPLICA_SERVING.labels(replica.name).set(int(replica.serving))
+        READ_POOL_IN_USE.labels(replica.name).set(replica.database.usage()[0])
+        READ_POOL_WAITING.labels(replica.name).set(replica.database.waiting())
     try:
         async with asyncio.timeout(REFRESH_TIMEOUT):
             kinds = await descriptions_by_kind(database)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -272,8 +273,9 @@ class Database(Executor):
         self.connections = connections
         self.name = name
         self.listens = listens
-        #: Where client-driven reads go while it keeps up (``REGISTRY_DATABASE_READ_URL``; see run_search).
-        self.replica: ReadReplica | None = None
+        #: Where client-driven reads go while they keep up (``REGISTRY_DATABASE_READ_URL``; see run_search).
+        self.replicas: tuple[ReadReplica, ...] = ()
+        self._replica_turns = itertools.count()
         self._pool: asyncpg.Pool | None = None
 
     @property
@@ -420,17 +422,19 @@ class Database(Executor):
     async def _replica_first(
         self, read: Callable[[Database], Awaitable[Read]], *, statement_bound: float | None = None
     ) -> Read:
-        """``read`` on the read replica while it serves, else on this database. A replica that fails the read
-        (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs here. This
-        side bounds the wait too, so that a replica that stops answering does not hold the read: the read's own
-        ``statement_bound`` (seconds; a statement timeout within it is the read's answer, not run again here), or
-        else the replica's lag bound, plus ``REPLICA_GRACE``."""
-        replica = self.replica
-        if replica is not None and replica.serving:
+        """``read`` on a read replica that serves (the least busy), else on this database. A replica that fails
+        the read (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs
+        here. This side bounds the wait too, so that a replica that stops answering does not hold the read: the
+        read's own ``statement_bound`` (seconds; a statement timeout within it is the read's answer, not run again
+        here), or else the replica's lag bound, plus ``REPLICA_GRACE``."""
+        replica = self._serving_replica()
+        if replica is not None:
             wait = (replica.max_lag if statement_bound is None else statement_bound) + REPLICA_GRACE
             try:
                 async with asyncio.timeout(wait):
-                    return await read(replica.database)
+                    answer = await read(replica.database)
+                replica.reads.inc()
+                return answer
             except StatementTimeout as error:
                 if statement_bound is not None:
                     raise
@@ -440,6 +444,14 @@ class Database(Executor):
             except DatabaseUnavailable as error:
                 replica.set_aside(error)
         return await read(self)
+
+    def _serving_replica(self) -> ReadReplica | None:
+        """The least busy read replica that serves (taking turns among equals), or None."""
+        serving = [replica for replica in self.replicas if replica.serving]
+        if not serving:
+            return None
+        start = next(self._replica_turns) % len(serving)
+        return min(serving[start:] + serving[:start], key=lambda replica: replica.busy)
 
     async def stream(self, query: Query, /, *, batch: int = 200, **values: Any) -> AsyncIterator[Record]:
         """Rows through a server-side cursor, ``batch`` at a time: large answers never sit in memory whole."""

@@ -12,6 +12,15 @@ time, and the replica's replayed position says which of those notes it has reach
 newest note it has reached (every transaction committed before that note is visible there): at most its real lag
 plus one probe interval. A replica that has reached none of the notes kept, or whose schema is not the one this
 code needs (a migration not replayed yet), does not serve.
+
+While the primary cannot be reached, nothing can be committed there, and a replica that has replayed the newest
+position noted before keeps serving (its lag is unknown then: what the primary committed in its last moments, at
+most a probe interval before that note, may be missing). Searches go on while writes fail; the database check of
+``/readyz`` fails too, so a process cut off from a primary that others still reach leaves the load balancer's
+rotation instead of serving an ageing copy.
+
+There may be several read replicas: each is measured on its own, and a read goes to the least busy of those that
+serve (``Database.run_search``).
 """
 
 from __future__ import annotations
@@ -19,12 +28,15 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
 import math
 import time
+import urllib.parse
 from typing import Any
 
 from registry.errors import RegistryError
+from registry.metrics import READ_REPLICA_READS
 from registry.store.database import Database, Listening, translated
 
 log = logging.getLogger(__name__)
@@ -55,6 +67,12 @@ class _Unusable(Exception):
     """What a probe found that keeps the replica from serving."""
 
 
+def replica_name(url: str) -> str:
+    """``host:port/database`` of a replica's URL, without its credentials: for logs, ``/readyz`` and metrics."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.netloc.rpartition('@')[2]}{parts.path}" or "read replica"
+
+
 class ReadReplica:
     """A pool on the replica, and how far behind the primary it is (``lag``, None while unknown)."""
 
@@ -70,6 +88,7 @@ class ReadReplica:
     ) -> None:
         self.primary = primary
         self.schema_revision = schema_revision
+        self.name = replica_name(url)
         self.database = Database(url, connections=connections, name=f"{primary.name}-reads", listens=False)
         self.max_lag = max_lag
         self.probe_interval = probe_interval
@@ -77,6 +96,10 @@ class ReadReplica:
         self.lag: float | None = None
         #: Why the replica is not serving, for ``/readyz`` and the log (None while it serves).
         self.problem: str | None = "not measured yet"
+        #: Why the primary could not be read at the last probe, while the replica serves without it.
+        self.primary_unreachable: str | None = None
+        #: Reads it answered (``registry_read_replica_reads_total``).
+        self.reads = READ_REPLICA_READS.labels(self.name)
         #: (monotonic time, primary WAL position) of recent probes, oldest first.
         self._positions: collections.deque[tuple[float, int]] = collections.deque(maxlen=_KEPT_POSITIONS)
         #: When the newest note the replica had reached at the last good probe was taken, and when a read last
@@ -90,9 +113,16 @@ class ReadReplica:
 
     @property
     def serving(self) -> bool:
-        """Usable at the last probe, and what it had replayed then is still within the bound now: a probe that
-        stalls does not keep it serving."""
-        return self.problem is None and time.monotonic() - self._reached_at <= self.max_lag
+        """Usable at the last probe, and what it had replayed then is still within the bound now (or the primary
+        was unreachable then): a probe that stalls does not keep it serving (it ends in ``max_lag``)."""
+        if self.problem is not None:
+            return False
+        return self.primary_unreachable is not None or time.monotonic() - self._reached_at <= self.max_lag
+
+    @property
+    def busy(self) -> int:
+        """Reads holding or waiting for one of its connections."""
+        return self.database.usage()[0] + self.database.waiting()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="read-replica-lag")
@@ -129,8 +159,11 @@ class ReadReplica:
                 self._judge(None, f"its lag could not be measured ({error})")
             else:
                 if self._set_aside_at < started:  # else a read failed on it while this probe ran
-                    bound = f"{lag:.1f} s behind (bound {self.max_lag:g} s)"
-                    self._judge(lag, None if lag <= self.max_lag else bound)
+                    if isinstance(lag, _PrimaryUnreachable):
+                        self._judge(None, None, primary_unreachable=lag.why)
+                    else:
+                        bound = f"{lag:.1f} s behind (bound {self.max_lag:g} s)"
+                        self._judge(lag, None if lag <= self.max_lag else bound)
             await asyncio.sleep(self.probe_interval)
 
     async def _probe(self, database: Database, role: str, query: str) -> Any:
@@ -149,12 +182,20 @@ class ReadReplica:
             del self._probes[role]
             raise
 
-    async def _measure(self, now: float) -> float:
+    async def _measure(self, now: float) -> float | _PrimaryUnreachable:
+        """Seconds behind the primary; or, the primary being unreachable, why (the replica having replayed the
+        newest position noted before)."""
+        primary_unreachable: str | None = None
         try:
-            (position,) = await self._probe(self.primary, "replica-probe", _PRIMARY_POSITION)
+            # Half the bound: an unreachable primary host (no answer at all) leaves time to read the replica.
+            async with asyncio.timeout(self.max_lag / 2):
+                (position,) = await self._probe(self.primary, "replica-probe", _PRIMARY_POSITION)
         except RegistryError as error:
-            raise _Unusable(f"the primary's WAL position could not be read ({error.detail})") from error
-        self._positions.append((now, _record_boundary(int(position))))
+            primary_unreachable = str(error.__cause__ or error.detail)
+        except TimeoutError:
+            primary_unreachable = f"no answer within {self.max_lag / 2:g} s"
+        else:
+            self._positions.append((now, _record_boundary(int(position))))
         try:
             if not self.database.is_open:
                 await self.database.open()
@@ -165,6 +206,13 @@ class ReadReplica:
             raise _Unusable("not a streaming replica (not in recovery): its lag cannot be measured")
         if revision != self.schema_revision:
             raise _Unusable(f"its schema is at revision {revision}, this code needs {self.schema_revision}")
+        if primary_unreachable is not None:
+            if not self._positions or self._positions[-1][1] > replayed:
+                raise _Unusable(
+                    f"the primary is unreachable ({primary_unreachable}) and it had not replayed the primary's last "
+                    "position noted"
+                )
+            return _PrimaryUnreachable(primary_unreachable)
         # The oldest note kept becomes the newest one the replica has reached.
         while len(self._positions) > 1 and self._positions[1][1] <= replayed:
             self._positions.popleft()
@@ -174,12 +222,23 @@ class ReadReplica:
         self._reached_at = reached_at
         return time.monotonic() - reached_at
 
-    def _judge(self, lag: float | None, problem: str | None) -> None:
-        if problem is None and self.problem is not None:
-            log.info("the read replica serves searches (%.1f s behind)", lag)
+    def _judge(self, lag: float | None, problem: str | None, *, primary_unreachable: str | None = None) -> None:
+        if primary_unreachable is not None and self.primary_unreachable is None:
+            log.warning(
+                "the primary is unreachable (%s); the read replica %s serves searches with what it has replayed",
+                primary_unreachable,
+                self.name,
+            )
+        elif problem is None and self.problem is not None:
+            log.info("the read replica %s serves searches (%.1f s behind)", self.name, lag or 0)
         elif problem is not None and self.problem is None:
-            log.warning("the read replica is set aside, searches read the primary: %s", problem)
-        self.lag, self.problem = lag, problem
+            log.warning("the read replica %s is set aside: %s", self.name, problem)
+        self.lag, self.problem, self.primary_unreachable = lag, problem, primary_unreachable
 
 
-__all__ = ["PROBE_INTERVAL", "ReadReplica"]
+@dataclasses.dataclass(frozen=True, slots=True)
+class _PrimaryUnreachable:
+    why: str
+
+
+__all__ = ["PROBE_INTERVAL", "ReadReplica", "replica_name"]

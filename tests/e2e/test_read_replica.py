@@ -1,7 +1,8 @@
-"""Searches on a read replica (``REGISTRY_DATABASE_READ_URL``): a real primary and hot standby (streaming
-replication), the real server process. The replica serves searches, facets, resolution and JSONPath while it is at
+"""Searches on read replicas (``REGISTRY_DATABASE_READ_URL``): a real primary and hot standbys (streaming
+replication), the real server process. A replica serves searches, facets, resolution and JSONPath while it is at
 most ``REGISTRY_DB_READ_MAX_LAG`` behind; a replica that stalls (replay paused) or goes away is set aside and they
-read the primary, until it catches up again. Everything else reads the primary: a client reads its own writes."""
+read another or the primary, until it catches up again. Everything else reads the primary: a client reads its own
+writes. While the primary is down, a replica that had replayed everything keeps serving searches."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from registry.store.replica import replica_name
 from tests.support.servers import ServerProcess, ThrowawayPostgres, admin_execute, wait_until
 from tests.support.things import thing
 
@@ -47,7 +49,8 @@ def _replica_check(base_url: str) -> dict[str, object]:
 
 
 def _serving(base_url: str) -> bool:
-    return str(_replica_check(base_url)["detail"]).startswith("serves searches")
+    """Every read replica serves searches."""
+    return "set aside" not in str(_replica_check(base_url)["detail"])
 
 
 def _found(base_url: str, word: str) -> bool:
@@ -60,6 +63,17 @@ def _jsonpath_finds(base_url: str, thing_id: str) -> bool:
     answer = httpx.get(base_url + "/search/jsonpath", params={"query": f"$[?@.id=='{thing_id}'].id"}, timeout=10)
     assert answer.status_code == 200, answer.text
     return bool(answer.json() == [thing_id])
+
+
+def _metrics(base_url: str) -> str:
+    return httpx.get(base_url + "/metrics", timeout=5).text
+
+
+def _reads_on(base_url: str, standby: ThrowawayPostgres) -> float:
+    """Searches and scans the server ran on ``standby`` (``registry_read_replica_reads_total``)."""
+    name = f'registry_read_replica_reads_total{{replica="{replica_name(standby.url)}"}} '
+    lines = [line for line in _metrics(base_url).splitlines() if line.startswith(name)]
+    return float(lines[0].removeprefix(name)) if lines else 0.0
 
 
 def _register(base_url: str, thing_id: str, word: str) -> None:
@@ -99,17 +113,17 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
         assert "behind (bound 5 s)" in detail, detail
         assert _found(base, "quokkaword")
         assert _jsonpath_finds(base, "urn:test:replica:second")
-        assert "registry_read_replica_serving 0.0" in httpx.get(base + "/metrics", timeout=5).text
+        assert f'registry_read_replica_serving{{replica="{replica_name(standby.url)}"}} 0.0' in _metrics(base)
     finally:
         admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
 
     wait_until(lambda: _serving(base), 30, "the replica serves again once it caught up")
     assert _found(base, "quokkaword")
-    metrics = httpx.get(base + "/metrics", timeout=5).text
-    assert "registry_read_replica_serving 1.0" in metrics
+    metrics, label = _metrics(base), f'{{replica="{replica_name(standby.url)}"}}'
+    assert f"registry_read_replica_serving{label} 1.0" in metrics
     # The read pool's gauges, to size REGISTRY_DB_READ_POOL_SIZE by (no search is running now).
-    assert "registry_db_read_pool_in_use 0.0" in metrics
-    assert "registry_db_read_pool_waiting 0.0" in metrics
+    assert f"registry_db_read_pool_in_use{label} 0.0" in metrics
+    assert f"registry_db_read_pool_waiting{label} 0.0" in metrics
 
 
 def test_a_replica_that_goes_away_is_set_aside(
@@ -131,3 +145,98 @@ def test_a_replica_that_goes_away_is_set_aside(
         standby.start()
     wait_until(lambda: _serving(base), 30, "the replica serves again once it is back")
     assert _found(base, "wombatword")
+
+
+def test_searches_are_shared_among_several_replicas_and_one_that_stalls_is_set_aside(
+    clusters: tuple[ThrowawayPostgres, ThrowawayPostgres],
+) -> None:
+    primary, first = clusters
+    second = primary.standby()
+    try:
+        env = {"REGISTRY_DATABASE_READ_URL": f"{first.url}\n{second.url}", "REGISTRY_DB_READ_MAX_LAG": str(MAX_LAG)}
+        with ServerProcess(primary.url, env) as process:
+            base = process.base_url
+            _register_replicated(base, "urn:test:replicas:first", "ibexword")
+            before = _reads_on(base, first), _reads_on(base, second)
+            for _ in range(10):
+                assert _found(base, "ibexword")
+            # One search at a time: each finds both idle, and they take turns.
+            assert _reads_on(base, first) - before[0] >= 4, _metrics(base)
+            assert _reads_on(base, second) - before[1] >= 4, _metrics(base)
+
+            admin_execute(second.url, "SELECT pg_wal_replay_pause()")
+            try:
+                _register(base, "urn:test:replicas:second", "oryxword")
+                wait_until(
+                    lambda: str(_replica_check(base)["detail"]).startswith("1 of 2 serve searches"),
+                    MAX_LAG + 10,
+                    "the stalled replica is set aside",
+                )
+                detail = str(_replica_check(base)["detail"])
+                assert f"{replica_name(second.url)}: set aside, searches read the primary" in detail, detail
+                # Every search now reads the replica that keeps up (or the primary): none misses the write.
+                assert all(_found(base, "oryxword") for _ in range(6))
+            finally:
+                admin_execute(second.url, "SELECT pg_wal_replay_resume()")
+            wait_until(
+                lambda: str(_replica_check(base)["detail"]).startswith("2 of 2 serve searches"), 30, "both serve again"
+            )
+    finally:
+        second.destroy()
+
+
+def test_while_the_primary_is_down_searches_read_a_replica_that_had_replayed_everything(
+    server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
+) -> None:
+    base, (primary, _standby) = server.base_url, clusters
+    _register_replicated(base, "urn:test:replica:fourth", "lemurword")
+
+    primary.stop("immediate")
+    try:
+        wait_until(
+            lambda: "the primary is unreachable" in str(_replica_check(base)["detail"]), 30, "the primary is missed"
+        )
+        assert _serving(base), _replica_check(base)
+        # Discovery goes on: searches, resolution, facets and JSONPath answer from the replica ...
+        assert _found(base, "lemurword")
+        assert _jsonpath_finds(base, "urn:test:replica:fourth")
+        facets = httpx.get(base + "/api/v1/facets", timeout=10)
+        assert facets.status_code == 200, facets.text
+        # ... while writes fail with a problem, and the process is unready (a balancer sends writes elsewhere).
+        refused = httpx.put(
+            f"{base}/things/urn:test:replica:fifth", json=thing("Late", id="urn:test:replica:fifth"), timeout=30
+        )
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["content-type"].startswith("application/problem+json")
+        assert httpx.get(base + "/readyz", timeout=10).status_code == 503
+    finally:
+        primary.start()
+    wait_until(
+        lambda: str(_replica_check(base)["detail"]).startswith("serves searches, "), 30, "the lag is measured again"
+    )
+    _register_replicated(base, "urn:test:replica:sixth", "tapirword")
+
+
+def test_while_the_primary_is_down_a_replica_that_lags_behind_is_not_read(
+    server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
+) -> None:
+    base, (primary, standby) = server.base_url, clusters
+    _register_replicated(base, "urn:test:replica:seventh", "okapiword")
+
+    admin_execute(standby.url, "SELECT pg_wal_replay_pause()")
+    try:
+        _register(base, "urn:test:replica:eighth", "dugongword")
+        time.sleep(1)  # two probes: the primary's position past the write is noted
+        primary.stop("immediate")
+        try:
+            wait_until(lambda: not _serving(base), 30, "the lagging replica is set aside")
+            detail = str(_replica_check(base)["detail"])
+            assert "had not replayed the primary's last position noted" in detail, detail
+            # The primary is down and the replica is behind it: a search fails rather than answer without the write.
+            missed = httpx.get(base + "/api/v1/search", params={"q": "dugongword"}, timeout=30)
+            assert missed.status_code == 503, missed.text
+        finally:
+            primary.start()
+    finally:
+        admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
+    wait_until(lambda: _serving(base) and _found(base, "dugongword"), 30, "the replica serves again")

@@ -43,9 +43,9 @@ async def test_a_database_that_is_not_a_standby_is_set_aside(database: Database,
 async def test_an_unreachable_replica_is_set_aside_and_searches_read_the_primary(database: Database) -> None:
     unreachable = f"postgresql://postgres@127.0.0.1:{free_port()}/registry"
     replica = ReadReplica(database, unreachable, connections=1, max_lag=5, schema_revision=head_revision())
-    database.replica = replica
+    database.replicas = (replica,)
     try:
         assert (await _problem_once_probed(replica)).startswith("unreachable (")
         assert await _searched_on(database) == database.name  # the primary's pool answered
     finally:
-        database.replica = None
+        database.replicas = ()

@@ -57,13 +57,35 @@ def test_an_external_store_needs_both_its_query_and_update_endpoints() -> None:
 def test_the_read_replica_url_is_read_from_its_file(tmp_path: Path) -> None:
     (tmp_path / "read-url").write_text("postgresql://reader:s3cret@replica/registry\n")
     settings = Settings.from_env({"REGISTRY_DATABASE_READ_URL_FILE": str(tmp_path / "read-url")})
-    assert settings.database_read_url == "postgresql://reader:s3cret@replica/registry"
+    assert settings.database_read_urls == ("postgresql://reader:s3cret@replica/registry",)
+
+
+def test_several_read_replicas_are_named_one_per_line_or_separated_by_spaces(tmp_path: Path) -> None:
+    (tmp_path / "read-urls").write_text(
+        "postgresql://reader@replica-a/registry\npostgres://reader@replica-b/registry\n"
+    )
+    settings = Settings.from_env({"REGISTRY_DATABASE_READ_URL_FILE": str(tmp_path / "read-urls")})
+    assert settings.database_read_urls == (
+        "postgresql://reader@replica-a/registry",
+        "postgres://reader@replica-b/registry",
+    )
+    # libpq's multi-host form (commas) stays one URL: one replica, whichever host answers.
+    spaced = Settings.from_env({"REGISTRY_DATABASE_READ_URL": " postgresql://a,b/registry  postgresql://c/registry "})
+    assert spaced.database_read_urls == ("postgresql://a,b/registry", "postgresql://c/registry")
 
 
 @pytest.mark.parametrize(
     ("environment", "message"),
     [
         ({"REGISTRY_DATABASE_READ_URL": "mysql://replica/registry"}, "must be a PostgreSQL URL"),
+        (
+            {"REGISTRY_DATABASE_READ_URL": "postgresql://replica/registry mysql://other/registry"},
+            "per read replica, not mysql://",
+        ),
+        (
+            {"REGISTRY_DATABASE_READ_URL": "postgresql://replica/registry postgresql://replica/registry"},
+            "names a read replica twice",
+        ),
         (
             {"REGISTRY_DATABASE_READ_URL": "postgresql://replica/registry", "REGISTRY_DB_READ_POOL_SIZE": "0"},
             "REGISTRY_DB_READ_POOL_SIZE must be at least 1",
