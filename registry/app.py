@@ -72,7 +72,7 @@ from registry.store.catalog import CatalogStore
 from registry.store.database import Database
 from registry.store.keys import KeyStore
 from registry.store.migrations import head_revision
-from registry.store.replica import ReadReplica
+from registry.store.replica import ReadReplica, replica_names
 from registry.store.servers import ServerStore
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.things import ThingStore
@@ -146,6 +146,7 @@ def create_app(settings: Settings) -> Litestar:
         await _start_offload_threads()
         database = Database(settings.database_url, connections=settings.db_pool_size)
         await database.open()
+        urls = settings.database_read_urls
         database.replicas = tuple(
             ReadReplica(
                 database,
@@ -153,8 +154,9 @@ def create_app(settings: Settings) -> Litestar:
                 connections=settings.db_read_pool_size,
                 max_lag=settings.db_read_max_lag,
                 schema_revision=schema_revision,
+                name=name,
             )
-            for url in settings.database_read_urls
+            for url, name in zip(urls, replica_names(urls), strict=True)
         )
         things = ThingStore(database)
         library = ContextLibrary.load(settings.context_dir)

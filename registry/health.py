@@ -4,7 +4,9 @@ Liveness (``/livez``) only says the process answers; readiness says the replica 
 database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
 caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
 seconds. Read replicas (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches
-read the primary while they are set aside.
+read the primary while they are set aside. While the primary is down and a read replica serves searches without it
+(:mod:`registry.store.replica`), the process stays ready, for searches: the checks that fail with the primary are
+reported and not counted.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from registry.store.replica import ReadReplica
 #: Seconds the database check may take before it counts as failed.
 DATABASE_CHECK_TIMEOUT = 2.0
 _SCHEMA_REVISION = sa.text("SELECT version_num FROM alembic_version")
+#: The checks that fail with the primary (the SPARQL worker is restarted until it can follow the change log).
+_PRIMARY_CHECKS = {"database", "sparql_worker", "change_feed"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -31,6 +35,8 @@ class Check:
     name: str
     ok: bool
     detail: str
+    #: Whether a failure makes the process unready.
+    counts: bool = True
 
 
 class Readiness:
@@ -49,6 +55,17 @@ class Readiness:
         checks = [await self._database(), self._sparql_worker(), self._change_feed()]
         if self.database.replicas:
             checks.append(_read_replicas(self.database.replicas))
+            if any(replica.serving and replica.primary_unreachable for replica in self.database.replicas):
+                # Discovery through a failover: the primary is down (its own replicas lost it too), searches read
+                # a replica, and every other endpoint answers 503 with Retry-After meanwhile.
+                checks = [
+                    dataclasses.replace(
+                        check, counts=False, detail=f"{check.detail} (not counted: read replicas serve searches)"
+                    )
+                    if check.name in _PRIMARY_CHECKS and not check.ok
+                    else check
+                    for check in checks
+                ]
         return checks
 
     async def _database(self) -> Check:
@@ -82,17 +99,17 @@ def _read_replicas(replicas: Sequence[ReadReplica]) -> Check:
     """One check for every read replica; never makes the process unready: searches read the primary while every
     replica is set aside."""
     states = [_read_replica_state(replica) for replica in replicas]
-    if len(replicas) == 1:
-        return Check("read_replica", True, states[0])
     serving = sum(replica.serving for replica in replicas)
+    elsewhere = "" if serving else "; searches read the primary"
+    if len(replicas) == 1:
+        return Check("read_replica", True, states[0] + elsewhere)
     named = "; ".join(f"{replica.name}: {state}" for replica, state in zip(replicas, states, strict=True))
-    return Check("read_replica", True, f"{serving} of {len(replicas)} serve searches; {named}")
+    return Check("read_replica", True, f"{serving} of {len(replicas)} serve searches{elsewhere}; {named}")
 
 
 def _read_replica_state(replica: ReadReplica) -> str:
     if not replica.serving:
-        why = replica.problem or "its last measurement is older than the bound"
-        return f"set aside, searches read the primary: {why}"
+        return f"set aside: {replica.problem or 'its last measurement is older than the bound'}"
     if replica.primary_unreachable is not None:
         return f"serves searches with what it has replayed; the primary is unreachable ({replica.primary_unreachable})"
     return f"serves searches, {replica.lag or 0:.1f} s behind the primary"

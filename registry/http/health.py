@@ -6,7 +6,7 @@ import msgspec
 from litestar import Response, get
 from litestar.di import NamedDependency
 
-from registry.health import Readiness
+from registry.health import Check, Readiness
 from registry.http.contract import JSON_OBJECT, Answer, documented
 from registry.http.problems import problem_response
 
@@ -47,7 +47,7 @@ async def readyz(readiness: NamedDependency[Readiness]) -> Response[bytes]:
     """Database reachable with the expected schema, SPARQL worker up, change feed not lagging; else 503."""
     checks = await readiness.checks()
     report = {check.name: {"ok": check.ok, "detail": check.detail} for check in checks}
-    failing = [check for check in checks if not check.ok]
+    failing = [check for check in checks if not check.ok and check.counts]
     if failing:
         named = "; ".join(f"{check.name}: {check.detail}" for check in failing)
         return problem_response(
@@ -57,10 +57,14 @@ async def readyz(readiness: NamedDependency[Readiness]) -> Response[bytes]:
             checks=report,
         )
     return Response(
-        content=msgspec.json.encode({"status": "ready", "checks": report}),
+        content=msgspec.json.encode({"status": _status(checks), "checks": report}),
         media_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
+
+
+def _status(checks: list[Check]) -> str:
+    return "ready" if all(check.ok for check in checks) else "ready for searches only"
 
 
 __all__ = ["livez", "readyz"]

@@ -423,12 +423,13 @@ class Database(Executor):
         self, read: Callable[[Database], Awaitable[Read]], *, statement_bound: float | None = None
     ) -> Read:
         """``read`` on a read replica that serves (the least busy), else on this database. A replica that fails
-        the read (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs
-        here. This side bounds the wait too, so that a replica that stops answering does not hold the read: the
-        read's own ``statement_bound`` (seconds; a statement timeout within it is the read's answer, not run again
-        here), or else the replica's lag bound, plus ``REPLICA_GRACE``."""
-        replica = self._serving_replica()
-        if replica is not None:
+        the read (unreachable, a conflict with its recovery, no answer in time) is set aside and the read runs on
+        the next one, or here. This side bounds the wait too, so that a replica that stops answering does not hold
+        the read: the read's own ``statement_bound`` (seconds; a statement timeout within it is the read's answer,
+        not run again here), or else the replica's lag bound, plus ``REPLICA_GRACE``."""
+        tried: list[ReadReplica] = []
+        while (replica := self._serving_replica(tried)) is not None:
+            tried.append(replica)
             wait = (replica.max_lag if statement_bound is None else statement_bound) + REPLICA_GRACE
             try:
                 async with asyncio.timeout(wait):
@@ -445,9 +446,9 @@ class Database(Executor):
                 replica.set_aside(error)
         return await read(self)
 
-    def _serving_replica(self) -> ReadReplica | None:
-        """The least busy read replica that serves (taking turns among equals), or None."""
-        serving = [replica for replica in self.replicas if replica.serving]
+    def _serving_replica(self, tried: Sequence[ReadReplica]) -> ReadReplica | None:
+        """The least busy read replica that serves (taking turns among equals) but the ``tried`` ones, or None."""
+        serving = [replica for replica in self.replicas if replica.serving and replica not in tried]
         if not serving:
             return None
         start = next(self._replica_turns) % len(serving)

@@ -13,11 +13,11 @@ newest note it has reached (every transaction committed before that note is visi
 plus one probe interval. A replica that has reached none of the notes kept, or whose schema is not the one this
 code needs (a migration not replayed yet), does not serve.
 
-While the primary cannot be reached, nothing can be committed there, and a replica that has replayed the newest
-position noted before keeps serving (its lag is unknown then: what the primary committed in its last moments, at
-most a probe interval before that note, may be missing). Searches go on while writes fail; the database check of
-``/readyz`` fails too, so a process cut off from a primary that others still reach leaves the load balancer's
-rotation instead of serving an ageing copy.
+While the primary cannot be reached, and the replica has lost it too (its WAL receiver does not stream), a
+replica that has replayed all it received and the primary's flushed position at the last probe that read it keeps
+serving: discovery goes on through a failover, with what the primary had committed up to about one probe before it
+went (its lag is unknown then). A primary that only this process cannot reach still streams to the replica, which
+is then set aside: a replica does not serve an ageing copy while the primary takes writes from elsewhere.
 
 There may be several read replicas: each is measured on its own, and a read goes to the least busy of those that
 serve (``Database.run_search``).
@@ -33,9 +33,10 @@ import logging
 import math
 import time
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any
 
-from registry.errors import RegistryError
+from registry.errors import DatabaseUnavailable, RegistryError
 from registry.metrics import READ_REPLICA_READS
 from registry.store.database import Database, Listening, translated
 
@@ -46,10 +47,18 @@ PROBE_INTERVAL = 0.5
 #: Notes of the primary's position kept at most (an hour of probes): a replica stuck longer reads as an hour behind.
 _KEPT_POSITIONS = 7200
 
-_PRIMARY_POSITION = "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint"
+#: The insert position measures the lag; the flush position bounds what a primary that goes down had committed
+#: (a replica can never receive WAL that was not flushed).
+_PRIMARY_POSITION = (
+    "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint, (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::bigint"
+)
+#: Also whether it still streams from its primary (the WAL receiver's status: no row when none runs; NULL for a
+#: role without ``pg_read_all_stats``), and whether it has replayed all it received.
 _REPLICA_POSITION = (
     "SELECT pg_is_in_recovery(), (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, "
-    "(SELECT version_num FROM alembic_version)"
+    "(SELECT version_num FROM alembic_version), "
+    "(SELECT coalesce(status, 'hidden') FROM pg_stat_wal_receiver), "
+    "coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn(), true)"
 )
 #: WAL page size, and the sizes of a page's header (the long one starts a segment).
 _WAL_PAGE = 8192
@@ -67,10 +76,22 @@ class _Unusable(Exception):
     """What a probe found that keeps the replica from serving."""
 
 
-def replica_name(url: str) -> str:
-    """``host:port/database`` of a replica's URL, without its credentials: for logs, ``/readyz`` and metrics."""
+def replica_names(urls: Sequence[str]) -> list[str]:
+    """``host:port/database`` of each replica's URL, without its credentials (for logs, ``/readyz`` and metrics),
+    numbered where two would read the same (the same host under two roles)."""
+    names = [_without_credentials(url) for url in urls]
+    return [
+        f"{name} #{names[:position].count(name) + 1}" if names.count(name) > 1 else name
+        for position, name in enumerate(names)
+    ]
+
+
+def _without_credentials(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
-    return f"{parts.netloc.rpartition('@')[2]}{parts.path}" or "read replica"
+    # libpq's host and port parameters (a Unix socket's directory) name the server when the URL's authority does not.
+    query = {key: value for key, value in urllib.parse.parse_qsl(parts.query) if key in {"host", "port"}}
+    server = parts.netloc.rpartition("@")[2] or ":".join(query.values())
+    return f"{server}{parts.path}" or "read replica"
 
 
 class ReadReplica:
@@ -84,11 +105,13 @@ class ReadReplica:
         connections: int,
         max_lag: float,
         schema_revision: str,
+        name: str = "",
         probe_interval: float = PROBE_INTERVAL,
     ) -> None:
+        """``name``: for logs, ``/readyz`` and metrics (:func:`replica_names`; by default its URL's)."""
         self.primary = primary
         self.schema_revision = schema_revision
-        self.name = replica_name(url)
+        self.name = name or replica_names([url])[0]
         self.database = Database(url, connections=connections, name=f"{primary.name}-reads", listens=False)
         self.max_lag = max_lag
         self.probe_interval = probe_interval
@@ -102,6 +125,8 @@ class ReadReplica:
         self.reads = READ_REPLICA_READS.labels(self.name)
         #: (monotonic time, primary WAL position) of recent probes, oldest first.
         self._positions: collections.deque[tuple[float, int]] = collections.deque(maxlen=_KEPT_POSITIONS)
+        #: The primary's flushed WAL position at the last probe that read it.
+        self._flushed = 0
         #: When the newest note the replica had reached at the last good probe was taken, and when a read last
         #: set it aside.
         self._reached_at = -math.inf
@@ -125,7 +150,7 @@ class ReadReplica:
         return self.database.usage()[0] + self.database.waiting()
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._follow(), name="read-replica-lag")
+        self._task = asyncio.create_task(self._follow(), name=f"read-replica-lag {self.name}")
 
     async def stop(self) -> None:
         try:
@@ -155,7 +180,7 @@ class ReadReplica:
             except _Unusable as problem:
                 self._judge(None, str(problem))
             except Exception as error:  # a probe must never end the monitor: the replica would serve unwatched
-                log.exception("measuring the read replica's lag failed")
+                log.exception("measuring the lag of the read replica %s failed", self.name)
                 self._judge(None, f"its lag could not be measured ({error})")
             else:
                 if self._set_aside_at < started:  # else a read failed on it while this probe ran
@@ -183,23 +208,29 @@ class ReadReplica:
             raise
 
     async def _measure(self, now: float) -> float | _PrimaryUnreachable:
-        """Seconds behind the primary; or, the primary being unreachable, why (the replica having replayed the
-        newest position noted before)."""
+        """Seconds behind the primary; or, the primary being unreachable, why (see the module's docstring)."""
         primary_unreachable: str | None = None
         try:
             # Half the bound: an unreachable primary host (no answer at all) leaves time to read the replica.
             async with asyncio.timeout(self.max_lag / 2):
-                (position,) = await self._probe(self.primary, "replica-probe", _PRIMARY_POSITION)
-        except RegistryError as error:
+                inserted, flushed = await self._probe(self.primary, "replica-probe", _PRIMARY_POSITION)
+        except DatabaseUnavailable as error:
             primary_unreachable = str(error.__cause__ or error.detail)
         except TimeoutError:
             primary_unreachable = f"no answer within {self.max_lag / 2:g} s"
+        except RegistryError as error:
+            raise _Unusable(f"the primary's WAL position could not be read ({error.detail})") from error
         else:
-            self._positions.append((now, _record_boundary(int(position))))
+            if self._positions and inserted < self._positions[-1][1]:
+                self._positions.clear()  # another primary (a promoted replica): the old notes say nothing of it
+            self._positions.append((now, _record_boundary(int(inserted))))
+            self._flushed = _record_boundary(int(flushed))
         try:
             if not self.database.is_open:
                 await self.database.open()
-            recovering, replayed, revision = await self._probe(self.database, "probe", _REPLICA_POSITION)
+            recovering, replayed, revision, receiving, replayed_all = await self._probe(
+                self.database, "probe", _REPLICA_POSITION
+            )
         except RegistryError as error:
             raise _Unusable(f"unreachable ({error.__cause__ or error.detail})") from error
         if not recovering or replayed is None:
@@ -207,12 +238,7 @@ class ReadReplica:
         if revision != self.schema_revision:
             raise _Unusable(f"its schema is at revision {revision}, this code needs {self.schema_revision}")
         if primary_unreachable is not None:
-            if not self._positions or self._positions[-1][1] > replayed:
-                raise _Unusable(
-                    f"the primary is unreachable ({primary_unreachable}) and it had not replayed the primary's last "
-                    "position noted"
-                )
-            return _PrimaryUnreachable(primary_unreachable)
+            return self._without_primary(primary_unreachable, replayed, receiving, replayed_all)
         # The oldest note kept becomes the newest one the replica has reached.
         while len(self._positions) > 1 and self._positions[1][1] <= replayed:
             self._positions.popleft()
@@ -222,6 +248,24 @@ class ReadReplica:
         self._reached_at = reached_at
         return time.monotonic() - reached_at
 
+    def _without_primary(
+        self, why: str, replayed: int, receiving: str | None, replayed_all: bool
+    ) -> _PrimaryUnreachable:
+        """The replica serves while the primary is unreachable only if it has lost its primary too (a primary that
+        merely refuses this process's probe still streams to it, and commits what it would miss), and has replayed
+        all it received and everything the primary had flushed at the last probe that read it."""
+        unreachable = f"the primary is unreachable ({why})"
+        if receiving == "hidden":
+            raise _Unusable(
+                f"{unreachable}, and the replica's role cannot see whether it still streams from it "
+                "(grant it pg_read_all_stats)"
+            )
+        if receiving == "streaming":
+            raise _Unusable(f"{unreachable} from here, but the replica still streams from it")
+        if not self._positions or replayed < self._flushed or not replayed_all:
+            raise _Unusable(f"{unreachable}, and the replica had not replayed all the primary had written")
+        return _PrimaryUnreachable(why)
+
     def _judge(self, lag: float | None, problem: str | None, *, primary_unreachable: str | None = None) -> None:
         if primary_unreachable is not None and self.primary_unreachable is None:
             log.warning(
@@ -229,8 +273,8 @@ class ReadReplica:
                 primary_unreachable,
                 self.name,
             )
-        elif problem is None and self.problem is not None:
-            log.info("the read replica %s serves searches (%.1f s behind)", self.name, lag or 0)
+        elif problem is None and (self.problem is not None or self.primary_unreachable is not None):
+            log.info("the read replica %s serves searches (%.1f s behind the primary)", self.name, lag or 0)
         elif problem is not None and self.problem is None:
             log.warning("the read replica %s is set aside: %s", self.name, problem)
         self.lag, self.problem, self.primary_unreachable = lag, problem, primary_unreachable
@@ -241,4 +285,4 @@ class _PrimaryUnreachable:
     why: str
 
 
-__all__ = ["PROBE_INTERVAL", "ReadReplica", "replica_name"]
+__all__ = ["PROBE_INTERVAL", "ReadReplica", "replica_names"]

@@ -6,14 +6,18 @@ writes. While the primary is down, a replica that had replayed everything keeps 
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from registry.store.replica import replica_name
-from tests.support.servers import ServerProcess, ThrowawayPostgres, admin_execute, wait_until
+from registry.store.database import Database
+from registry.store.migrations import head_revision
+from registry.store.replica import ReadReplica, replica_names
+from tests.support.servers import ServerProcess, ThrowawayPostgres, admin_execute, free_port, wait_until
 from tests.support.things import thing
 
 MAX_LAG = 5
@@ -65,13 +69,23 @@ def _jsonpath_finds(base_url: str, thing_id: str) -> bool:
     return bool(answer.json() == [thing_id])
 
 
+def _name(standby: ThrowawayPostgres) -> str:
+    return replica_names([standby.url])[0]
+
+
+def _lag_of(base_url: str) -> float:
+    """Seconds the (one) replica is behind, as ``/readyz`` says; 0 when it does not say."""
+    found = re.search(r"([0-9.]+) s behind", str(_replica_check(base_url)["detail"]))
+    return float(found.group(1)) if found else 0.0
+
+
 def _metrics(base_url: str) -> str:
     return httpx.get(base_url + "/metrics", timeout=5).text
 
 
 def _reads_on(base_url: str, standby: ThrowawayPostgres) -> float:
     """Searches and scans the server ran on ``standby`` (``registry_read_replica_reads_total``)."""
-    name = f'registry_read_replica_reads_total{{replica="{replica_name(standby.url)}"}} '
+    name = f'registry_read_replica_reads_total{{replica="{_name(standby)}"}} '
     lines = [line for line in _metrics(base_url).splitlines() if line.startswith(name)]
     return float(lines[0].removeprefix(name)) if lines else 0.0
 
@@ -113,13 +127,13 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
         assert "behind (bound 5 s)" in detail, detail
         assert _found(base, "quokkaword")
         assert _jsonpath_finds(base, "urn:test:replica:second")
-        assert f'registry_read_replica_serving{{replica="{replica_name(standby.url)}"}} 0.0' in _metrics(base)
+        assert f'registry_read_replica_serving{{replica="{_name(standby)}"}} 0.0' in _metrics(base)
     finally:
         admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
 
     wait_until(lambda: _serving(base), 30, "the replica serves again once it caught up")
     assert _found(base, "quokkaword")
-    metrics, label = _metrics(base), f'{{replica="{replica_name(standby.url)}"}}'
+    metrics, label = _metrics(base), f'{{replica="{_name(standby)}"}}'
     assert f"registry_read_replica_serving{label} 1.0" in metrics
     # The read pool's gauges, to size REGISTRY_DB_READ_POOL_SIZE by (no search is running now).
     assert f"registry_db_read_pool_in_use{label} 0.0" in metrics
@@ -173,9 +187,12 @@ def test_searches_are_shared_among_several_replicas_and_one_that_stalls_is_set_a
                     "the stalled replica is set aside",
                 )
                 detail = str(_replica_check(base)["detail"])
-                assert f"{replica_name(second.url)}: set aside, searches read the primary" in detail, detail
-                # Every search now reads the replica that keeps up (or the primary): none misses the write.
+                assert f"{_name(second)}: set aside: " in detail, detail
+                # Every search now reads the replica that keeps up: none misses the write.
+                before = _reads_on(base, first), _reads_on(base, second)
                 assert all(_found(base, "oryxword") for _ in range(6))
+                assert _reads_on(base, first) == before[0] + 6
+                assert _reads_on(base, second) == before[1]
             finally:
                 admin_execute(second.url, "SELECT pg_wal_replay_resume()")
             wait_until(
@@ -188,27 +205,36 @@ def test_searches_are_shared_among_several_replicas_and_one_that_stalls_is_set_a
 def test_while_the_primary_is_down_searches_read_a_replica_that_had_replayed_everything(
     server: ServerProcess, clusters: tuple[ThrowawayPostgres, ThrowawayPostgres]
 ) -> None:
-    base, (primary, _standby) = server.base_url, clusters
+    base, (primary, standby) = server.base_url, clusters
     _register_replicated(base, "urn:test:replica:fourth", "lemurword")
 
     primary.stop("immediate")
     try:
         wait_until(
-            lambda: "the primary is unreachable" in str(_replica_check(base)["detail"]), 30, "the primary is missed"
+            lambda: str(_replica_check(base)["detail"]).startswith("serves searches with what it has replayed"),
+            30,
+            "the replica serves without the primary",
         )
-        assert _serving(base), _replica_check(base)
         # Discovery goes on: searches, resolution, facets and JSONPath answer from the replica ...
+        before = _reads_on(base, standby)
         assert _found(base, "lemurword")
         assert _jsonpath_finds(base, "urn:test:replica:fourth")
         facets = httpx.get(base + "/api/v1/facets", timeout=10)
         assert facets.status_code == 200, facets.text
-        # ... while writes fail with a problem, and the process is unready (a balancer sends writes elsewhere).
+        assert _reads_on(base, standby) >= before + 3
+        # ... while writes fail with a problem; the process stays ready, for searches (else a balancer would take
+        # every process of the directory out of rotation, and nobody could search).
         refused = httpx.put(
             f"{base}/things/urn:test:replica:fifth", json=thing("Late", id="urn:test:replica:fifth"), timeout=30
         )
         assert refused.status_code == 503, refused.text
         assert refused.headers["content-type"].startswith("application/problem+json")
-        assert httpx.get(base + "/readyz", timeout=10).status_code == 503
+        ready = httpx.get(base + "/readyz", timeout=10)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["status"] == "ready for searches only"
+        database = ready.json()["checks"]["database"]
+        assert database["ok"] is False
+        assert database["detail"].endswith("(not counted: read replicas serve searches)"), database
     finally:
         primary.start()
     wait_until(
@@ -226,12 +252,13 @@ def test_while_the_primary_is_down_a_replica_that_lags_behind_is_not_read(
     admin_execute(standby.url, "SELECT pg_wal_replay_pause()")
     try:
         _register(base, "urn:test:replica:eighth", "dugongword")
-        time.sleep(1)  # two probes: the primary's position past the write is noted
+        # A probe after the write has read the primary's position past it once the replica reads as behind.
+        wait_until(lambda: _lag_of(base) >= 1.0, 30, "the paused replica reads as behind")
         primary.stop("immediate")
         try:
             wait_until(lambda: not _serving(base), 30, "the lagging replica is set aside")
             detail = str(_replica_check(base)["detail"])
-            assert "had not replayed the primary's last position noted" in detail, detail
+            assert "the replica had not replayed all the primary had written" in detail, detail
             # The primary is down and the replica is behind it: a search fails rather than answer without the write.
             missed = httpx.get(base + "/api/v1/search", params={"q": "dugongword"}, timeout=30)
             assert missed.status_code == 503, missed.text
@@ -240,3 +267,24 @@ def test_while_the_primary_is_down_a_replica_that_lags_behind_is_not_read(
     finally:
         admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
     wait_until(lambda: _serving(base) and _found(base, "dugongword"), 30, "the replica serves again")
+
+
+async def test_a_replica_that_still_streams_from_a_primary_this_process_cannot_reach_is_not_read(
+    clusters: tuple[ThrowawayPostgres, ThrowawayPostgres],
+) -> None:
+    """Only this process is cut off from the primary (here: a wrong address), which still takes writes and streams
+    them to the replica: the replica would grow stale, so it is set aside."""
+    _primary, standby = clusters
+    unreachable = Database(f"postgresql://postgres@127.0.0.1:{free_port()}/postgres", connections=2)
+    replica = ReadReplica(unreachable, standby.url, connections=1, max_lag=MAX_LAG, schema_revision=head_revision())
+    await replica.start()
+    try:
+        for _ in range(200):
+            if replica.problem != "not measured yet":
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await replica.stop()
+    assert replica.problem is not None
+    assert replica.problem.endswith("but the replica still streams from it")
+    assert not replica.serving
