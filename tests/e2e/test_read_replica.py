@@ -6,7 +6,6 @@ writes. While the primary is down, a replica that had replayed everything keeps 
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ import pytest
 from registry.store.database import Database
 from registry.store.migrations import head_revision
 from registry.store.replica import ReadReplica, replica_names
+from tests.support.replicas import problem_once_probed
 from tests.support.servers import ServerProcess, ThrowawayPostgres, admin_execute, free_port, wait_until
 from tests.support.things import thing
 
@@ -277,14 +277,5 @@ async def test_a_replica_that_still_streams_from_a_primary_this_process_cannot_r
     _primary, standby = clusters
     unreachable = Database(f"postgresql://postgres@127.0.0.1:{free_port()}/postgres", connections=2)
     replica = ReadReplica(unreachable, standby.url, connections=1, max_lag=MAX_LAG, schema_revision=head_revision())
-    await replica.start()
-    try:
-        for _ in range(200):
-            if replica.problem != "not measured yet":
-                break
-            await asyncio.sleep(0.05)
-    finally:
-        await replica.stop()
-    assert replica.problem is not None
-    assert replica.problem.endswith("but the replica still streams from it")
+    assert (await problem_once_probed(replica)).endswith("but the replica still streams from it")
     assert not replica.serving

@@ -3,27 +3,13 @@ not a standby, and one that does not answer, are set aside and searches read the
 
 from __future__ import annotations
 
-import asyncio
-
 from sqlalchemy import text
 
 from registry.store.database import Database, Transaction
 from registry.store.migrations import head_revision
 from registry.store.replica import ReadReplica
+from tests.support.replicas import problem_once_probed
 from tests.support.servers import free_port
-
-
-async def _problem_once_probed(replica: ReadReplica) -> str:
-    await replica.start()
-    try:
-        for _ in range(200):  # 10 s at most; the first probe runs at start
-            if replica.problem != "not measured yet":
-                break
-            await asyncio.sleep(0.05)
-    finally:
-        await replica.stop()
-    assert replica.problem is not None
-    return replica.problem
 
 
 async def _searched_on(database: Database) -> str:
@@ -35,7 +21,7 @@ async def _searched_on(database: Database) -> str:
 
 async def test_a_database_that_is_not_a_standby_is_set_aside(database: Database, database_url: str) -> None:
     replica = ReadReplica(database, database_url, connections=1, max_lag=5, schema_revision=head_revision())
-    problem = await _problem_once_probed(replica)
+    problem = await problem_once_probed(replica)
     assert problem == "not a streaming replica (not in recovery): its lag cannot be measured"
     assert not replica.serving
 
@@ -45,7 +31,7 @@ async def test_an_unreachable_replica_is_set_aside_and_searches_read_the_primary
     replica = ReadReplica(database, unreachable, connections=1, max_lag=5, schema_revision=head_revision())
     database.replicas = (replica,)
     try:
-        assert (await _problem_once_probed(replica)).startswith("unreachable (")
+        assert (await problem_once_probed(replica)).startswith("unreachable (")
         assert await _searched_on(database) == database.name  # the primary's pool answered
     finally:
         database.replicas = ()
