@@ -297,25 +297,39 @@ def each_concurrently(
     request: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
     clients: int,
 ) -> None:
-    """``request`` for every index, ``clients`` at a time on one connection pool; any error status raises.
+    """``request`` (idempotent) for every index, ``clients`` at a time on one connection pool; any error status
+    raises.
 
-    The pool keeps a connection per client: with httpx's default of 20 kept alive, the other 12 were opened and
-    closed for each request, tens of thousands of connections per pass at 10⁵, and the run of 2026-11-25 14:45
-    ended on a connection reset in its second pass (``httpx.ReadError``; ports of closed connections come round
-    again within a pass of that size)."""
+    The pool keeps a connection per client (httpx keeps 20 alive by default, and opened the others per request).
+    A request whose connection the server closed before answering is sent again, twice at most, and said: a
+    keep-alive connection the server times out as the next request arrives is closed unanswered (HTTP/1.1's
+    race), which ended two runs of this suite while warming the cache at 10⁵ (``httpx.ReadError``)."""
+    retried = 0
 
     async def run() -> None:
+        nonlocal retried
         remaining = iter(indexes)
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
         async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
 
             async def worker() -> None:
+                nonlocal retried
                 for index in remaining:
-                    (await request(client, index)).raise_for_status()
+                    for attempt in range(3):
+                        try:
+                            response = await request(client, index)
+                            break
+                        except (httpx.ReadError, httpx.RemoteProtocolError):
+                            if attempt == 2:
+                                raise
+                            retried += 1
+                    response.raise_for_status()
 
             await asyncio.gather(*(worker() for _ in range(clients)))
 
     asyncio.run(run())
+    if retried:
+        print(f"  {retried} request(s) sent again: the server closed their connection unanswered", flush=True)
 
 
 def fresh_go_reference(go: GoReference, size: int) -> None:
