@@ -301,13 +301,12 @@ def each_concurrently(
     raises.
 
     The pool keeps a connection per client (httpx keeps 20 alive by default, and opened the others per request).
-    A request whose connection the server closed before answering is sent again, twice at most, and said: a
-    keep-alive connection the server times out as the next request arrives is closed unanswered (HTTP/1.1's
-    race), which ended two runs of this suite while warming the cache at 10⁵ (``httpx.ReadError``)."""
+    A request whose connection was closed before its answer is sent again, twice at most, and said: two runs of
+    this suite ended so while warming the cache at 10⁵ (``httpx.ReadError``; the cause is not established,
+    HTTP/1.1's keep-alive race, a connection closed as its next request arrives, is one candidate)."""
     retried = 0
 
     async def run() -> None:
-        nonlocal retried
         remaining = iter(indexes)
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
         async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
