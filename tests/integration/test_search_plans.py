@@ -15,7 +15,15 @@ from sqlalchemy import delete, text
 from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.auth.tenancy import EVERYTHING
 from registry.errors import RegistryError
-from registry.store.catalog import Filters, Ranking, _ranked_statement, _ranking_values, search_query
+from registry.store.catalog import (
+    Filters,
+    Ranking,
+    _offers_values,
+    _ranked_statement,
+    _ranking_values,
+    _versions_statement,
+    search_query,
+)
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
@@ -102,7 +110,7 @@ async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
     catalogue: Database, vendor_rules: bool
 ) -> None:
     """The offers in range are ranked (vendor preference, version, id) first and only a page of them is joined to
-    their descriptions (the offers themselves, a thousand here, are read through the capability index)."""
+    their descriptions (the offers themselves, a thousand here, are read from the capability indexes alone)."""
     versions = [f"{major}.{minor}.0" for major in (1, 2, 3) for minor in (0, 1, 2)]
     ranking = Ranking("urn:capability:17", {version: rank for rank, version in enumerate(versions)})
     if vendor_rules:
@@ -115,6 +123,16 @@ async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
     assert plan["Actual Rows"] == 50
     assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50, read
     assert not [scan for scan in read if scan[0] == "Seq Scan"], read
+    assert {scan[0] for scan in read if scan[1] == "thing_capabilities"} == {"Index Only Scan"}, read
+
+
+async def test_the_versions_a_capability_is_offered_in_are_read_from_its_indexes_alone(catalogue: Database) -> None:
+    """Resolution decides ranges on the distinct versions of a capability's offers: a thousand offers, read from
+    the indexes by id and by name without visiting the table, where they lie a page apart."""
+    plan = await explain(catalogue, _versions_statement(True), **_offers_values("urn:capability:17", EVERYTHING))
+    read = scans(plan)
+    assert plan["Actual Rows"] == 9  # 1-3.0-2.0, as bench.catalogue.generate writes them
+    assert {scan[0] for scan in read if scan[1] == "thing_capabilities"} == {"Index Only Scan"}, read
 
 
 async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: Database) -> None:
