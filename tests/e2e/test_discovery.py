@@ -190,6 +190,17 @@ def test_text_search_ranks_title_over_description_over_examples(client: httpx.Cl
     assert scores[0] > scores[-1]
 
 
+def test_text_search_ranked_by_relevance_leaves_out_expired_descriptions(client: httpx.Client, corpus: Any) -> None:
+    """Expiry is checked after the ranking, for the page (catalog.search_query): the expired ones, not yet purged,
+    match the words but are never answered, and the page is still full of live ones."""
+    body = search(client, q=f"agent {TOKEN}", sort="relevance", limit=2)
+    assert len(body["items"]) == 2
+    everything = ids(search(client, q=f"agent {TOKEN}", sort="relevance", limit=100))
+    assert agent_id("initech-billing") in everything
+    assert agent_id("initech-expiring") not in everything
+    assert agent_id("initech-soon-gone") not in everything
+
+
 def test_text_search_uses_stemming_and_combines_with_filters(client: httpx.Client, corpus: Any) -> None:
     assert ids(search(client, q=f"{WORD} helpers", vendor=VENDORS["acme"])) == [agent_id("acme-billing")]
     assert ids(search(client, q=f"{WORD} -helper")) == [agent_id("globex-billing"), agent_id("acme-weather")]

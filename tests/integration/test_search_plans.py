@@ -95,6 +95,16 @@ async def test_search_pages_read_through_indexes(catalogue: Database, case: str)
     assert sum(rows for _, _, rows in read) <= BUDGET, read
 
 
+async def test_ranking_checks_expiry_for_the_page_only(catalogue: Database) -> None:
+    """Ranked by relevance, a word in every description: the first 1,000 matches in title order are ranked from
+    their summaries alone, and only the page's descriptions are read, in rank order, to leave out expired ones."""
+    plan = await explain(catalogue, search_query(Filters(text="service"), None, "relevance", 20, None))
+    read = scans(plan)
+    assert plan["Actual Rows"] == 21
+    assert sum(rows for _, relation, rows in read if relation == "thing_summaries") == 1000, read
+    assert sum(rows for _, relation, rows in read if relation == "descriptions") == 21, read
+
+
 async def test_a_selective_combination_of_filters_reads_about_what_it_matches(catalogue: Database) -> None:
     """Kind, vendor words and capability (as agents look for a provider): their indexes are intersected, so the
     rows read are about those that match all three, not those that match the broadest two."""
