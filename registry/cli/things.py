@@ -140,7 +140,7 @@ def _loaded(directory: Path, paths: list[Path], tool_format: ToolFormat | None) 
         name = str(path.relative_to(directory))
         try:
             loaded = msgspec.json.decode(path.read_bytes())
-        except (OSError, msgspec.DecodeError) as error:
+        except (OSError, UnicodeDecodeError, msgspec.DecodeError) as error:  # msgspec: bad UTF-8 in a string
             targets.append((name, ClientFailure(f"not JSON: {error}")))
             continue
         if tool_format is not None and isinstance(loaded, list):
@@ -215,7 +215,8 @@ def _failure(name: str, error: ProblemError) -> dict[str, Any]:
     type=click.IntRange(1, MAX_BATCH),
     default=100,
     show_default=True,
-    help="Thing Descriptions per request (POST /api/v1/things/batch, one transaction each); 1 sends one PUT each.",
+    help="Files read at a time; the Thing Descriptions with an id among them go in one request "
+    "(POST /api/v1/things/batch, one transaction each); 1 sends one PUT each.",
 )
 @client_options
 def import_directory(
@@ -230,9 +231,9 @@ def import_directory(
 ) -> None:
     """Register every *.json / *.jsonld file under DIRECTORY, then summarise what failed and why.
 
-    Thing Descriptions with an id go --batch-size at a time (one request and one transaction per batch, each
-    description validated and projected as a PUT of it would be); A2A Agent Cards among the files are imported as
-    lmos:Agent descriptions, one by one.
+    The files are read --batch-size at a time, and the Thing Descriptions with an id among them go in one request
+    and one transaction (each description validated and projected as a PUT of it would be); A2A Agent Cards
+    among the files are imported as lmos:Agent descriptions, one by one.
 
     Exits 1 when any file failed; the others are registered all the same.
     """

@@ -799,7 +799,7 @@ def _bound_offers(everything: bool) -> Any:
 
 def _best_offers(everything: bool, *, in_range_only: bool) -> Any:
     """One row per provider of the capability: its best offer and that offer's rank (None: out of range),
-    in range (by rank) first, then by id. Reads the capability's offers only (an index scan): a query that
+    in range (by rank) first, then by id. Reads the capability's offers only (from its indexes): a query that
     orders by (rank nulls last, thing_id) reads their descriptions in that order, as far as it needs."""
     offers = _bound_offers(everything).subquery("offers")
     in_range = (

@@ -36,13 +36,18 @@ async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLE
     at 10⁵: 8 ms, 0.8 ms once merged), and autovacuum's own ANALYZE, which may come first and leave a table
     looking fresh, does not merge them. Cheap when the lists are empty."""
     for table in tables:
-        command = "VACUUM (ANALYZE)" if table in READ_FROM_INDEXES else "ANALYZE"
-        await executor.execute(text(f"{command} {table}"))
+        if table not in READ_FROM_INDEXES:
+            await executor.execute(text(f"ANALYZE {table}"))
     await executor.fetch(_MERGE_GIN_PENDING, tables=list(TABLES))
+    for table in tables:
+        if table in READ_FROM_INDEXES:
+            # Last, as the longest; skipped (until the next refresh) while another replica or autovacuum holds it.
+            await executor.execute(text(f"VACUUM (ANALYZE, SKIP_LOCKED) {table}"))
 
 
 async def refresh_stale_statistics(executor: Executor) -> list[str]:
-    """ANALYZE the tables that changed much since their last ANALYZE; returns their names."""
+    """ANALYZE (or VACUUM, see ``refresh_statistics``) the tables that changed much since their last ANALYZE;
+    returns their names."""
     stale = [
         row[0] for row in await executor.fetch(_STALE, tables=list(TABLES), minimum=STALE_MINIMUM, share=STALE_SHARE)
     ]

@@ -89,6 +89,7 @@ def test_import_directory_with_failure_summary(base_url: str, tmp_path: Path) ->
         (tmp_path / f"good-{index}.td.json").write_text(json.dumps(document))
     (tmp_path / "nested").mkdir()
     (tmp_path / "nested" / "broken.json").write_text("{not json")
+    (tmp_path / "nested" / "latin1.json").write_bytes(b'{"id": "urn:test:latin1", "title": "Caf\xe9"}')
     (tmp_path / "nested" / "invalid.jsonld").write_text(json.dumps({"id": "urn:test:invalid", "title": 7}))
     (tmp_path / "notes.txt").write_text("ignored")
 
@@ -97,12 +98,13 @@ def test_import_directory_with_failure_summary(base_url: str, tmp_path: Path) ->
     summary = json.loads(result.stdout)
     assert sorted(item["id"] for item in summary["registered"]) == sorted(document["id"] for document in good)
     failures = {item["file"]: item for item in summary["failed"]}
-    assert set(failures) == {"nested/broken.json", "nested/invalid.jsonld"}
+    assert set(failures) == {"nested/broken.json", "nested/latin1.json", "nested/invalid.jsonld"}
+    assert "not JSON" in failures["nested/latin1.json"]["detail"]
     assert failures["nested/invalid.jsonld"]["status"] == 400
     assert failures["nested/invalid.jsonld"]["validationErrors"]
 
     human = registry(base_url, "import", str(tmp_path))
-    assert "3 registered, 2 failed (of 5) in " in human.stdout
+    assert "3 registered, 3 failed (of 6) in " in human.stdout
     assert "descriptions/s" in human.stdout
     assert "broken.json" in human.stdout
     assert "not JSON" in human.stdout

@@ -37,10 +37,11 @@ def test_migrations_match_tables(database_url: str) -> None:
 
 
 def test_migrated_details_autogenerate_cannot_see(database_url: str) -> None:
-    """Collations and partial-index predicates are invisible to autogenerate, but listing order depends on them."""
+    """Collations, partial-index predicates and the columns an index includes are invisible to autogenerate, but
+    listing order and resolution's index-only scans depend on them."""
     import asyncpg
 
-    async def inspect() -> tuple[dict[str, str | None], str]:
+    async def inspect() -> tuple[dict[str, str | None], str, dict[str, str]]:
         connection = await asyncpg.connect(database_url)
         try:
             collations = {
@@ -53,17 +54,31 @@ def test_migrated_details_autogenerate_cannot_see(database_url: str) -> None:
             index = await connection.fetchval(
                 "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_descriptions_expires'"
             )
-            return collations, index
+            indexes = {
+                row["indexname"]: row["indexdef"]
+                for row in await connection.fetch(
+                    "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()"
+                )
+            }
+            return collations, index, indexes
         finally:
             await connection.close()
 
-    collations, index = asyncio.run(inspect())
+    collations, index, indexes = asyncio.run(inspect())
     for table in metadata.tables.values():
         for column in table.columns:
             collation = getattr(column.type, "collation", None)
             if collation:
                 assert collations[f"{table.name}.{column.name}"] == collation, column
     assert "WHERE (expires IS NOT NULL)" in index
+    for table in metadata.tables.values():
+        for declared in table.indexes:
+            included = declared.dialect_options["postgresql"]["include"] or []
+            definition = indexes[str(declared.name)].replace('"', "")  # "position" is quoted
+            if included:
+                assert definition.endswith(f"INCLUDE ({', '.join(included)})"), definition
+            else:
+                assert "INCLUDE" not in definition, definition
 
 
 def test_rows_written_before_migration_0010_get_capability_keys_and_vendors(
