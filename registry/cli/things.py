@@ -299,12 +299,13 @@ def import_directory(
                 with counting:
                     found += len(targets) - len(paths)
                     progress.update(task, total=found)
-            batched = [target for target in targets if batch_size > 1 and _batched(target[1], tool_format)]
-            queued = [
-                pool.submit(register_one, name, loaded)
-                for name, loaded in targets
-                if not (batch_size > 1 and _batched(loaded, tool_format))
-            ]
+            batched: list[tuple[str, Any]] = []
+            queued: list[Future[None]] = []
+            for name, loaded in targets:
+                if batch_size > 1 and _batched(loaded, tool_format):
+                    batched.append((name, loaded))
+                else:
+                    queued.append(pool.submit(register_one, name, loaded))
             one_by_one.extend(queued)
             if batched:
                 register_batch(batched)
