@@ -82,8 +82,22 @@ def problem_lines(error: ProblemError) -> list[str]:
     return lines
 
 
+def _import_httpcore_without_trio() -> None:
+    """httpcore imports trio wherever it is installed (encode/httpcore#946; the development install has it, for
+    selenium): 60 ms of every command's start, for a client that is synchronous and never runs on trio. trio is
+    hidden from that one import only, so httpcore's async code knows no trio and anything else may import it."""
+    if "httpcore" in sys.modules or "trio" in sys.modules:
+        return
+    sys.modules["trio"] = None  # type: ignore[assignment]  # an import of a module mapped to None fails
+    try:
+        import httpcore  # noqa: F401
+    finally:
+        del sys.modules["trio"]
+
+
 @contextlib.contextmanager
 def connect(url: str | None, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[RegistryClient]:
+    _import_httpcore_without_trio()
     context = click.get_current_context(silent=True)
     token = context.meta.get(TOKEN) if context is not None else None
     try:

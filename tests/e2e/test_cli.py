@@ -71,6 +71,25 @@ def test_unreachable_directory(tmp_path: Path) -> None:
     assert "unreachable" in result.stderr
 
 
+def test_commands_start_without_importing_trio() -> None:
+    """httpcore imports trio wherever it is installed (the development install has it, for selenium): 60 ms of
+    every command's start. The command hides it from that import, and trio stays importable afterwards."""
+    code = """
+import importlib.util, sys
+from registry.cli import main
+try:
+    main(["--url", "http://127.0.0.1:9", "list"])
+except SystemExit:
+    pass
+assert "httpcore" in sys.modules, "the command made no request"
+assert "trio" not in sys.modules, "trio was imported"
+if importlib.util.find_spec("trio") is not None:
+    import trio
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
 def test_import_registers_concurrently(base_url: str, tmp_path: Path) -> None:
     documents = [thing(f"Concurrent {index}") for index in range(40)]
     for index, document in enumerate(documents):
