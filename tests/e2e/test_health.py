@@ -151,7 +151,10 @@ def test_database_outage_is_503_with_retry_after_and_recovers_without_restart(
         assert outage_server.process.poll() is None
         assert http.put(f"/things/{thing_id}", json=thing("After", id=thing_id)).status_code == 204
         assert http.get(f"/things/{thing_id}").json()["title"] == "After"
-    assert "unhandled error" not in outage_server.output()
+    # The directory's line for a request that got a 500 (registry/http/problems.py). Not any "unhandled error":
+    # a listing cut short by the outage ends in uvicorn's traceback of anyio's "unhandled errors in a TaskGroup".
+    unhandled = [line for line in outage_server.output().splitlines() if "unhandled error on " in line]
+    assert not unhandled, unhandled
 
 
 def _sparql_worker_pid(server: ServerProcess) -> int:
