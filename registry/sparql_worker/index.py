@@ -41,6 +41,11 @@ log = logging.getLogger(__name__)
 #: descriptions (over 1 GB before the first flush; bench/bench_index_memory.py), past its memory limit at 10⁵.
 #: Flushed every few MB, the memtables stay near ten times this.
 FLUSH_AFTER_BYTES = 4 * 2**20
+#: New descriptions in one batch from which :meth:`RdfIndex.replace` bulk-loads them (a burst the index catches up
+#: on). With RocksDB's compactions after them, bursts of 100 cost 6.6 ms of CPU per description at 10⁵ against 8.9 ms
+#: for a load each, and 3.0 against 3.2 ms at 10⁴ (bench/bench_index_replace.py); smaller batches cost more than
+#: a load each (batches of 40: 2.9-3.5 ms against 2.0-3.0 ms, docs/performance.md), each being an ingestion.
+BULK_FROM = 100
 #: What the removal of a description counts for towards ``FLUSH_AFTER_BYTES`` (its deletion markers).
 _REMOVAL_BYTES = 4096
 #: Nice value of the thread that writes to the index. Keeping the index in step costs more CPU per description than
@@ -136,24 +141,35 @@ class RdfIndex:
         os.replace(temporary, self.directory / STATE_FILE)
 
     def replace(self, rows: Iterable[tuple[str, str]]) -> None:
-        """Put (or put back) descriptions, each in one atomic update: queries never see half of one."""
+        """Put (or put back) descriptions, each in one atomic update: queries never see half of one.
+
+        ``BULK_FROM`` new descriptions or more (a burst of registrations the index catches up on) are added together
+        with oxigraph's bulk loader instead (:meth:`load`), which skips the memtables.
+        """
+        new: list[tuple[str, str]] = []
         for thing_id, ntriples in rows:
             graph = graph_name(thing_id)
             if not self.store.contains_named_graph(graph):
                 if ntriples:
-                    # A load (atomic, blank nodes renamed as by INSERT DATA): a third cheaper than an update.
-                    self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph, lenient=True)
-                    self.descriptions += 1
+                    new.append((thing_id, ntriples))
             elif ntriples:
                 self.store.update(f"DROP GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }}")
+                self._written(len(ntriples))
             else:
                 self._remove(graph)
+        if len(new) >= BULK_FROM:
+            self.load(new)
+            return
+        for thing_id, ntriples in new:
+            # A load (atomic, blank nodes renamed as by INSERT DATA): a third cheaper than an update.
+            self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph_name(thing_id), lenient=True)
+            self.descriptions += 1
             self._written(len(ntriples))
 
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
-        """Building (no query is answered yet): add descriptions that are not there yet with oxigraph's bulk
-        loader, three times faster than a load per description but not atomic, and one parse for the whole batch:
-        so blank node labels are made distinct per description first."""
+        """Add descriptions that are not there yet with oxigraph's bulk loader: it sorts their index entries and
+        writes them to files, ingested all at once when it commits (atomic: queries see all or none of them).
+        One parse for the whole batch, so blank node labels are made distinct per description first."""
         batch: list[str] = []
         for thing_id, ntriples in rows:
             if ntriples:

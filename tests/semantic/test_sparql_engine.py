@@ -15,7 +15,7 @@ from registry.semantic.graphs import registration_triples
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.semantic.sparql import PREFIXES, SparqlEngine, screen
-from registry.sparql_worker.index import RdfIndex
+from registry.sparql_worker.index import BULK_FROM, RdfIndex
 from tests.conftest import REAL_TDS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -217,6 +217,26 @@ def test_bulk_loaded_descriptions_keep_their_blank_nodes_apart(tmp_path: Path) -
     iris = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:r"), None, None)}
     assert iris == {ox.NamedNode("urn:a_:x")}
     assert len(list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:one")))) == 3
+
+
+def test_a_burst_of_new_descriptions_is_added_at_once_and_stays_apart() -> None:
+    index = RdfIndex()
+    index.replace([("urn:old", '<urn:old> <urn:p> "1" .\n')])
+    text = '<urn:{0}> <urn:p> _:x .\n_:x <urn:q> "{0}" .\n'
+    burst = [(f"urn:n{number}", text.format(f"n{number}")) for number in range(BULK_FROM)]
+    index.replace([("urn:old", '<urn:old> <urn:p> "2" .\n'), *burst])
+    assert index.descriptions == BULK_FROM + 1
+    assert graph(index, "urn:old") == {'<urn:old> <urn:p> "2"'}
+    links = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:p"), None, None)}
+    assert len(links) == BULK_FROM + 1  # one blank node per new description
+    named = list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:n7")))
+    assert {quad.predicate.value for quad in named} == {"urn:p", "urn:q"}
+    (link,) = [quad.object for quad in named if quad.predicate == ox.NamedNode("urn:p")]
+    assert link in {quad.subject for quad in named}  # one blank node in both triples
+    index.replace([("urn:n7", '<urn:n7> <urn:p> "3" .\n'), ("urn:n8", "")])  # then put back or gone like any
+    assert graph(index, "urn:n7") == {'<urn:n7> <urn:p> "3"'}
+    assert index.descriptions == BULK_FROM
+    assert len(index) == 1 + 1 + 2 * (BULK_FROM - 2)  # urn:old, urn:n7, two quads of each other one
 
 
 async def test_result_cap(corpus: tuple[RdfIndex, rdflib.Graph]) -> None:
