@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description, thing_id
+from bench.rounds import print_against
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
@@ -116,15 +117,12 @@ def main() -> None:
         }
         for name, step in steps.items():
             figures.setdefault(name, []).append(per_description_ms(step, stepped))
-    reference = figures["add a new description (reference)"]
-    print("| per description | ms, median (min-max) | x adding one |")
-    print("|---|---:|---:|")
-    for name, values in figures.items():
-        ratios = [value / base for value, base in zip(values, reference, strict=True)]
-        print(
-            f"| {name} | {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f}) "
-            f"| {min(ratios):.2f}-{max(ratios):.2f} |"
-        )
+    print_against(
+        "per description | ms, median (min-max)",
+        figures,
+        one_at_a_time,
+        lambda values: f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})",
+    )
     count = args.rounds * args.count
     print("\n| adding, with RocksDB's flushing and compacting after | CPU ms per description, all rounds |")
     print("|---|---:|")

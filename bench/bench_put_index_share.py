@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import signal
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.catalogue import description
 from bench.go_reference import GoReference
 from bench.load import Request, drive
+from bench.rounds import print_against
 from bench.suite import (
     TD_JSON,
     bulk_import,
@@ -106,15 +106,10 @@ def main() -> None:
         finally:
             server.close()
             go.close()
-    go_rates = rates["Go reference"]
-    print("\n| PUT new, 32 clients | PUT/s | x Go reference, per round | median |")
-    print("|---|---:|---:|---:|")
-    for way, values in rates.items():
-        ratios = [value / reference for value, reference in zip(values, go_rates, strict=True)]
-        print(
-            f"| {way} | {min(values):,.0f}-{max(values):,.0f} | {min(ratios):.2f}-{max(ratios):.2f} "
-            f"| {statistics.median(ratios):.2f} |"
-        )
+    print()
+    print_against(
+        "PUT new, 32 clients | PUT/s", rates, "Go reference", lambda values: f"{min(values):,.0f}-{max(values):,.0f}"
+    )
     print(f"\nload average after: {load_average()}")
 
 

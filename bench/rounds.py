@@ -41,6 +41,18 @@ async def interleaved(title: str, runs: dict[str, Run], rounds: int, requests: i
         )
 
 
+def print_against(
+    header: str, figures: dict[str, list[float]], reference: str, shown: Callable[[list[float]], str]
+) -> None:
+    """A Markdown table of each contender's rounds (``shown``) and their ratios to ``reference``'s round by round
+    (min-max and median); ``header`` names the first two columns."""
+    print(f"| {header} | x {reference}, per round | median |")
+    print("|---|---:|---:|---:|")
+    for name, values in figures.items():
+        ratios = [value / base for value, base in zip(values, figures[reference], strict=True)]
+        print(f"| {name} | {shown(values)} | {min(ratios):.2f}-{max(ratios):.2f} | {statistics.median(ratios):.2f} |")
+
+
 def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
