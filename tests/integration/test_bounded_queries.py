@@ -50,10 +50,15 @@ async def test_a_search_past_its_statement_timeout_is_a_503_and_leaves_the_conne
 ) -> None:
     hurried = CatalogStore(catalogue, search_timeout=0.001)
     # Both take well over 1 ms (counting, or ranking 1,000 candidates; a page by title can take less).
-    searches = (hurried.facets(Filters(text="service")), hurried.search(Filters(text="service"), "relevance", 20, None))
+    searches = (
+        lambda: hurried.facets(Filters(text="service")),
+        lambda: hurried.search(Filters(text="service"), "relevance", 20, None),
+    )
     for run in searches:
-        with pytest.raises(ServiceUnavailable, match=r"within 0\.001 s \(REGISTRY_SEARCH_TIMEOUT\)") as raised:
-            await run
+        with pytest.raises(ServiceUnavailable) as raised:
+            await run()
+        # Once in a few dozen runs this was "The database is unavailable": the driver's error shows which.
+        assert "within 0.001 s (REGISTRY_SEARCH_TIMEOUT)" in str(raised.value), repr(raised.value.__cause__)
         assert raised.value.headers["Retry-After"]
     # SET LOCAL ended with the transaction: the one pooled connection runs without a statement timeout again.
     assert await catalogue.fetchval(text("SHOW statement_timeout")) == "0"
