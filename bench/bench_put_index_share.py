@@ -32,14 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.catalogue import description
 from bench.go_reference import GoReference
 from bench.load import Request, drive
-from bench.rounds import print_against
+from bench.rounds import load_average, print_against
 from bench.suite import (
     TD_JSON,
     bulk_import,
     fresh_go_reference,
     index_caught_up,
     index_settled,
-    load_average,
     worker_idle,
 )
 from tests.support.servers import ServerProcess, fresh_database, postgres_server

@@ -54,7 +54,7 @@ def print_against(
 
 
 def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main(

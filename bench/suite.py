@@ -60,6 +60,7 @@ from bench.catalogue import (  # noqa: E402
 )
 from bench.go_reference import GoReference  # noqa: E402
 from bench.load import Outcome, Request, drive  # noqa: E402
+from bench.rounds import load_average  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
 
 DOCUMENT = "docs/performance.md"
@@ -72,10 +73,6 @@ IMPORT_CONCURRENCY = 16
 #: Descriptions the Go reference holds when its rounds start (PUT replace puts them back).
 GO_REFERENCE_LOADED = 1000
 GO_PUT_NEW, GO_PUT_REPLACE = "Go reference: PUT new", "Go reference: PUT replace"
-
-
-def load_average() -> str:
-    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 # -- processes
