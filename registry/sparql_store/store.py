@@ -38,7 +38,7 @@ _UNION_QUERY = f"ASK {{ {STATE_GRAPH} {_POSITION} ?position }}"
 QUERY_ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9"
 RESULTS_TYPES = frozenset({"application/sparql-results+json", "application/json"})
 GRAPH_TYPES = frozenset({"application/n-triples", "text/plain"})
-#: Seconds an update or a bulk load may take (a batch of 500 descriptions is a few MB).
+#: Seconds an update or a bulk load may take (a step of the follower is up to 16 MB of RDF, or one larger description).
 WRITE_TIMEOUT = 120.0
 CONNECT_TIMEOUT = 5.0
 #: Characters of a store's error message passed on.

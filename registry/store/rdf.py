@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Text, any_, bindparam, cast, delete, func, select, text, true
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from registry.store.database import Database, Executor, Statement, Transaction
+from registry.store.database import Executor, Statement, Transaction
 from registry.store.tables import description_rdf, descriptions, live
 
 
@@ -46,8 +46,20 @@ _CURRENT = (
     .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
     .where(live())
 )
-_CURRENT_OF = Statement.of(_CURRENT.where(description_rdf.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))))
-_ALL_CURRENT = Statement.of(_CURRENT)
+_OF_IDS = description_rdf.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))
+_CURRENT_OF = Statement.of(_CURRENT.where(_OF_IDS))
+#: Sizes without reading the RDF itself: PostgreSQL takes a stored text's length from its header.
+_SIZED = (
+    select(description_rdf.c.thing_id, func.octet_length(description_rdf.c.ntriples))
+    .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
+    .where(live())
+)
+_SIZES_OF = Statement.of(_SIZED.where(_OF_IDS))
+_SIZES_AFTER = Statement.of(
+    _SIZED.where(description_rdf.c.thing_id > bindparam("after"))
+    .order_by(description_rdf.c.thing_id)
+    .limit(bindparam("limit"))
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,9 +98,14 @@ async def current_rdf_of(executor: Executor, thing_ids: Sequence[str]) -> list[S
     return [StoredRdf(*row) for row in await executor.fetch(_CURRENT_OF, ids=list(thing_ids))]
 
 
-async def all_current_rdf(database: Database) -> AsyncIterator[StoredRdf]:
-    async for row in database.stream(_ALL_CURRENT, batch=500):
-        yield StoredRdf(*row)
+async def rdf_sizes_of(executor: Executor, thing_ids: Sequence[str]) -> dict[str, int]:
+    """Bytes of RDF of those of ``thing_ids`` that are live: how many of them to read at once."""
+    return {row[0]: row[1] for row in await executor.fetch(_SIZES_OF, ids=list(thing_ids))}
+
+
+async def live_rdf_sizes(executor: Executor, after: str, limit: int) -> list[tuple[str, int]]:
+    """(id, bytes of RDF) of up to ``limit`` live descriptions by id, from the first after ``after``."""
+    return [(row[0], row[1]) for row in await executor.fetch(_SIZES_AFTER, after=after, limit=limit)]
 
 
 _LEASE_ENDS = Statement.of(
@@ -157,13 +174,14 @@ async def rdf_statistics(executor: Executor) -> dict[str, Any]:
 __all__ = [
     "RdfWrite",
     "StoredRdf",
-    "all_current_rdf",
     "current_rdf_of",
     "database_identity",
     "database_part",
     "expired_ids",
     "lease_ends",
+    "live_rdf_sizes",
     "names_first_change",
+    "rdf_sizes_of",
     "rdf_statistics",
     "remove_rdf",
     "same_history",

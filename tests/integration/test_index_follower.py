@@ -18,6 +18,8 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
+from registry.sparql_worker import follower as following
+from registry.sparql_worker.follower import steps
 from registry.sparql_worker.index import (
     APPLY_NICENESS,
     FLUSH_AFTER_BYTES,
@@ -27,7 +29,7 @@ from registry.sparql_worker.index import (
     RdfIndex,
 )
 from registry.store.database import Database, Transaction
-from registry.store.rdf import database_identity, database_part, names_first_change
+from registry.store.rdf import current_rdf_of, database_identity, database_part, names_first_change
 from registry.store.things import StoredDescription
 from registry.wire import Notice
 from tests.integration.conftest import directory_service
@@ -289,3 +291,74 @@ def test_a_bulk_load_is_flushed_to_disk_as_it_goes(tmp_path: Path) -> None:
     assert max((tmp_path / STORE_DIRECTORY).glob("*.sst")) > newest  # the memtables written out
     assert indexed_in(index, rows[0][0])
     index.close()
+
+
+def test_steps_are_bounded_in_descriptions_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(following, "STEP_BYTES", 100)
+    monkeypatch.setattr(following, "STEP_DESCRIPTIONS", 3)
+    sizes = {"a": 40, "b": 40, "c": 40, "d": 250, "e": 10, "f": 10, "h": 10, "i": 10}  # "g" is gone: no RDF
+    ids = ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+    assert list(steps(ids, sizes)) == [["a", "b"], ["c"], ["d"], ["e", "f", "g"], ["h", "i"]]
+    assert list(steps([], sizes)) == []
+
+
+class RecordingFollower(IndexFollower):
+    """Records the descriptions and bytes of RDF of every step it loads or writes."""
+
+    def __init__(self, *arguments: Any) -> None:
+        super().__init__(*arguments)
+        self.steps: list[tuple[int, int]] = []
+
+    async def _load(self, rows: list[tuple[str, str]]) -> None:
+        self.steps.append((len(rows), sum(len(ntriples.encode()) for _, ntriples in rows)))
+        await super()._load(rows)
+
+    async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
+        if current:
+            self.steps.append((len(current), sum(len(ntriples.encode()) for ntriples in current.values())))
+        await super()._write(gone, current, position)
+
+
+async def test_building_and_catching_up_hold_a_bounded_amount_of_rdf_at_once(
+    database: Database, directory: DirectoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thirty registrations of the largest size (26 MB of RDF each) took the worker past its memory limit on every
+    attempt when a step was 500 descriptions: the steps are bounded in bytes of RDF."""
+    first_ids = [f"urn:test:steps:{number:02d}" for number in range(7)]
+    for thing_id in first_ids:
+        await directory.put(thing_id, agent(thing_id))
+    (one,) = await current_rdf_of(database, first_ids[:1])
+    size = len(one.ntriples.encode())
+    monkeypatch.setattr(following, "STEP_BYTES", int(size * 2.5))
+    identity = await database_identity(database)
+
+    first = RecordingFollower(
+        database, ChangeFeed(database, poll_interval=30), RdfIndex.open(tmp_path, identity), identity
+    )
+    await first.start()  # builds the index (of these and of what earlier tests left)
+    within_budget(first.steps, int(size * 2.5))
+    assert sum(count for count, _ in first.steps) == first.index.descriptions >= 7
+    assert all(indexed(first, thing_id) for thing_id in first_ids)
+    await first.stop()
+    first.index.close()
+
+    later_ids = [f"urn:test:steps:{number:02d}" for number in range(7, 12)]
+    for thing_id in later_ids:  # while no worker runs
+        await directory.put(thing_id, agent(thing_id))
+    second = RecordingFollower(
+        database, ChangeFeed(database, poll_interval=30), RdfIndex.open(tmp_path, identity), identity
+    )
+    await second.start()  # takes the index up and catches up on the five
+    try:
+        within_budget(second.steps, int(size * 2.5))
+        assert [count for count, _ in second.steps] == [2, 2, 1]
+        assert all(indexed(second, thing_id) for thing_id in first_ids + later_ids)
+    finally:
+        await second.stop()
+        second.index.close()
+
+
+def within_budget(recorded: list[tuple[int, int]], budget: int) -> None:
+    """Every step fits in ``budget`` bytes, or is one description larger than that; more than one step."""
+    assert len(recorded) > 1
+    assert all(size <= budget or count == 1 for count, size in recorded), recorded
