@@ -46,6 +46,10 @@ FLUSH_AFTER_BYTES = 4 * 2**20
 #: for a load each, and 3.0 against 3.2 ms at 10⁴ (bench/bench_index_replace.py); smaller batches cost more than
 #: a load each (batches of 40: 2.9-3.5 ms against 2.0-3.0 ms, docs/performance.md), each being an ingestion.
 BULK_FROM = 100
+#: Characters of N-Triples of the new descriptions in one batch from which they are bulk-loaded all the same, however
+#: few: one description of 26 MB cost 1.4-1.5 s of CPU bulk-loaded against 3.2 s in a transaction, ten of 2.9 MB
+#: 290-330 ms each against 360 ms (compactions after them counted; a small one costs 8 ms against 1 ms).
+BULK_FROM_CHARACTERS = 2 * 2**20
 #: What the removal of a description counts for towards ``FLUSH_AFTER_BYTES`` (its deletion markers).
 _REMOVAL_BYTES = 4096
 #: Nice value of the thread that writes to the index. Keeping the index in step costs more CPU per description than
@@ -143,8 +147,9 @@ class RdfIndex:
     def replace(self, rows: Iterable[tuple[str, str]]) -> None:
         """Put (or put back) descriptions, each in one atomic update: queries never see half of one.
 
-        ``BULK_FROM`` new descriptions or more (a burst of registrations the index catches up on) are added together
-        with oxigraph's bulk loader instead (:meth:`load`), which skips the memtables.
+        ``BULK_FROM`` new descriptions or more (a burst of registrations the index catches up on), or new ones of
+        ``BULK_FROM_CHARACTERS`` of RDF or more, are added together with oxigraph's bulk loader instead
+        (:meth:`load`), which skips the memtables.
         """
         new: list[tuple[str, str]] = []
         for thing_id, ntriples in rows:
@@ -157,7 +162,7 @@ class RdfIndex:
                 self._written(len(ntriples))
             else:
                 self._remove(graph)
-        if len(new) >= BULK_FROM:
+        if len(new) >= BULK_FROM or sum(len(ntriples) for _, ntriples in new) >= BULK_FROM_CHARACTERS:
             self.load(new)
             return
         for thing_id, ntriples in new:

@@ -22,6 +22,7 @@ from registry.sparql_worker import follower as following
 from registry.sparql_worker.follower import steps
 from registry.sparql_worker.index import (
     APPLY_NICENESS,
+    BULK_FROM_CHARACTERS,
     FLUSH_AFTER_BYTES,
     STATE_FILE,
     STORE_DIRECTORY,
@@ -285,11 +286,31 @@ def test_a_bulk_load_is_flushed_to_disk_as_it_goes(tmp_path: Path) -> None:
     literal = "x" * 1000
     triples = "".join(f'<urn:test:s{number}> <urn:test:p> "{literal}{number}" .\n' for number in range(100))
     rows = [(f"urn:test:bulk:{number}", triples) for number in range(FLUSH_AFTER_BYTES // len(triples) + 1)]
-    index.replace(rows[:-1])
+    for row in rows[:-1]:  # one at a time: together they would be bulk-loaded (``BULK_FROM_CHARACTERS``)
+        index.replace([row])
     newest = max((tmp_path / STORE_DIRECTORY).glob("*.sst"))  # RocksDB numbers its files in order of writing
     index.replace(rows[-1:])
     assert max((tmp_path / STORE_DIRECTORY).glob("*.sst")) > newest  # the memtables written out
     assert indexed_in(index, rows[0][0])
+    index.close()
+
+
+def test_a_large_new_description_is_bulk_loaded_alone(tmp_path: Path) -> None:
+    """The bulk loader writes files that RocksDB ingests at once (a transaction of under ``FLUSH_AFTER_BYTES``
+    would stay in the memtables): half the CPU of a transaction for a description of 26 MB of RDF."""
+    index = RdfIndex.open(tmp_path, "a database")
+    index.replace([("urn:test:small", '<urn:test:small> <urn:test:p> "1" .\n')])
+    triples = "".join(
+        f'<urn:test:large> <urn:test:p> _:b{number} .\n_:b{number} <urn:test:q> "{number}" .\n'
+        for number in range(30_000)
+    )
+    assert BULK_FROM_CHARACTERS <= len(triples) < FLUSH_AFTER_BYTES
+    newest = max((tmp_path / STORE_DIRECTORY).glob("*.sst"))
+    index.replace([("urn:test:large", triples)])
+    written = [path for path in (tmp_path / STORE_DIRECTORY).glob("*.sst") if path > newest]
+    assert len(written) >= 6  # a file for each of the six quad indexes (RocksDB may rewrite one file on its own)
+    assert index.descriptions == 2
+    assert len(list(index.store.quads_for_pattern(None, None, None, graph_name("urn:test:large")))) == 60_000
     index.close()
 
 
