@@ -60,16 +60,30 @@ print(response.status_code)
 def test_a_maximum_size_registration_does_not_stall_other_requests(
     start_server: Callable[..., ServerProcess], tmp_path: Path
 ) -> None:
+    """A GET during the PUT answers within 100 ms. Work done on the event loop (parsing, validating, converting 4 MB)
+    would hold a GET for that long in every attempt; a second attempt is made only when the first had one slow
+    GET, since on this shared machine another process can take both cores for longer than that once."""
     server = start_server({"REGISTRY_MAX_BODY_BYTES": str(MAX_BODY)})
+    slowest = []
+    for attempt in range(2):
+        latencies = latencies_during_a_large_put(server, tmp_path, f"urn:test:loop-latency:large{attempt}")
+        slowest.append(latencies[-5:])
+        if latencies[-1] < 0.1:
+            return
+    raise AssertionError(f"a GET took 100 ms or more during the PUT in both attempts: slowest {slowest}")
+
+
+def latencies_during_a_large_put(server: ServerProcess, tmp_path: Path, thing_id: str) -> list[float]:
+    """Seconds each GET took while a description of the largest size was PUT (from another process), sorted."""
     body_file = tmp_path / "large.td.json"
-    body_file.write_bytes(large_description("urn:test:loop-latency:large", MAX_BODY - 4096))
+    body_file.write_bytes(large_description(thing_id, MAX_BODY - 4096))
     assert body_file.stat().st_size > MAX_BODY * 0.9
     latencies: list[float] = []
     with httpx.Client(base_url=server.base_url, timeout=30) as client, body_file.open("rb") as body:
         client.get("/.well-known/wot")
         started = time.monotonic()
         writer = subprocess.Popen(
-            [sys.executable, "-c", PUT_SCRIPT, f"{server.base_url}/things/urn:test:loop-latency:large"],
+            [sys.executable, "-c", PUT_SCRIPT, f"{server.base_url}/things/{thing_id}"],
             stdin=body,
             stdout=subprocess.PIPE,
         )
@@ -88,4 +102,4 @@ def test_a_maximum_size_registration_does_not_stall_other_requests(
         f"median {latencies[len(latencies) // 2] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
     )
     assert len(latencies) >= 5
-    assert latencies[-1] < 0.1, latencies[-5:]
+    return latencies
