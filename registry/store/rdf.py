@@ -48,12 +48,8 @@ _CURRENT = (
 )
 _OF_IDS = description_rdf.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))
 _CURRENT_OF = Statement.of(_CURRENT.where(_OF_IDS))
-#: Sizes without reading the RDF itself: PostgreSQL takes a stored text's length from its header.
-_SIZED = (
-    select(description_rdf.c.thing_id, func.octet_length(description_rdf.c.ntriples))
-    .join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
-    .where(live())
-)
+#: The same rows, sized without reading the RDF itself: PostgreSQL takes a stored text's length from its header.
+_SIZED = _CURRENT.with_only_columns(description_rdf.c.thing_id, func.octet_length(description_rdf.c.ntriples))
 _SIZES_OF = Statement.of(_SIZED.where(_OF_IDS))
 _SIZES_AFTER = Statement.of(
     _SIZED.where(description_rdf.c.thing_id > bindparam("after"))
