@@ -61,7 +61,7 @@ from bench.catalogue import (  # noqa: E402
 from bench.go_reference import GoReference  # noqa: E402
 from bench.load import Outcome, Request, drive  # noqa: E402
 from bench.rounds import load_average  # noqa: E402
-from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
+from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer  # noqa: E402
 
 DOCUMENT = "docs/performance.md"
 BEGIN, END = "<!-- bench/suite.py: begin -->", "<!-- bench/suite.py: end -->"
@@ -506,21 +506,6 @@ def start_timed(server: ServerProcess, timeout: float) -> tuple[float, float]:
     server.start(timeout=timeout)
     api = time.monotonic() - started
     return api, wait_ready(server.base_url, started, timeout)
-
-
-def sparql_answer(base_url: str, query: str, timeout: float) -> httpx.Response:
-    """The first answer to ``query`` that is not 503: a query is answered once the index applied every write
-    acknowledged before it, and told to retry while the index is still far behind."""
-    started = time.monotonic()
-    with httpx.Client(base_url=base_url, timeout=60) as http:
-        while True:
-            answer = http.post("/search/sparql", data={"query": query}, headers={"Accept": "application/json"})
-            if answer.status_code != 503:
-                answer.raise_for_status()
-                return answer
-            if time.monotonic() - started > timeout:
-                raise RuntimeError(f"the SPARQL index did not catch up within {timeout:g} s: {answer.text}")
-            time.sleep(0.2)
 
 
 def index_settled(base_url: str, timeout: float = 600) -> None:

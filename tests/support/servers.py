@@ -175,6 +175,21 @@ def wait_until(
     raise AssertionError(f"not within {within:g} s: {what}")
 
 
+def sparql_answer(base_url: str, query: str, timeout: float) -> httpx.Response:
+    """The first answer to ``query`` that is not 503: a query is answered once the index applied every write
+    acknowledged before it, and told to retry while the index is still far behind."""
+    started = time.monotonic()
+    with httpx.Client(base_url=base_url, timeout=60) as http:
+        while True:
+            answer = http.post("/search/sparql", data={"query": query}, headers={"Accept": "application/json"})
+            if answer.status_code != 503:
+                answer.raise_for_status()
+                return answer
+            if time.monotonic() - started > timeout:
+                raise RuntimeError(f"the SPARQL index did not catch up within {timeout:g} s: {answer.text}")
+            time.sleep(0.2)
+
+
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
