@@ -134,6 +134,9 @@ class Settings:
     sparql_service_allowlist: tuple[str, ...] = ()
     #: Directory of the on-disk SPARQL index (default: ``sparql-index`` in ``data_dir``).
     sparql_index_dir: Path | None = None
+    #: Seconds the on-disk SPARQL index may hold back a burst of writes at most (0 = apply them as they come):
+    #: it applies them once writes pause, or when a query needs them (docs/scaling.md).
+    sparql_index_defer: float = 10.0
     #: SPARQL queries evaluated at once (each on a thread of the query worker; oxigraph releases the GIL).
     sparql_concurrency: int = 2
     #: SPARQL queries waiting for a thread beyond those; more are answered 503 with Retry-After.
@@ -368,6 +371,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "sparql_max_results": _positive(int),
     "sparql_service_allowlist": _parse_list,
     "sparql_index_dir": _optional_path,
+    "sparql_index_defer": _positive(float),
     "sparql_concurrency": _positive(int),
     "sparql_queue": _positive(int),
     "sparql_client_concurrency": _positive(int),

@@ -58,7 +58,8 @@ async def _serve() -> None:
     # still found once the database has changes.
     directory = settings.sparql_index_path / hashlib.sha256(database_part(identity).encode()).hexdigest()[:16]
     index = await asyncio.to_thread(RdfIndex.open, directory, identity)
-    follower = IndexFollower(database, ChangeFeed(database, poll_interval=settings.feed_poll_interval), index, identity)
+    feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
+    follower = IndexFollower(database, feed, index, identity, defer=settings.sparql_index_defer)
     await follower.start()
     sparql = SparqlEngine(
         index.store,
@@ -101,7 +102,8 @@ async def _serve() -> None:
             if kind == "stats":
                 payload: Any = {
                     "indexedDescriptions": follower.index.descriptions,
-                    "indexPosition": follower.feed.position,
+                    "indexPosition": follower.applied_position,
+                    "pendingDescriptions": follower.pending,
                     "queriesRunning": sparql.running,
                 }
             else:

@@ -7,6 +7,13 @@ one query for the current RDF of its ids, and a change delivered late by the fee
 copy remembers the last change position it applied, with the changes of the batch that reached it, so a restart
 applies only the changes since; a copy that holds nothing (or another database's RDF) is built from the stored RDF.
 Leased descriptions leave the copy when their lease ends, not only when the purge deletes them.
+
+A copy may hold back during a burst of writes (``defer``): the changes wait until the writes pause for
+``QUIET`` seconds, a query needs them (:meth:`ChangeFollower.catch_up`), or ``defer`` seconds have passed since
+the first of them. The local index's writes cost more CPU than accepting the writes, and on the cores the server
+and PostgreSQL share with it they took a fifth of the write rate while it kept up (docs/performance.md); held
+back, they are done after the burst, in larger and cheaper bulk loads, and no query sees the difference: each one
+still waits for every write acknowledged before it.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds the follower waits after a batch of changes, so that a burst of writes is applied in one go.
 BATCH_DELAY = 0.05
+#: Seconds without a new change after which a burst of writes is over (a copy that defers applies it then). A fleet
+#: registering at once, or a single client writing back to back, leaves gaps of milliseconds between changes.
+QUIET = 0.2
 #: Bytes of RDF (N-Triples) read and written in one step at most, but one description at least: what a step holds
 #: in memory is a few copies of it. Counting descriptions instead let 30 registrations of the largest size
 #: (4 MB of JSON, 26 MB of RDF each) take the SPARQL worker past its memory limit on every attempt.
@@ -58,11 +68,15 @@ class ChangeFollower:
     #: Names the copy in log lines.
     copy = "SPARQL index"
 
-    def __init__(self, database: Database, feed: ChangeFeed, identity: str = "") -> None:
-        """``identity``: the database's (:func:`registry.store.rdf.database_identity`), recorded with the position."""
+    def __init__(self, database: Database, feed: ChangeFeed, identity: str = "", defer: float = 0.0) -> None:
+        """``identity``: the database's (:func:`registry.store.rdf.database_identity`), recorded with the position;
+        ``defer``: seconds a burst of changes may be held back at most (0: applied as they come)."""
         self.database = database
         self.feed = feed
         self.identity = identity
+        self.defer = defer
+        #: Every change up to it is applied.
+        self.applied_position = 0
         #: Ids changed since they were last applied.
         self._pending: set[str] = set()
         self._expiries: dict[str, dt.datetime] = {}
@@ -150,6 +164,7 @@ class ChangeFollower:
         for thing_id, expires in expiries.items():
             self._track_expiry(thing_id, expires)
         await self._record(position)
+        self.applied_position = position
         log.info("%s built: %d descriptions in %.2f s", self.copy, loaded, time.perf_counter() - started)
         return position
 
@@ -169,6 +184,7 @@ class ChangeFollower:
         for thing_id, expires in await lease_ends(self.database):
             self._track_expiry(thing_id, expires)
         await self._write(await expired_ids(self.database), {}, None)
+        self.applied_position = position
         log.info("%s opened: taken up at change %d", self.copy, position)
 
     async def _apply_pending(self) -> None:
@@ -196,7 +212,16 @@ class ChangeFollower:
                     self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)
                     raise
                 if last:
+                    self.applied_position = max(self.applied_position, position)
                     return
+
+    async def _burst_over(self) -> None:
+        """Return once no change has come for ``QUIET`` seconds, or ``defer`` seconds after the burst's first
+        change (at once when the copy does not defer, or when nothing is pending: a lease that ended)."""
+        deadline = time.monotonic() - BATCH_DELAY + self.defer
+        while self._pending and self._wake.is_set() and (left := deadline - time.monotonic()) > 0:
+            self._wake.clear()  # set again by the next change
+            await asyncio.sleep(min(QUIET, left))
 
     def _track_expiry(self, thing_id: str, expires: dt.datetime | None) -> None:
         if expires is None:
@@ -221,15 +246,22 @@ class ChangeFollower:
             return None
         return max(0.0, (self._expiry_heap[0][0] - dt.datetime.now(dt.UTC)).total_seconds())
 
+    @property
+    def pending(self) -> int:
+        """Descriptions changed and not applied yet (held back during a burst, or being applied)."""
+        return len(self._pending)
+
     async def _follow(self) -> None:
-        """Apply changes as the feed delivers them (a burst at a time), and take descriptions out when their lease
-        ends (a query on another replica does not wake this one)."""
+        """Apply changes as the feed delivers them (a burst at a time, held back while it lasts when the copy
+        defers), and take descriptions out when their lease ends (a query on another replica does not wake this
+        one)."""
         while True:
             try:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self._until_a_lease_ends()):
                         await self._wake.wait()
                 await asyncio.sleep(BATCH_DELAY)
+                await self._burst_over()
                 self._wake.clear()
                 await self._apply_pending()
             except asyncio.CancelledError:
@@ -258,4 +290,4 @@ def steps(ids: Sequence[str], sizes: dict[str, int]) -> Iterator[Sequence[str]]:
         yield ids[start:]
 
 
-__all__ = ["BATCH_DELAY", "STEP_BYTES", "STEP_DESCRIPTIONS", "ChangeFollower", "steps"]
+__all__ = ["BATCH_DELAY", "QUIET", "STEP_BYTES", "STEP_DESCRIPTIONS", "ChangeFollower", "steps"]

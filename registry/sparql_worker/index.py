@@ -233,8 +233,10 @@ class IndexFollower(ChangeFollower):
     """Opens or builds an :class:`RdfIndex` and applies every change the feed delivers, on a thread of low
     priority (``APPLY_NICENESS``)."""
 
-    def __init__(self, database: Database, feed: ChangeFeed, index: RdfIndex, identity: str = "") -> None:
-        super().__init__(database, feed, identity)
+    def __init__(
+        self, database: Database, feed: ChangeFeed, index: RdfIndex, identity: str = "", defer: float = 0.0
+    ) -> None:
+        super().__init__(database, feed, identity, defer)
         self.index = index
         self._writer = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="index-writer", initializer=_lower_priority

@@ -94,6 +94,25 @@ async def follower(database: Database) -> AsyncIterator[IndexFollower]:
     await follower.stop()
 
 
+async def write_burst(directory: DirectoryService, prefix: str, seconds: float, gap: float = 0.05) -> list[str]:
+    """PUT new descriptions back to back (``gap`` apart) for ``seconds``; their ids."""
+    written: list[str] = []
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
+        thing_id = f"{prefix}:{len(written)}"
+        await directory.put(thing_id, agent(thing_id))
+        written.append(thing_id)
+        await asyncio.sleep(gap)
+    return written
+
+
+async def listening(follower: IndexFollower) -> None:
+    for _ in range(50):
+        if follower.feed.listening:
+            return
+        await asyncio.sleep(0.05)
+
+
 def indexed(follower: IndexFollower, thing_id: str) -> bool:
     return bool(follower.index.store.contains_named_graph(graph_name(thing_id)))
 
@@ -117,16 +136,74 @@ async def test_out_of_order_commits_are_not_lost(
 
 
 async def test_notify_wakes_the_follower_without_queries(directory: DirectoryService, follower: IndexFollower) -> None:
-    for _ in range(50):  # the LISTEN connection is up
-        if follower.feed.listening:
-            break
-        await asyncio.sleep(0.05)
+    await listening(follower)
     await directory.put("urn:test:follower:notified", agent("urn:test:follower:notified"))
     for _ in range(50):
         if indexed(follower, "urn:test:follower:notified"):
             break
         await asyncio.sleep(0.05)
     assert indexed(follower, "urn:test:follower:notified")
+
+
+@pytest.fixture
+async def deferring(database: Database, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[IndexFollower]:
+    """A follower that holds bursts back for up to 30 s; a burst ends after 1 s without a change (the writes of
+    the tests come 50 ms apart, far inside that even on a loaded machine)."""
+    monkeypatch.setattr(following, "QUIET", 1.0)
+    follower = IndexFollower(database, ChangeFeed(database, poll_interval=30), RdfIndex(), defer=30)
+    await follower.start()
+    await listening(follower)
+    yield follower
+    await follower.stop()
+
+
+async def test_a_deferring_index_applies_a_burst_once_the_writes_pause(
+    directory: DirectoryService, deferring: IndexFollower
+) -> None:
+    before = deferring.applied_position
+    burst = await write_burst(directory, "urn:test:defer:burst", seconds=2)
+    assert not any(indexed(deferring, thing_id) for thing_id in burst)  # held back while the writes went on
+    assert deferring.pending > 0
+    assert deferring.applied_position == before
+    for _ in range(100):  # applied once no change came for QUIET (1 s here)
+        if all(indexed(deferring, thing_id) for thing_id in burst):
+            break
+        await asyncio.sleep(0.1)
+    assert all(indexed(deferring, thing_id) for thing_id in burst)
+    assert deferring.pending == 0
+    assert deferring.applied_position == deferring.feed.position > before
+
+
+async def test_a_query_does_not_wait_for_a_burst_to_end(directory: DirectoryService, deferring: IndexFollower) -> None:
+    """Holding back is never seen by a query: it applies every write acknowledged before it, burst or not."""
+    burst = asyncio.create_task(write_burst(directory, "urn:test:defer:queried", seconds=3))
+    await asyncio.sleep(1)
+    assert not burst.done()
+    await deferring.catch_up()
+    written = [f"urn:test:defer:queried:{number}" for number in range(5)]
+    assert all(indexed(deferring, thing_id) for thing_id in written)
+    assert not burst.done()  # the writes went on meanwhile
+    await burst
+
+
+async def test_a_burst_is_held_back_for_at_most_the_deferral(
+    database: Database, directory: DirectoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(following, "QUIET", 1.0)
+    follower = IndexFollower(database, ChangeFeed(database, poll_interval=30), RdfIndex(), defer=1)
+    await follower.start()
+    await listening(follower)
+    try:
+        burst = asyncio.create_task(write_burst(directory, "urn:test:defer:long", seconds=6))
+        for _ in range(40):  # the first writes are applied about 1 s after them, while the burst goes on
+            if indexed(follower, "urn:test:defer:long:0"):
+                break
+            await asyncio.sleep(0.1)
+        assert indexed(follower, "urn:test:defer:long:0")
+        assert not burst.done()
+        await burst
+    finally:
+        await follower.stop()
 
 
 async def test_a_stored_index_takes_up_where_it_left_off(
