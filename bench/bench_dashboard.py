@@ -23,6 +23,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_memory import load
+from bench.rounds import machine
 from tests.support.browser import BROWSER, CHROMIUM_FLAGS, DRIVER
 from tests.support.servers import LOCAL_POSTGRES, ServerProcess, fresh_database
 
@@ -86,7 +87,7 @@ def main() -> None:
     parser.add_argument("--reference", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     arguments = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+    print(machine())
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -33,6 +33,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description
+from bench.rounds import machine
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.sparql_worker.index import RdfIndex
@@ -124,7 +125,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--import", dest="through_import", action="store_true")
     arguments = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+    print(machine())
     if arguments.through_import:
         for _ in range(arguments.rounds):
             import_round(arguments.count)

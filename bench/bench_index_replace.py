@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description, thing_id
-from bench.rounds import print_against
+from bench.rounds import machine, print_against
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=250, help=f"bulk-loaded from {BULK_FROM}")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}; index of {args.size:,} descriptions")
+    print(f"{machine()}; index of {args.size:,} descriptions")
     converter = RdfConverter(ContextLibrary.load())
 
     def rows(indexes: list[int], revision: int = 0) -> list[tuple[str, str]]:

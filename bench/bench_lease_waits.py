@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import thing_id
 from bench.load import Request, drive
+from bench.rounds import machine
 from bench.suite import bulk_import, index_caught_up
 from tests.support.servers import ServerProcess, fresh_database, postgres_server
 
@@ -77,7 +78,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=10)
     args = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}; {args.size:,} descriptions")
+    print(f"{machine()}; {args.size:,} descriptions")
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start()
         try:

@@ -25,6 +25,7 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description
+from bench.rounds import machine
 from registry.config import Settings
 from registry.directory.service import DirectoryService
 from registry.projections import Projections
@@ -101,7 +102,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--admin-url", default=LOCAL_POSTGRES)
     arguments = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}")
+    print(machine())
     steps = [int(step) for step in arguments.steps.split(",")]
     with fresh_database(arguments.admin_url) as url:
         loaded = 0

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
 import signal
 import sys
 import time
@@ -32,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.catalogue import description
 from bench.go_reference import GoReference
 from bench.load import Request, drive
-from bench.rounds import load_average, print_against
+from bench.rounds import load_average, machine, print_against
 from bench.suite import (
     TD_JSON,
     bulk_import,
@@ -62,7 +61,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=8)
     args = parser.parse_args()
-    print(f"cores: {os.cpu_count()}, load average: {load_average()}; {args.size:,} descriptions")
+    print(f"{machine()}; {args.size:,} descriptions")
     go = GoReference(args.go_reference)
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start(timeout=120)
