@@ -58,12 +58,16 @@ class ChangeFeed:
         gap_timeout: float = 2.0,
         late_patience: float = 120.0,
         reconnect_delay: float = 1.0,
+        read_interval: float = 0.0,
     ) -> None:
+        """``read_interval``: seconds between two reads of the log on notifications at least (0: read on each), for
+        a consumer that applies changes in bursts anyway; :meth:`sync` reads at once all the same."""
         self.database = database
         self.poll_interval = poll_interval
         self.gap_timeout = gap_timeout
         self.late_patience = late_patience
         self.reconnect_delay = reconnect_delay
+        self.read_interval = read_interval
         #: Sequence of the last change delivered in order; consumers see every committed change after it.
         self.position = 0
         #: Highest sequence announced by a notification.
@@ -186,6 +190,7 @@ class ChangeFeed:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await self._wake.wait()
+            await asyncio.sleep(self.read_interval)  # the notifications meanwhile are answered by the same read
             self._wake.clear()
             try:
                 waiting = await self._catch_up()

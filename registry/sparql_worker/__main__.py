@@ -17,6 +17,7 @@ from registry.events.feed import ChangeFeed
 from registry.logs import configure_logging
 from registry.semantic.sparql import SparqlEngine
 from registry.sparql_worker.client import frame, read_frame
+from registry.sparql_worker.follower import QUIET
 from registry.sparql_worker.index import IndexFollower, RdfIndex
 from registry.store.database import APPLICATION_NAME, Database
 from registry.store.rdf import database_identity, database_part
@@ -25,6 +26,9 @@ log = logging.getLogger(__name__)
 
 #: The worker's share of a replica's connection budget: one pooled connection and its LISTEN connection.
 WORKER_CONNECTIONS = 2
+#: Seconds between two reads of the change log by the worker's feed at least, while the index defers bursts: well
+#: inside ``QUIET``, so that a burst still reads as one.
+FEED_READ_INTERVAL = QUIET / 4
 #: Seconds a query waits for the index to apply the writes acknowledged before it (at most half its timeout).
 CATCH_UP_WAIT = 5.0
 
@@ -58,7 +62,11 @@ async def _serve() -> None:
     # still found once the database has changes.
     directory = settings.sparql_index_path / hashlib.sha256(database_part(identity).encode()).hexdigest()[:16]
     index = await asyncio.to_thread(RdfIndex.open, directory, identity)
-    feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
+    # Changes held back during a burst need not be read as each one commits: reading the log on every notification
+    # cost the worker 0.12 ms of CPU per PUT during a burst (0.06 ms read at most every 50 ms), PostgreSQL's share
+    # of the reads besides.
+    read_interval = FEED_READ_INTERVAL if settings.sparql_index_defer else 0.0
+    feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval, read_interval=read_interval)
     follower = IndexFollower(database, feed, index, identity, defer=settings.sparql_index_defer)
     await follower.start()
     sparql = SparqlEngine(

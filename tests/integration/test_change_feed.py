@@ -39,3 +39,35 @@ async def test_a_consumer_receives_every_change_in_order(database: Database) -> 
         assert feed.lag == 0
     finally:
         await feed.stop()
+
+
+async def test_a_feed_with_a_read_interval_reads_a_burst_in_few_batches(database: Database) -> None:
+    """Notifications coming faster than ``read_interval`` are answered by one read each interval; ``sync`` still
+    delivers at once what has committed."""
+    feed = ChangeFeed(database, poll_interval=30, read_interval=0.5)
+    batches: list[list[str]] = []
+
+    def consume(batch: Sequence[Change]) -> None:
+        batches.append([change.thing_id for change in batch if change.thing_id.startswith("urn:test:interval:")])
+
+    feed.subscribe(consume)
+    await feed.start()
+    try:
+        for _ in range(50):
+            if feed.listening:
+                break
+            await asyncio.sleep(0.05)
+        directory = directory_service(database)
+        document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+        ids = [f"urn:test:interval:{number}" for number in range(10)]
+        for thing_id in ids:  # ten commits, ten notifications, within about one interval
+            await directory.put(thing_id, {**document, "id": thing_id})
+        await asyncio.sleep(1.2)
+        mine = [batch for batch in batches if batch]
+        assert [thing_id for batch in mine for thing_id in batch] == ids
+        assert len(mine) <= 4  # not one read per notification
+        await directory.put("urn:test:interval:synced", {**document, "id": "urn:test:interval:synced"})
+        await feed.sync()
+        assert batches[-1] == ["urn:test:interval:synced"]
+    finally:
+        await feed.stop()
