@@ -283,7 +283,9 @@ async function loadCounts() {
   if (stats.status === "fulfilled") {
     const value = stats.value;
     $("stat-index").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions` : "building";
-    $("stat-index-detail").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions indexed` : "";
+    // Writes the index holds back during a burst (it applies them when the burst ends or a query needs them).
+    const pending = value.pendingDescriptions ? `, ${value.pendingDescriptions} pending after a burst of writes` : "";
+    $("stat-index-detail").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions indexed${pending}` : "";
     setCount("stat-unknown", value.descriptionsWithUnknownContexts);
     $("stat-unknown-detail").textContent = Object.keys(value.unknownContexts || {}).join(", ");
   }
