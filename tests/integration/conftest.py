@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
 from registry.config import Settings
 from registry.directory.service import DirectoryService
+from registry.events.feed import ChangeFeed
 from registry.projections import Projections, Projector
 from registry.store.database import Database
 from registry.store.things import ThingStore
@@ -23,3 +25,11 @@ async def database(database_url: str) -> AsyncIterator[Database]:
 
 def directory_service(database: Database, *projectors: Projector, settings: Settings | None = None) -> DirectoryService:
     return DirectoryService(database, ThingStore(database), Projections(projectors), settings or Settings())
+
+
+async def listening(feed: ChangeFeed) -> None:
+    """Wait (a few seconds at most) until ``feed`` has its LISTEN connection: notifications before it go unseen."""
+    for _ in range(100):
+        if feed.listening:
+            return
+        await asyncio.sleep(0.05)

@@ -10,7 +10,7 @@ from pathlib import Path
 from registry.events.feed import ChangeFeed
 from registry.store.changes import Change
 from registry.store.database import Database
-from tests.integration.conftest import directory_service
+from tests.integration.conftest import directory_service, listening
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -53,10 +53,7 @@ async def test_a_feed_with_a_read_interval_reads_a_burst_in_few_batches(database
     feed.subscribe(consume)
     await feed.start()
     try:
-        for _ in range(50):
-            if feed.listening:
-                break
-            await asyncio.sleep(0.05)
+        await listening(feed)
         directory = directory_service(database)
         document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
         ids = [f"urn:test:interval:{number}" for number in range(10)]

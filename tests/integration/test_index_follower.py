@@ -33,7 +33,7 @@ from registry.store.database import Database, Transaction
 from registry.store.rdf import current_rdf_of, database_identity, database_part, names_first_change
 from registry.store.things import StoredDescription
 from registry.wire import Notice
-from tests.integration.conftest import directory_service
+from tests.integration.conftest import directory_service, listening
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SLOW_ID = "urn:test:follower:slow"
@@ -106,13 +106,6 @@ async def write_burst(directory: DirectoryService, prefix: str, seconds: float, 
     return written
 
 
-async def listening(follower: IndexFollower) -> None:
-    for _ in range(50):
-        if follower.feed.listening:
-            return
-        await asyncio.sleep(0.05)
-
-
 def indexed(follower: IndexFollower, thing_id: str) -> bool:
     return bool(follower.index.store.contains_named_graph(graph_name(thing_id)))
 
@@ -136,7 +129,7 @@ async def test_out_of_order_commits_are_not_lost(
 
 
 async def test_notify_wakes_the_follower_without_queries(directory: DirectoryService, follower: IndexFollower) -> None:
-    await listening(follower)
+    await listening(follower.feed)
     await directory.put("urn:test:follower:notified", agent("urn:test:follower:notified"))
     for _ in range(50):
         if indexed(follower, "urn:test:follower:notified"):
@@ -152,7 +145,7 @@ async def deferring(database: Database, monkeypatch: pytest.MonkeyPatch) -> Asyn
     monkeypatch.setattr(following, "QUIET", 1.0)
     follower = IndexFollower(database, ChangeFeed(database, poll_interval=30), RdfIndex(), defer=30)
     await follower.start()
-    await listening(follower)
+    await listening(follower.feed)
     yield follower
     await follower.stop()
 
@@ -192,7 +185,7 @@ async def test_a_burst_is_held_back_for_at_most_the_deferral(
     monkeypatch.setattr(following, "QUIET", 1.0)
     follower = IndexFollower(database, ChangeFeed(database, poll_interval=30), RdfIndex(), defer=1)
     await follower.start()
-    await listening(follower)
+    await listening(follower.feed)
     try:
         burst = asyncio.create_task(write_burst(directory, "urn:test:defer:long", seconds=6))
         for _ in range(40):  # the first writes are applied about 1 s after them, while the burst goes on
