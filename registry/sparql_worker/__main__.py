@@ -110,7 +110,7 @@ async def _serve() -> None:
             if kind == "stats":
                 payload: Any = {
                     "indexedDescriptions": follower.index.descriptions,
-                    "indexPosition": follower.applied_position,
+                    "indexPosition": 0 if index.state is None else index.state.position,  # what it applied
                     "pendingDescriptions": follower.pending,
                     "queriesRunning": sparql.running,
                 }

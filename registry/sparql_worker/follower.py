@@ -75,8 +75,6 @@ class ChangeFollower:
         self.feed = feed
         self.identity = identity
         self.defer = defer
-        #: Every change up to it is applied.
-        self.applied_position = 0
         #: Ids changed since they were last applied.
         self._pending: set[str] = set()
         self._expiries: dict[str, dt.datetime] = {}
@@ -164,7 +162,6 @@ class ChangeFollower:
         for thing_id, expires in expiries.items():
             self._track_expiry(thing_id, expires)
         await self._record(position)
-        self.applied_position = position
         log.info("%s built: %d descriptions in %.2f s", self.copy, loaded, time.perf_counter() - started)
         return position
 
@@ -184,7 +181,6 @@ class ChangeFollower:
         for thing_id, expires in await lease_ends(self.database):
             self._track_expiry(thing_id, expires)
         await self._write(await expired_ids(self.database), {}, None)
-        self.applied_position = position
         log.info("%s opened: taken up at change %d", self.copy, position)
 
     async def _apply_pending(self) -> None:
@@ -212,7 +208,6 @@ class ChangeFollower:
                     self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)
                     raise
                 if last:
-                    self.applied_position = max(self.applied_position, position)
                     return
 
     async def _burst_over(self) -> None:
