@@ -113,6 +113,8 @@ class DirectoryService:
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
+        #: Batches compute their candidates one at a time (see :meth:`put_many`).
+        self._batch_turn = asyncio.Lock()
         self.group_commit: GroupCommit[PendingWrite, WriteOutcome | RegistryError] = GroupCommit(
             self._commit,
             key=lambda pending: pending.thing_id,
@@ -224,29 +226,34 @@ class DirectoryService:
         """Create or replace each description (each with its id) as PUT would, with the same checks, in one
         transaction: a bulk import then costs each description's validation and projections, not a request and
         a commit each. A description refused by a check is reported in its place and does not refuse the others;
-        a database error (which loses the transaction) refuses the whole batch, as it would a single PUT."""
+        a database error (which loses the transaction) refuses the whole batch, as it would a single PUT.
+
+        Batches compute their descriptions one batch at a time, so that each commits while the next is computed.
+        Taking turns description by description, the batches of an import all finished together and committed
+        together: PostgreSQL and the server then took turns idling (a third of the import rate)."""
         results: dict[int, WriteOutcome | RegistryError] = {}
         candidates: list[tuple[int, str, Candidate]] = []
         seen: set[str] = set()
-        for index, document in enumerate(documents):
-            try:
-                thing_id = document.get("id") if isinstance(document, dict) else None
-                if not isinstance(thing_id, str) or not thing_id:
-                    raise BadRequest(
-                        "Each description of a batch needs its id (register anonymous TDs with POST /things)",
-                        validationErrors=[{"field": "id", "description": "a non-empty string is required"}],
-                    )
-                if thing_id in seen:
-                    raise BadRequest(
-                        f"The id {thing_id!r} appears more than once in this batch; send each description once",
-                        validationErrors=[{"field": "id", "description": "already given earlier in this batch"}],
-                    )
-                seen.add(thing_id)
-                _check_put_id(thing_id, document)
-                candidates.append((index, thing_id, await self._candidate(thing_id, document)))
-            except RegistryError as error:
-                results[index] = error
-            await asyncio.sleep(0)  # other requests get the event loop between descriptions
+        async with self._batch_turn:
+            for index, document in enumerate(documents):
+                try:
+                    thing_id = document.get("id") if isinstance(document, dict) else None
+                    if not isinstance(thing_id, str) or not thing_id:
+                        raise BadRequest(
+                            "Each description of a batch needs its id (register anonymous TDs with POST /things)",
+                            validationErrors=[{"field": "id", "description": "a non-empty string is required"}],
+                        )
+                    if thing_id in seen:
+                        raise BadRequest(
+                            f"The id {thing_id!r} appears more than once in this batch; send each description once",
+                            validationErrors=[{"field": "id", "description": "already given earlier in this batch"}],
+                        )
+                    seen.add(thing_id)
+                    _check_put_id(thing_id, document)
+                    candidates.append((index, thing_id, await self._candidate(thing_id, document)))
+                except RegistryError as error:
+                    results[index] = error
+                await asyncio.sleep(0)  # other requests get the event loop between descriptions
         saved = await self._commit(
             [PendingWrite(thing_id, _constant(candidate), principal) for _, thing_id, candidate in candidates]
         )

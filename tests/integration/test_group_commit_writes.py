@@ -87,3 +87,21 @@ async def test_concurrent_writes_of_one_id_are_applied_one_after_the_other(direc
     assert sum(outcome.created for outcome in outcomes) == 1
     latest = await directory.get(thing_id)
     assert latest.revision == max(revisions)
+
+
+async def test_concurrent_batches_compute_their_descriptions_one_batch_after_the_other(
+    directory: DirectoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So that each batch commits while the next is computed, instead of all committing together at the end."""
+    computed: list[str] = []
+    candidate = directory._candidate
+
+    async def recorded(thing_id: str, document: Any) -> Any:
+        computed.append(thing_id)
+        return await candidate(thing_id, document)
+
+    monkeypatch.setattr(directory, "_candidate", recorded)
+    batches = [[f"{PREFIX}turns:{batch}:{index}" for index in range(5)] for batch in ("a", "b", "c")]
+    outcomes = await asyncio.gather(*(directory.put_many([agent(thing_id) for thing_id in ids]) for ids in batches))
+    assert all(isinstance(outcome, WriteOutcome) for batch in outcomes for outcome in batch)
+    assert computed == [thing_id for ids in batches for thing_id in ids]
