@@ -147,6 +147,9 @@ def _create_only(request: Request[Any, Any, Any]) -> bool:
     return True
 
 
+#: Bytes of descriptions a listing sends at once: each send passes every middleware and the server's framing,
+#: which cost more than serving a description when sent one by one (a page of 100 took 9 ms of CPU).
+LISTING_CHUNK_BYTES = 64 * 1024
 #: PostgreSQL's OFFSET is a bigint; larger values would fail after the response has started streaming.
 MAX_OFFSET = 2**63 - 1
 
@@ -221,15 +224,21 @@ class ThingsController(Controller):
                     head["@id"] = page_url(offset)
                     if next_url:
                         head["next"] = next_url
-                yield msgspec.json.encode(head)[:-1] + b',"members":['
+                chunk = [msgspec.json.encode(head)[:-1] + b',"members":[']
             else:
-                yield b"["
-            first = True
+                chunk = [b"["]
+            held, first = 0, True
             async for stored in directory.things.stream(offset=offset, limit=limit, readers=readers):
+                if not first:
+                    chunk.append(b",")
                 document = directory.enriched_json(stored, retrieved)
-                yield document if first else b"," + document
-                first = False
-            yield b"]}" if payload_format == "collection" else b"]"
+                chunk.append(document)
+                held, first = held + len(document), False
+                if held >= LISTING_CHUNK_BYTES:
+                    yield b"".join(chunk)
+                    chunk, held = [], 0
+            chunk.append(b"]}" if payload_format == "collection" else b"]")
+            yield b"".join(chunk)
 
         return Stream(body(), media_type=LD_JSON, status_code=HTTP_200_OK, headers={"Link": ", ".join(links)})
 

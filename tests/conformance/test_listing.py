@@ -169,3 +169,20 @@ def test_tdd_things_list_pagination_collection(listed: httpx.Client) -> None:
     whole = listed.get("/things?format=collection").json()
     assert whole["total"] == len(whole["members"]) == len(IDS_IN_CODE_POINT_ORDER)
     assert "next" not in whole
+
+
+def test_a_listing_larger_than_one_send_is_one_valid_document(empty_server: ServerProcess) -> None:
+    """The server sends a listing in pieces of about 64 KiB; each boundary falls between two descriptions."""
+    thing_ids = [f"urn:x:large:{index:02d}" for index in range(24)]
+    with httpx.Client(base_url=empty_server.base_url, timeout=30) as client:
+        for index, thing_id in enumerate(thing_ids):
+            td = {**mock_td(thing_id), "description": f"{index} " + "long " * 2000}
+            assert client.put(f"/things/{thing_id}", json=td, headers=TD_JSON).status_code == 201
+        listing = client.get("/things")
+        assert len(listing.content) > 3 * 64 * 1024
+        assert ids(listing) == thing_ids
+        assert [td["description"].split()[0] for td in listing.json()] == [str(index) for index in range(24)]
+        collection = client.get("/things?format=collection&limit=20").json()
+        assert [td["id"] for td in collection["members"]] == thing_ids[:20]
+        assert collection["total"] == 24
+        assert ids(client.get("/things?offset=20&limit=20")) == thing_ids[20:]
