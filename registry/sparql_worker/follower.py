@@ -45,8 +45,10 @@ log = logging.getLogger(__name__)
 #: Seconds the follower waits after a batch of changes, so that a burst of writes is applied in one go.
 BATCH_DELAY = 0.05
 #: Seconds without a new change after which a burst of writes is over (a copy that defers applies it then). A fleet
-#: registering at once, or a single client writing back to back, leaves gaps of milliseconds between changes.
-QUIET = 0.2
+#: registering at once, or a single client writing back to back, leaves gaps of milliseconds between changes; the
+#: batches of ``registry import`` commit about every 0.1 s, and at 0.2 s here the longer gaps between them ended the
+#: burst again and again during an import of 10⁵ (docs/performance.md).
+QUIET = 1.0
 #: Bytes of RDF (N-Triples) read and written in one step at most, but one description at least: what a step holds
 #: in memory is a few copies of it. Counting descriptions instead let 30 registrations of the largest size
 #: (4 MB of JSON, 26 MB of RDF each) take the SPARQL worker past its memory limit on every attempt.

@@ -1,0 +1,87 @@
+"""What the SPARQL index's deferral does to a bulk import: ``registry import`` of the generated catalogue into a
+fresh directory with ``REGISTRY_SPARQL_INDEX_DEFER`` at each of ``--defers`` seconds, in interleaved rounds.
+
+Each run starts the directory on a fresh database, waits until SPARQL answers, imports ``--size`` descriptions (as
+bench/suite.py does: 16 batches of 100 in flight) and waits until the index holds the last of them. It prints the
+import rate, the CPU per description of the server, the SPARQL worker and PostgreSQL during the import, and how long
+the index took to catch up after it: the index held back longer leaves the writes its cores, and catches up later.
+
+    python bench/bench_import.py [--size 100000] [--rounds 2] [--defers 10,3600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.rounds import load_average, machine
+from bench.suite import Watched, bulk_import, cpu_snapshot, cpu_spent, index_caught_up
+from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer
+
+
+def import_once(admin_url: str, size: int, defer: str) -> tuple[float, list[float], float]:
+    """The import rate, CPU ms per description by role (server, worker, PostgreSQL) and seconds to catch up."""
+    with fresh_database(admin_url) as database_url:
+        server = ServerProcess(
+            database_url, {"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_SPARQL_INDEX_DEFER": defer}
+        ).start(timeout=120)
+        try:
+            sparql_answer(server.base_url, "ASK { ?s ?p ?o }", 120)
+            assert server.process is not None
+            roles = Watched(psutil.Process(server.process.pid), database_url).roles()
+            before = {role: cpu_snapshot(processes) for role, processes in roles.items()}
+            rate, _ = bulk_import(size, server.base_url)
+            cpu = [cpu_spent(processes, before[role]) / size * 1000 for role, processes in roles.items()]
+            caught_up = index_caught_up(server.base_url, size, time.monotonic(), 3600)
+        finally:
+            server.close()
+    return rate, cpu, caught_up
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--defers", default="10,3600", help="REGISTRY_SPARQL_INDEX_DEFER values, comma-separated")
+    args = parser.parse_args()
+    defers = args.defers.split(",")
+    print(f"{machine()}; {args.size:,} descriptions")
+    runs: dict[str, list[tuple[float, list[float], float]]] = {defer: [] for defer in defers}
+    with postgres_server() as admin_url:
+        for round_number in range(args.rounds):
+            for defer in defers if round_number % 2 == 0 else defers[::-1]:
+                runs[defer].append(import_once(admin_url, args.size, defer))
+                rate, cpu, caught_up = runs[defer][-1]
+                shown = " / ".join(f"{ms:.2f}" for ms in cpu)
+                print(
+                    f"  defer {defer} s: {rate:,.0f}/s, CPU ms per description {shown}, "
+                    f"index caught up {caught_up:.1f} s after; load average {load_average()}",
+                    flush=True,
+                )
+    print()
+    print(
+        "| REGISTRY_SPARQL_INDEX_DEFER | imports/s | median | CPU ms per description: server, worker, PostgreSQL | "
+        "index caught up after (s) |"
+    )
+    print("|---:|---:|---:|---|---:|")
+    for defer, results in runs.items():
+        rates = [rate for rate, _, _ in results]
+        by_role = [[run[1][role] for run in results] for role in range(3)]
+        cpu = " / ".join(f"{min(values):.2f}-{max(values):.2f}" for values in by_role)
+        waits = [caught_up for _, _, caught_up in results]
+        print(
+            f"| {defer} | {min(rates):,.0f}-{max(rates):,.0f} | {statistics.median(rates):,.0f} | {cpu} | "
+            f"{min(waits):.1f}-{max(waits):.1f} |"
+        )
+    print(f"\nload average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()
