@@ -1,0 +1,140 @@
+"""PUT new with one server process and with several (``registry serve --workers N``), against a freshly started
+Go reference directory, in interleaved rounds.
+
+At 32 clients a single server process is the bound of PUT new: its event loop runs the HTTP layer, validation,
+projections and the group commit's statements for every write, while the Go directory spreads its handlers over
+every core. This measures what ``--workers N`` changes on the same machine, database and on-disk SPARQL index.
+
+Loads ``--size`` descriptions of the catalogue with ``registry import`` (as bench/suite.py does) and waits until the
+index has caught up. Then, in each of ``--rounds`` rounds (the order reversed every other round), for each process
+count of ``--workers``: restart the directory with that many processes (untimed; the index is on disk and kept),
+PUT new descriptions with 32 clients for ``--duration`` seconds, and wait (untimed) until the index has applied
+them and its worker is idle; and PUT new at the Go reference, restarted on an empty store and given 1,000
+descriptions first, as in the suite. Prints PUT/s, the directory's CPU per PUT (its server processes, SPARQL worker
+and PostgreSQL backends) and the ratios to the Go reference.
+
+    python bench/bench_put_workers.py --go-reference BINARY [--size 10000] [--workers 1 2] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import asyncpg
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_put_index_share import new_descriptions
+from bench.go_reference import GoReference
+from bench.load import drive
+from bench.rounds import load_average, machine, print_against
+from bench.suite import bulk_import, fresh_go_reference, index_caught_up, index_settled, worker_idle
+from tests.support.servers import ServerProcess, fresh_database, postgres_server
+
+GO = "Go reference"
+
+
+def processes(server: ServerProcess) -> list[psutil.Process]:
+    """The server's process tree: uvicorn's supervisor, its worker processes and the SPARQL worker."""
+    assert server.process is not None
+    root = psutil.Process(server.process.pid)
+    return [root, *root.children(recursive=True)]
+
+
+def cpu_seconds(tree: list[psutil.Process], database_pids: list[int]) -> float:
+    total = 0.0
+    for process in [*tree, *(psutil.Process(pid) for pid in database_pids if psutil.pid_exists(pid))]:
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def backend_pids(database_url: str) -> list[int]:
+    """The PostgreSQL backends serving the directory's database (the bench's own connection is not one)."""
+
+    async def query() -> list[int]:
+        connection = await asyncpg.connect(database_url)
+        try:
+            rows = await connection.fetch(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        finally:
+            await connection.close()
+        return [row["pid"] for row in rows]
+
+    return asyncio.run(query())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--go-reference", metavar="BINARY", required=True)
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=8)
+    args = parser.parse_args()
+    print(f"{machine()}; {args.size:,} descriptions")
+    go = GoReference(args.go_reference)
+    ways = [f"{count} server process{'es' if count > 1 else ''}" for count in args.workers]
+    rates: dict[str, list[float]] = {way: [] for way in [*ways, GO]}
+    cpu_per_put: dict[str, list[float]] = {way: [] for way in ways}
+    with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
+        server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start(timeout=120)
+        try:
+            rate, _ = bulk_import(args.size, server.base_url)
+            index_caught_up(server.base_url, args.size, time.monotonic(), 3600)
+            print(f"imported at {rate:,.0f}/s; index caught up\n")
+            directory_puts = new_descriptions(args.size)
+            go_puts = new_descriptions(10 * args.size)
+
+            def put_new(way: str) -> None:
+                if way == GO:
+                    fresh_go_reference(go, 1000)
+                    try:
+                        rates[way].append(asyncio.run(drive("127.0.0.1", go.port, go_puts, 32, args.duration)).rate)
+                    finally:
+                        go.stop()
+                    return
+                server.stop()
+                server.env["REGISTRY_WORKERS"] = str(args.workers[ways.index(way)])
+                server.start(timeout=120)
+                index_settled(server.base_url, 3600)
+                tree = processes(server)
+                worker_idle(tree, 1800, 1)
+                backends = backend_pids(database_url)
+                before = cpu_seconds(tree, backends)
+                outcome = asyncio.run(drive("127.0.0.1", server.port, directory_puts, 32, args.duration))
+                index_settled(server.base_url, 3600)  # untimed: every write applied, its CPU counted
+                worker_idle(tree, 1800, 1)
+                rates[way].append(outcome.rate)
+                failed = sum(count for status, count in outcome.statuses.items() if status >= 300)
+                if failed:
+                    print(f"  {way}: {failed} of {outcome.requests} PUTs not answered 2xx: {outcome.statuses}")
+                cpu_per_put[way].append(1000 * (cpu_seconds(tree, backends) - before) / max(outcome.requests, 1))
+
+            for round_number in range(args.rounds):
+                for way in list(rates) if round_number % 2 == 0 else list(rates)[::-1]:
+                    put_new(way)
+                print(f"round {round_number + 1}/{args.rounds} done, load average {load_average()}", flush=True)
+        finally:
+            server.close()
+            go.close()
+    print()
+    print_against("PUT new, 32 clients | PUT/s", rates, GO, lambda values: f"{min(values):,.0f}-{max(values):,.0f}")
+    print()
+    for way, values in cpu_per_put.items():
+        print(f"{way}: CPU per PUT (servers, SPARQL worker, PostgreSQL) {statistics.median(values):.2f} ms median")
+    print(f"\nload average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()
