@@ -124,7 +124,8 @@ def main() -> None:
             for round_number in range(args.rounds):
                 for way in list(rates) if round_number % 2 == 0 else list(rates)[::-1]:
                     put_new(way)
-                print(f"round {round_number + 1}/{args.rounds} done, load average {load_average()}", flush=True)
+                figures = ", ".join(f"{way} {values[-1]:,.0f}/s" for way, values in rates.items())
+                print(f"round {round_number + 1}/{args.rounds}: {figures}; load average {load_average()}", flush=True)
         finally:
             server.close()
             go.close()
