@@ -25,7 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import asyncpg
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,44 +33,19 @@ from bench.bench_put_index_share import new_descriptions
 from bench.go_reference import GoReference
 from bench.load import drive
 from bench.rounds import load_average, machine, print_against
-from bench.suite import bulk_import, fresh_go_reference, index_caught_up, index_settled, worker_idle
+from bench.suite import (
+    Watched,
+    bulk_import,
+    cpu_snapshot,
+    cpu_spent,
+    fresh_go_reference,
+    index_caught_up,
+    index_settled,
+    worker_idle,
+)
 from tests.support.servers import ServerProcess, fresh_database, postgres_server
 
 GO = "Go reference"
-
-
-def processes(server: ServerProcess) -> list[psutil.Process]:
-    """The server's process tree: uvicorn's supervisor, its worker processes and the SPARQL worker."""
-    assert server.process is not None
-    root = psutil.Process(server.process.pid)
-    return [root, *root.children(recursive=True)]
-
-
-def cpu_seconds(tree: list[psutil.Process], database_pids: list[int]) -> float:
-    total = 0.0
-    for process in [*tree, *(psutil.Process(pid) for pid in database_pids if psutil.pid_exists(pid))]:
-        try:
-            times = process.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system
-    return total
-
-
-def backend_pids(database_url: str) -> list[int]:
-    """The PostgreSQL backends serving the directory's database (the bench's own connection is not one)."""
-
-    async def query() -> list[int]:
-        connection = await asyncpg.connect(database_url)
-        try:
-            rows = await connection.fetch(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-        finally:
-            await connection.close()
-        return [row["pid"] for row in rows]
-
-    return asyncio.run(query())
 
 
 def main() -> None:
@@ -108,18 +82,20 @@ def main() -> None:
                 server.env["REGISTRY_WORKERS"] = str(args.workers[ways.index(way)])
                 server.start(timeout=120)
                 index_settled(server.base_url, 3600)
-                tree = processes(server)
-                worker_idle(tree, 1800, 1)
-                backends = backend_pids(database_url)
-                before = cpu_seconds(tree, backends)
+                assert server.process is not None
+                watched = Watched(psutil.Process(server.process.pid), database_url)
+                worker_idle(watched.worker(), 1800, 1)
+                # The supervisor, its server processes and the SPARQL worker, and the database's backends.
+                charged = [watched.server, *watched.worker(), *watched.backends()]
+                before = cpu_snapshot(charged)
                 outcome = asyncio.run(drive("127.0.0.1", server.port, directory_puts, 32, args.duration))
                 index_settled(server.base_url, 3600)  # untimed: every write applied, its CPU counted
-                worker_idle(tree, 1800, 1)
+                worker_idle(watched.worker(), 1800, 1)
                 rates[way].append(outcome.rate)
                 failed = sum(count for status, count in outcome.statuses.items() if status >= 300)
                 if failed:
                     print(f"  {way}: {failed} of {outcome.requests} PUTs not answered 2xx: {outcome.statuses}")
-                cpu_per_put[way].append(1000 * (cpu_seconds(tree, backends) - before) / max(outcome.requests, 1))
+                cpu_per_put[way].append(1000 * cpu_spent(charged, before) / max(outcome.requests, 1))
 
             for round_number in range(args.rounds):
                 for way in list(rates) if round_number % 2 == 0 else list(rates)[::-1]:
