@@ -21,7 +21,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.rounds import load_average, machine
+from bench.rounds import alternated, load_average, machine
 from bench.suite import Watched, bulk_import, cpu_snapshot, cpu_spent, index_caught_up
 from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer
 
@@ -56,7 +56,7 @@ def main() -> None:
     runs: dict[str, list[tuple[float, list[float], float]]] = {defer: [] for defer in defers}
     with postgres_server() as admin_url:
         for round_number in range(args.rounds):
-            for defer in defers if round_number % 2 == 0 else defers[::-1]:
+            for defer in alternated(defers, round_number):
                 runs[defer].append(import_once(admin_url, args.size, defer))
                 rate, cpu, caught_up = runs[defer][-1]
                 shown = " / ".join(f"{ms:.2f}" for ms in cpu)

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description, thing_id
-from bench.rounds import machine, print_against
+from bench.rounds import alternated, machine, print_against
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
@@ -102,7 +102,7 @@ def main() -> None:
             (one_at_a_time, functools.partial(per_description_ms, lambda row: index.replace([row]), added)),
             (in_bursts, functools.partial(in_bursts_ms, index, burst, args.burst)),
         ]
-        for name, work in ways if round_number % 2 == 0 else ways[::-1]:  # alternated: neither always pays first
+        for name, work in alternated(ways, round_number):
             figure, cpu = settled(index, work)
             figures.setdefault(name, []).append(figure)
             settled_cpu[name] = settled_cpu.get(name, 0.0) + cpu

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.catalogue import description
 from bench.go_reference import GoReference
 from bench.load import Request, drive
-from bench.rounds import load_average, machine, print_against
+from bench.rounds import alternated, load_average, machine, print_against
 from bench.suite import (
     TD_JSON,
     bulk_import,
@@ -52,6 +52,16 @@ def new_descriptions(first: int) -> Callable[[int, int], Request]:
         return "PUT", "/things/" + quote(document["id"], safe=":"), json.dumps(document).encode(), TD_JSON
 
     return put_new
+
+
+def go_reference_rate(go: GoReference, puts: Callable[[int, int], Request], duration: float) -> float:
+    """PUT/s of 32 clients at the Go reference, restarted on an empty store and given 1,000 descriptions of the
+    catalogue first (as in the suite), then stopped."""
+    fresh_go_reference(go, 1000)
+    try:
+        return asyncio.run(drive("127.0.0.1", go.port, puts, 32, duration)).rate
+    finally:
+        go.stop()
 
 
 def main() -> None:
@@ -78,11 +88,7 @@ def main() -> None:
 
             def put_new(way: str) -> float:
                 if way == "Go reference":
-                    fresh_go_reference(go, 1000)
-                    try:
-                        return asyncio.run(drive("127.0.0.1", go.port, go_puts, 32, args.duration)).rate
-                    finally:
-                        go.stop()
+                    return go_reference_rate(go, go_puts, args.duration)
                 stopped = way == "index stopped"
                 if stopped:
                     for process in worker:
@@ -97,8 +103,7 @@ def main() -> None:
                     worker_idle(worker, 1800, 1)
 
             for round_number in range(args.rounds):
-                ways = list(rates) if round_number % 2 == 0 else list(rates)[::-1]
-                for way in ways:
+                for way in alternated(list(rates), round_number):
                     rates[way].append(put_new(way))
                 print(f"round {round_number + 1}/{args.rounds} done, load average {load_average()}", flush=True)
         finally:

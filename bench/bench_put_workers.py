@@ -29,16 +29,15 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_put_index_share import new_descriptions
+from bench.bench_put_index_share import go_reference_rate, new_descriptions
 from bench.go_reference import GoReference
 from bench.load import drive
-from bench.rounds import load_average, machine, print_against
+from bench.rounds import alternated, load_average, machine, print_against
 from bench.suite import (
     Watched,
     bulk_import,
     cpu_snapshot,
     cpu_spent,
-    fresh_go_reference,
     index_caught_up,
     index_settled,
     worker_idle,
@@ -58,9 +57,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{machine()}; {args.size:,} descriptions")
     go = GoReference(args.go_reference)
-    ways = [f"{count} server process{'es' if count > 1 else ''}" for count in args.workers]
-    rates: dict[str, list[float]] = {way: [] for way in [*ways, GO]}
-    cpu_per_put: dict[str, list[float]] = {way: [] for way in ways}
+    process_counts = {f"{count} server process{'es' if count > 1 else ''}": count for count in args.workers}
+    rates: dict[str, list[float]] = {way: [] for way in [*process_counts, GO]}
+    cpu_per_put: dict[str, list[float]] = {way: [] for way in process_counts}
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start(timeout=120)
         try:
@@ -72,14 +71,10 @@ def main() -> None:
 
             def put_new(way: str) -> None:
                 if way == GO:
-                    fresh_go_reference(go, 1000)
-                    try:
-                        rates[way].append(asyncio.run(drive("127.0.0.1", go.port, go_puts, 32, args.duration)).rate)
-                    finally:
-                        go.stop()
+                    rates[way].append(go_reference_rate(go, go_puts, args.duration))
                     return
                 server.stop()
-                server.env["REGISTRY_WORKERS"] = str(args.workers[ways.index(way)])
+                server.env["REGISTRY_WORKERS"] = str(process_counts[way])
                 server.start(timeout=120)
                 index_settled(server.base_url, 3600)
                 assert server.process is not None
@@ -98,7 +93,7 @@ def main() -> None:
                 cpu_per_put[way].append(1000 * cpu_spent(charged, before) / max(outcome.requests, 1))
 
             for round_number in range(args.rounds):
-                for way in list(rates) if round_number % 2 == 0 else list(rates)[::-1]:
+                for way in alternated(list(rates), round_number):
                     put_new(way)
                 figures = ", ".join(f"{way} {values[-1]:,.0f}/s" for way, values in rates.items())
                 print(f"round {round_number + 1}/{args.rounds}: {figures}; load average {load_average()}", flush=True)

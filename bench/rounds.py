@@ -11,12 +11,14 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from tests.support.servers import fresh_database
 
 Run = Callable[[], Awaitable[None]]
+T = TypeVar("T")
 
 
 async def round_median(run: Run, requests: int) -> float:
@@ -54,6 +56,12 @@ def print_against(
     for name, values in figures.items():
         ratios = [value / base for value, base in zip(values, figures[reference], strict=True)]
         print(f"| {name} | {shown(values)} | {min(ratios):.2f}-{max(ratios):.2f} | {statistics.median(ratios):.2f} |")
+
+
+def alternated(ways: Sequence[T], round_number: int) -> list[T]:
+    """``ways`` in the order of round ``round_number``: reversed every other round, so none always goes first (and
+    pays for what the one before it left behind)."""
+    return list(ways) if round_number % 2 == 0 else list(ways)[::-1]
 
 
 def load_average() -> str:
