@@ -207,7 +207,12 @@ def create_app(settings: Settings) -> Litestar:
                 gauges=Gauges(database, feed, events, worker, directory.cache),
                 oversight=OversightService(database),
                 readiness=Readiness(
-                    database, worker, feed, schema_revision=schema_revision, max_feed_lag=settings.ready_max_feed_lag
+                    database,
+                    worker,
+                    feed,
+                    schema_revision=schema_revision,
+                    max_feed_lag=settings.ready_max_feed_lag,
+                    tokens=tokens,
                 ),
             )
         )
@@ -218,6 +223,7 @@ def create_app(settings: Settings) -> Litestar:
                 stack.push_async_callback(replica.stop)
             if tokens is not None:
                 await tokens.start()
+                stack.push_async_callback(tokens.stop)
             stack.callback(directory.cache.follow(feed))
             await feed.start()
             stack.push_async_callback(feed.stop)

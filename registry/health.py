@@ -4,9 +4,10 @@ Liveness (``/livez``) only says the process answers; readiness says the replica 
 database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
 caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
 seconds. Read replicas (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches
-read the primary while they are set aside. While the primary is down and a read replica serves searches without it
-(:mod:`registry.store.replica`), the process stays ready, for searches: the checks that fail with the primary are
-reported and not counted.
+read the primary while they are set aside. So is the identity provider's JWKS URL (``REGISTRY_AUTH_JWKS``): while
+it cannot be fetched, reads and API keys still work, and only access tokens the directory cannot check get 503.
+While the primary is down and a read replica serves searches without it (:mod:`registry.store.replica`), the
+process stays ready, for searches: the checks that fail with the primary are reported and not counted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
+from registry.auth.tokens import TokenVerifier
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.semantic.sparql import SparqlBackend
@@ -43,16 +45,26 @@ class Readiness:
     """The checks behind ``/readyz``; each names what failed so that an operator knows where to look."""
 
     def __init__(
-        self, database: Database, worker: SparqlBackend, feed: ChangeFeed, *, schema_revision: str, max_feed_lag: float
+        self,
+        database: Database,
+        worker: SparqlBackend,
+        feed: ChangeFeed,
+        *,
+        schema_revision: str,
+        max_feed_lag: float,
+        tokens: TokenVerifier | None = None,
     ) -> None:
         self.database = database
         self.worker = worker
         self.feed = feed
         self.schema_revision = schema_revision
         self.max_feed_lag = max_feed_lag
+        self.tokens = tokens
 
     async def checks(self) -> list[Check]:
         checks = [await self._database(), self._sparql_worker(), self._change_feed()]
+        if self.tokens is not None and self.tokens.fetches_url:
+            checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         if self.database.replicas:
             checks.append(_read_replicas(self.database.replicas))
             if any(replica.serving and replica.primary_unreachable for replica in self.database.replicas):
@@ -95,6 +107,15 @@ class Readiness:
         return Check("change_feed", True, f"{lag:.1f} s behind the change log")
 
 
+def status(checks: Sequence[Check]) -> str:
+    """The one-word summary of checks that let the process serve (none failing that counts)."""
+    if all(check.ok for check in checks):
+        return "ready"
+    if any(check.name in _PRIMARY_CHECKS and not check.ok for check in checks):
+        return "ready for searches only"
+    return "ready, degraded"
+
+
 def _read_replicas(replicas: Sequence[ReadReplica]) -> Check:
     """One check for every read replica; never makes the process unready: searches read the primary while every
     replica is set aside."""
@@ -115,4 +136,4 @@ def _read_replica_state(replica: ReadReplica) -> str:
     return f"serves searches, {replica.lag or 0:.1f} s behind the primary"
 
 
-__all__ = ["Check", "Readiness"]
+__all__ = ["Check", "Readiness", "status"]

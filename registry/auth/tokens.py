@@ -1,13 +1,20 @@
 """OAuth 2 / OpenID Connect access tokens (JWT) from the operator's identity provider, verified with PyJWT.
 
-The signing keys come from a JWKS the operator names: a file, or the issuer's JWKS URL, fetched at start and again
-when a token names a key id not seen yet (the only outbound request the directory makes). Signature, ``iss``,
-``aud``, ``exp`` and ``nbf`` are checked; only the configured algorithms are accepted (never ``none``).
+The signing keys come from a JWKS the operator names: a file, or the issuer's JWKS URL (the only outbound request
+the directory makes). The URL is fetched at start, again every ``JWKS_REFRESH_INTERVAL`` (rotated keys appear,
+removed ones stop being accepted) and when a token names a key id not seen yet. A failed fetch keeps the keys last
+fetched and is retried with backoff: an outage of the identity provider does not stop the directory starting, nor
+refuse tokens it can still check, and a token it cannot check yet is answered 503 (retry), never 401 (the token is
+not known to be bad). Signature, ``iss``, ``aud``, ``exp`` and ``nbf`` are checked; only the configured algorithms
+are accepted (never ``none``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +22,24 @@ import jwt
 
 from registry.auth.principal import Principal, parse_scopes
 from registry.config import ConfigError, Settings
-from registry.errors import Unauthorized
+from registry.errors import ServiceUnavailable, Unauthorized
+
+log = logging.getLogger(__name__)
 
 #: Seconds of clock skew tolerated on exp and nbf.
 LEEWAY = 30
 #: Seconds after a fetch of the JWKS URL before an unknown key id may fetch it again (so tokens with made-up key
 #: ids cannot make the directory hammer the identity provider).
 JWKS_REFETCH_COOLDOWN = 30.0
+#: Seconds between fetches of the JWKS URL while it answers.
+JWKS_REFRESH_INTERVAL = 300.0
+#: Seconds before the first retry of a failed fetch; doubled on each failure, up to ``JWKS_MAX_RETRY_DELAY``.
+JWKS_RETRY_DELAY = 5.0
+JWKS_MAX_RETRY_DELAY = 60.0
+#: Seconds one fetch may take.
+JWKS_FETCH_TIMEOUT = 10.0
+#: Retry-After of a token refused because no key could be fetched to check it.
+_RETRY_AFTER = "10"
 
 
 def _strings(value: Any) -> list[str]:
@@ -33,40 +51,115 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _signing_key(keys: jwt.PyJWKSet | None, kid: Any) -> Any:
+    """The key of ``keys`` with id ``kid`` that may verify signatures (the only one, if the token names none)."""
+    if keys is None:
+        return None
+    usable = [key for key in keys.keys if key.public_key_use in ("sig", None)]
+    if kid is None:
+        return usable[0].key if len(usable) == 1 else None
+    return next((key.key for key in usable if key.key_id == kid), None)
+
+
 class TokenVerifier:
     def __init__(self, settings: Settings) -> None:
         if not settings.auth_jwt_issuer or not settings.auth_jwt_audience:
             raise ConfigError("REGISTRY_AUTH_JWKS needs REGISTRY_AUTH_JWT_ISSUER and REGISTRY_AUTH_JWT_AUDIENCE too")
         self.settings = settings
         self.algorithms = list(settings.auth_jwt_algorithms)
-        source = settings.auth_jwks
+        self.source = settings.auth_jwks
+        #: Fetches the JWKS URL (http(s) only, no redirects); the keys are kept here, not in its cache.
         self._client: jwt.PyJWKClient | None = None
         self._keys: jwt.PyJWKSet | None = None
-        if source.startswith(("https://", "http://")):
-            self._client = jwt.PyJWKClient(source, cache_keys=True, timeout=10, cooldown_duration=JWKS_REFETCH_COOLDOWN)
+        #: Why the last fetch of the URL failed (None after a successful one), for ``/readyz`` and the 503s.
+        self.problem: str | None = None
+        #: When the keys were last fetched, and when a fetch was last tried (monotonic seconds).
+        self.fetched_at: float | None = None
+        self._tried_at = -JWKS_REFETCH_COOLDOWN
+        self._fetch: asyncio.Task[None] | None = None
+        self._refresher: asyncio.Task[None] | None = None
+        if self.source.startswith(("https://", "http://")):
+            self._client = jwt.PyJWKClient(self.source, cache_jwk_set=False, timeout=JWKS_FETCH_TIMEOUT)
+            self.problem = "not fetched yet"
         else:
             try:
-                self._keys = jwt.PyJWKSet.from_json(Path(source).expanduser().read_text(encoding="utf-8"))
+                self._keys = jwt.PyJWKSet.from_json(Path(self.source).expanduser().read_text(encoding="utf-8"))
             except (OSError, jwt.PyJWKSetError, ValueError) as error:
-                raise ConfigError(f"REGISTRY_AUTH_JWKS: cannot read a JWKS from {source}: {error}") from error
+                raise ConfigError(f"REGISTRY_AUTH_JWKS: cannot read a JWKS from {self.source}: {error}") from error
+
+    @property
+    def fetches_url(self) -> bool:
+        return self._client is not None
+
+    def state(self) -> str:
+        """What ``/readyz`` says of the keys."""
+        count = len(self._keys.keys) if self._keys is not None else 0
+        if self.problem is not None:
+            return self.problem
+        age = "" if self.fetched_at is None else f", fetched {time.monotonic() - self.fetched_at:.0f} s ago"
+        return f"{count} signing key(s) from {self.source}{age}"
 
     async def start(self) -> None:
-        """Fetch the issuer's JWKS once at start (off the event loop), so a bad URL shows at once."""
+        """Fetch the issuer's JWKS, then keep it fresh in the background. A failed first fetch is logged and
+        retried: the directory serves meanwhile (API keys and reads work; tokens get 503)."""
         if self._client is not None:
-            await asyncio.to_thread(self._client.get_jwk_set)
+            await self.refresh()
+            self._refresher = asyncio.create_task(self._refresh_periodically(), name="jwks-refresh")
 
-    async def _signing_key(self, token: str, header: dict[str, Any]) -> Any:
+    async def stop(self) -> None:
+        for task in (self._refresher, self._fetch):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def refresh(self) -> None:
+        """Fetch the JWKS URL now, or wait for the fetch under way (one at a time, whoever asks)."""
+        if self._fetch is None or self._fetch.done():
+            self._fetch = asyncio.create_task(self._fetch_keys(), name="jwks-fetch")
+        await asyncio.shield(self._fetch)
+
+    async def _fetch_keys(self) -> None:
+        assert self._client is not None
+        self._tried_at = time.monotonic()
+        try:
+            # urllib blocks: off the event loop.
+            keys = jwt.PyJWKSet.from_dict(await asyncio.to_thread(self._client.fetch_data))
+        except (jwt.PyJWKClientError, jwt.PyJWKSetError, ValueError, OSError) as error:  # ValueError: not JSON
+            kept = "keeping the keys fetched before" if self._keys is not None else "no keys yet: tokens get 503"
+            self.problem = f"cannot fetch the JWKS from {self.source} ({error}); {kept}"
+            log.warning("%s", self.problem)
+            return
+        if self.problem is not None and self.fetched_at is not None:
+            log.info("the JWKS from %s is fetched again", self.source)
+        self._keys, self.fetched_at, self.problem = keys, time.monotonic(), None
+
+    async def _refresh_periodically(self) -> None:
+        delay = JWKS_RETRY_DELAY
+        while True:
+            if self.problem is None:
+                delay = JWKS_RETRY_DELAY
+                await asyncio.sleep(JWKS_REFRESH_INTERVAL)
+            else:
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, JWKS_MAX_RETRY_DELAY)
+            await self.refresh()
+
+    async def _key_for(self, header: dict[str, Any]) -> Any:
         kid = header.get("kid")
-        if self._client is not None:
-            # PyJWKClient refetches the JWKS when the key id is unknown; its HTTP call blocks, so not on the loop.
-            return (await asyncio.to_thread(self._client.get_signing_key_from_jwt, token)).key
-        assert self._keys is not None
-        if kid is None and len(self._keys.keys) == 1:
-            return self._keys.keys[0].key
-        for key in self._keys.keys:
-            if key.key_id == kid:
-                return key.key
-        raise jwt.PyJWKClientError(f"no key with id {kid!r} in the configured JWKS")
+        key = _signing_key(self._keys, kid)
+        if key is None and self._client is not None and time.monotonic() - self._tried_at >= JWKS_REFETCH_COOLDOWN:
+            await self.refresh()  # a key rotated in since the last fetch
+            key = _signing_key(self._keys, kid)
+        if key is not None:
+            return key
+        if self.problem is not None:
+            raise ServiceUnavailable(
+                f"The access token cannot be checked now: {self.problem}; retry later",
+                headers={"Retry-After": _RETRY_AFTER},
+            )
+        named = f"with id {kid!r}" if kid is not None else "(the token names no key id)"
+        raise jwt.PyJWKClientError(f"no signing key {named} in the identity provider's JWKS")
 
     async def verify(self, token: str) -> Principal:
         try:
@@ -76,7 +169,7 @@ class TokenVerifier:
                     f"Access tokens signed with {header.get('alg')!r} are not accepted "
                     f"(accepted: {', '.join(self.algorithms)})"
                 )
-            key = await self._signing_key(token, header)
+            key = await self._key_for(header)
             claims = jwt.decode(
                 token,
                 key,

@@ -6,7 +6,7 @@ import msgspec
 from litestar import Response, get
 from litestar.di import NamedDependency
 
-from registry.health import Check, Readiness
+from registry.health import Readiness, status
 from registry.http.contract import JSON_OBJECT, Answer, documented
 from registry.http.problems import problem_response
 
@@ -57,14 +57,10 @@ async def readyz(readiness: NamedDependency[Readiness]) -> Response[bytes]:
             checks=report,
         )
     return Response(
-        content=msgspec.json.encode({"status": _status(checks), "checks": report}),
+        content=msgspec.json.encode({"status": status(checks), "checks": report}),
         media_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
-
-
-def _status(checks: list[Check]) -> str:
-    return "ready" if all(check.ok for check in checks) else "ready for searches only"
 
 
 __all__ = ["livez", "readyz"]

@@ -26,29 +26,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from registry.auth.tokens import JWKS_REFETCH_COOLDOWN
+from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks
 from tests.support.keys import create_key, keys_command
-from tests.support.servers import REPO_ROOT, ServerProcess, fresh_database
+from tests.support.servers import REPO_ROOT, ServerProcess, fresh_database, wait_until
 from tests.support.things import thing, versioned_tool
 
-ISSUER = "https://idp.test.example"
-AUDIENCE = "lmos-registry"
 PROBLEM = "application/problem+json"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 A2A_CARD = REPO_ROOT / "tests" / "data" / "a2a" / "adk_currency_agent-agent_card.json"
-
-
-class Identity:
-    """A test identity provider: an RSA key in a JWKS file, and tokens it signs."""
-
-    def __init__(self, directory: Path) -> None:
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
-        self.jwks = directory / "jwks.json"
-        self.jwks.write_text(json.dumps({"keys": [{**public, "kid": "test-1", "use": "sig", "alg": "RS256"}]}))
-
-    def token(self, subject: str, *, key: Any = None, audience: str = AUDIENCE, **claims: Any) -> str:
-        payload = {"iss": ISSUER, "aud": audience, "sub": subject, "exp": int(time.time()) + 600, **claims}
-        return jwt.encode(payload, key or self.key, algorithm="RS256", headers={"kid": "test-1"})
 
 
 def unsigned_token(subject: str) -> str:
@@ -531,39 +516,6 @@ def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
     assert operations["directoryDescription"] is None
 
 
-class ServedJwks:
-    """The identity provider's JWKS URL: a local HTTP server whose key set can be rotated."""
-
-    def __init__(self, identity: Identity) -> None:
-        import http.server
-        import threading
-
-        self.keys = [json.loads(identity.jwks.read_text())["keys"][0]]
-        self.fetches = 0
-        served = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                served.fetches += 1
-                body = json.dumps({"keys": served.keys}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jwks.json"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def rotate_in(self, key: Any, kid: str) -> None:
-        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-        self.keys.append({**public, "kid": kid, "use": "sig", "alg": "RS256"})
-
-
 @pytest.fixture
 def identity(tmp_path: Path) -> Identity:
     return Identity(tmp_path)
@@ -573,8 +525,7 @@ def identity(tmp_path: Path) -> Identity:
 def jwks(identity: Identity) -> Iterator[ServedJwks]:
     served = ServedJwks(identity)
     yield served
-    served.server.shutdown()
-    served.server.server_close()
+    served.close()
 
 
 def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: str, jwks: ServedJwks) -> None:
@@ -626,6 +577,52 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: s
     with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {token}"}) as client:
         assert client.get("/things").status_code == 200
     assert jwks.fetches == 2
+
+
+def test_an_identity_provider_down_at_start_does_not_keep_the_directory_down(
+    start_server: Any, database_url: str, identity: Identity, jwks: ServedJwks
+) -> None:
+    """The directory starts and serves while its JWKS URL fails: API keys work, tokens get 503 (retry, not 401),
+    /readyz reports it without taking the replica out; the fetch is retried until it succeeds."""
+    writer = create_key(database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    jwks.failing = True
+    server = start_server(
+        {
+            "REGISTRY_AUTH": "writes",
+            "REGISTRY_AUTH_JWKS": jwks.url,
+            "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
+            "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
+        }
+    )
+    with httpx.Client(base_url=server.base_url, timeout=30) as client:
+        # Ready (once its SPARQL index is), the identity provider reported but not counted.
+        wait_until(lambda: client.get("/readyz").status_code == 200, 30, "the server is ready")
+        ready = client.get("/readyz")
+        assert ready.json()["status"] == "ready, degraded"
+        check = ready.json()["checks"]["identity_provider"]
+        assert not check["ok"]
+        assert "cannot fetch the JWKS" in check["detail"]
+        thing_id = f"urn:alice:{uuid.uuid4()}"
+        token = identity.token("alice", scope="write")
+        refused = client.put(
+            f"/things/{thing_id}", json=weather(thing_id), headers={"Authorization": f"Bearer {token}"}
+        )
+        assert_problem(refused, 503, token)
+        assert refused.headers["retry-after"]
+        keyed = f"urn:keyed:{uuid.uuid4()}"
+        assert client.put(
+            f"/things/{keyed}", json=weather(keyed), headers={"Authorization": f"Bearer {writer}"}
+        ).is_success
+        jwks.failing = False
+        deadline = time.monotonic() + 30  # the first retries come after 5 and 10 s
+        while not client.get("/readyz").json()["checks"]["identity_provider"]["ok"]:
+            assert time.monotonic() < deadline, "the JWKS was not fetched again"
+            time.sleep(0.5)
+        assert client.get("/readyz").json()["status"] == "ready"
+        accepted = client.put(
+            f"/things/{thing_id}", json=weather(thing_id), headers={"Authorization": f"Bearer {token}"}
+        )
+        assert accepted.status_code == 201, accepted.text
 
 
 def test_readers_see_shared_descriptions_and_their_own_tenants(setup: Setup) -> None:

@@ -1,0 +1,98 @@
+"""The identity provider's JWKS URL as an operator lives with it: down when the directory starts, down for a while
+after keys were fetched, rotating keys in and out (registry/auth/tokens.py). Against a real HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from registry.auth import tokens
+from registry.auth.tokens import TokenVerifier
+from registry.config import Settings
+from registry.errors import ServiceUnavailable, Unauthorized
+from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks
+
+
+@pytest.fixture
+def identity(tmp_path: Path) -> Identity:
+    return Identity(tmp_path)
+
+
+@pytest.fixture
+def jwks(identity: Identity) -> Iterator[ServedJwks]:
+    served = ServedJwks(identity)
+    yield served
+    served.close()
+
+
+@pytest.fixture
+async def verifier(jwks: ServedJwks) -> AsyncIterator[TokenVerifier]:
+    verifier = TokenVerifier(Settings(auth_jwks=jwks.url, auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    yield verifier
+    await verifier.stop()
+
+
+async def test_an_identity_provider_down_at_start_delays_tokens_not_the_directory(
+    identity: Identity, jwks: ServedJwks, verifier: TokenVerifier, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tokens, "JWKS_RETRY_DELAY", 0.2)
+    jwks.failing = True
+    await verifier.start()  # does not raise: the directory starts
+    assert verifier.problem is not None
+    assert "503" in verifier.problem
+    assert "no keys yet" in verifier.problem
+    with pytest.raises(ServiceUnavailable) as refused:
+        await verifier.verify(identity.token("alice"))
+    assert refused.value.headers["Retry-After"]
+    assert "cannot be checked now" in refused.value.detail
+    # Retried in the background, with backoff, until the identity provider answers.
+    jwks.failing = False
+    for _ in range(200):
+        if verifier.problem is None:
+            break
+        await asyncio.sleep(0.05)
+    assert verifier.problem is None
+    assert (await verifier.verify(identity.token("alice"))).name == "alice"
+
+
+async def test_keys_fetched_before_an_outage_still_check_tokens(
+    identity: Identity, jwks: ServedJwks, verifier: TokenVerifier
+) -> None:
+    await verifier.start()
+    assert verifier.problem is None
+    assert jwks.fetches == 1
+    jwks.failing = True
+    await verifier.refresh()
+    assert verifier.problem is not None
+    assert "keeping the keys fetched before" in verifier.problem
+    assert (await verifier.verify(identity.token("alice"))).name == "alice"
+    # A key id it has not seen cannot be checked while the keys cannot be fetched: retry, not "your token is bad".
+    unknown = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    with pytest.raises(ServiceUnavailable):
+        await verifier.verify(identity.token("bob", key=unknown, kid="test-9"))
+    # Once the identity provider answers, a key id it does not list is refused.
+    jwks.failing = False
+    await verifier.refresh()
+    with pytest.raises(Unauthorized, match="no signing key with id 'test-9'"):
+        await verifier.verify(identity.token("bob", key=unknown, kid="test-9"))
+
+
+async def test_keys_rotate_in_and_out(identity: Identity, jwks: ServedJwks, verifier: TokenVerifier) -> None:
+    await verifier.start()
+    rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwks.rotate_in(rotated, "test-2")
+    await verifier.refresh()  # what the periodic refresh does every JWKS_REFRESH_INTERVAL
+    assert (await verifier.verify(identity.token("carol", key=rotated, kid="test-2"))).name == "carol"
+    jwks.keys = jwks.keys[1:]  # the first key is withdrawn
+    await verifier.refresh()
+    with pytest.raises(Unauthorized, match="no signing key with id 'test-1'"):
+        await verifier.verify(identity.token("alice"))
+    fetches = jwks.fetches
+    # An unknown key id fetches the JWKS again only after the cooldown since the last fetch.
+    with pytest.raises(Unauthorized):
+        await verifier.verify(identity.token("alice"))
+    assert jwks.fetches == fetches
