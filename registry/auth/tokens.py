@@ -154,8 +154,10 @@ class TokenVerifier:
         if key is not None:
             return key
         if self.problem is not None:
+            # The details (the URL, the error) are the operator's: logged and in /readyz.
             raise ServiceUnavailable(
-                f"The access token cannot be checked now: {self.problem}; retry later",
+                "The access token cannot be checked now: the directory cannot fetch its identity provider's signing "
+                "keys (JWKS); retry later",
                 headers={"Retry-After": _RETRY_AFTER},
             )
         named = f"with id {kid!r}" if kid is not None else "(the token names no key id)"
