@@ -4,8 +4,8 @@ Liveness (``/livez``) only says the process answers; readiness says the replica 
 database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
 caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
 seconds. Read replicas (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches
-read the primary while they are set aside. So is the identity provider's JWKS URL (``REGISTRY_AUTH_JWKS``): while
-it cannot be fetched, reads and API keys still work, and only access tokens the directory cannot check get 503.
+read the primary while they are set aside. So are the identity provider's keys (``REGISTRY_AUTH_JWKS``): while they
+cannot be read, reads and API keys still work, and only access tokens the directory cannot check get 503.
 While the primary is down and a read replica serves searches without it (:mod:`registry.store.replica`), the
 process stays ready, for searches: the checks that fail with the primary are reported and not counted.
 """
@@ -63,7 +63,7 @@ class Readiness:
 
     async def checks(self) -> list[Check]:
         checks = [await self._database(), self._sparql_worker(), self._change_feed()]
-        if self.tokens is not None and self.tokens.fetches_url:
+        if self.tokens is not None:
             checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         if self.database.replicas:
             checks.append(_read_replicas(self.database.replicas))

@@ -1,12 +1,12 @@
 """OAuth 2 / OpenID Connect access tokens (JWT) from the operator's identity provider, verified with PyJWT.
 
-The signing keys come from a JWKS the operator names: a file, or the issuer's JWKS URL (the only outbound request
-the directory makes). The URL is fetched at start, again every ``JWKS_REFRESH_INTERVAL`` (rotated keys appear,
-removed ones stop being accepted) and when a token names a key id not seen yet. A failed fetch keeps the keys last
-fetched and is retried with backoff: an outage of the identity provider does not stop the directory starting, nor
-refuse tokens it can still check, and a token it cannot check yet is answered 503 (retry), never 401 (the token is
-not known to be bad). Signature, ``iss``, ``aud``, ``exp`` and ``nbf`` are checked; only the configured algorithms
-are accepted (never ``none``).
+The signing keys come from a JWKS the operator names: a file (a mounted secret, say), or the issuer's JWKS URL (the
+only outbound request the directory makes). Either is read at start, again every ``JWKS_REFRESH_INTERVAL`` (rotated
+keys appear, removed ones stop being accepted) and when a token names a key id not seen yet. A failed read keeps the
+keys read before and is retried with backoff: an outage of the identity provider does not stop the directory
+starting, nor refuse tokens it can still check, and a token it cannot check yet is answered 503 (retry), never 401
+(the token is not known to be bad). Only a file unreadable at start stops it (a configuration error). Signature,
+``iss``, ``aud``, ``exp`` and ``nbf`` are checked; only the configured algorithms are accepted (never ``none``).
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ log = logging.getLogger(__name__)
 
 #: Seconds of clock skew tolerated on exp and nbf.
 LEEWAY = 30
-#: Seconds after a fetch of the JWKS URL before an unknown key id may fetch it again (so tokens with made-up key
-#: ids cannot make the directory hammer the identity provider).
+#: Seconds after a read of the JWKS before an unknown key id may read it again (so tokens with made-up key ids
+#: cannot make the directory hammer the identity provider).
 JWKS_REFETCH_COOLDOWN = 30.0
-#: Seconds between fetches of the JWKS URL while it answers.
+#: Seconds between reads of the JWKS while it answers.
 JWKS_REFRESH_INTERVAL = 300.0
-#: Seconds before the first retry of a failed fetch; doubled on each failure, up to ``JWKS_MAX_RETRY_DELAY``.
+#: Seconds before the first retry of a failed read; doubled on each failure, up to ``JWKS_MAX_RETRY_DELAY``.
 JWKS_RETRY_DELAY = 5.0
 JWKS_MAX_RETRY_DELAY = 60.0
-#: Seconds one fetch may take.
+#: Seconds one fetch of the JWKS URL may take.
 JWKS_FETCH_TIMEOUT = 10.0
-#: Retry-After of a token refused because no key could be fetched to check it.
+#: Retry-After of a token refused because no key could be read to check it.
 _RETRY_AFTER = "10"
 
 
@@ -71,68 +71,70 @@ class TokenVerifier:
         #: Fetches the JWKS URL (http(s) only, no redirects); the keys are kept here, not in its cache.
         self._client: jwt.PyJWKClient | None = None
         self._keys: jwt.PyJWKSet | None = None
-        #: Why the last fetch of the URL failed (None after a successful one), for ``/readyz`` and the 503s.
+        #: Why the last read of the keys failed (None after a successful one), for ``/readyz`` and the 503s.
         self.problem: str | None = None
-        #: When the keys were last fetched, and when a fetch was last tried (monotonic seconds).
-        self.fetched_at: float | None = None
+        #: When the keys were last read, and when a read was last tried (monotonic seconds).
+        self.read_at: float | None = None
         self._tried_at = -JWKS_REFETCH_COOLDOWN
-        self._fetch: asyncio.Task[None] | None = None
+        self._reading: asyncio.Task[None] | None = None
         self._refresher: asyncio.Task[None] | None = None
         if self.source.startswith(("https://", "http://")):
             self._client = jwt.PyJWKClient(self.source, cache_jwk_set=False, timeout=JWKS_FETCH_TIMEOUT)
             self.problem = "not fetched yet"
         else:
             try:
-                self._keys = jwt.PyJWKSet.from_json(Path(self.source).expanduser().read_text(encoding="utf-8"))
+                self._keys, self.read_at = self._read_file(), time.monotonic()
             except (OSError, jwt.PyJWKSetError, ValueError) as error:
                 raise ConfigError(f"REGISTRY_AUTH_JWKS: cannot read a JWKS from {self.source}: {error}") from error
 
-    @property
-    def fetches_url(self) -> bool:
-        return self._client is not None
+    def _read_file(self) -> jwt.PyJWKSet:
+        return jwt.PyJWKSet.from_json(Path(self.source).expanduser().read_text(encoding="utf-8"))
+
+    def _read_url(self) -> jwt.PyJWKSet:
+        assert self._client is not None
+        return jwt.PyJWKSet.from_dict(self._client.fetch_data())
 
     def state(self) -> str:
         """What ``/readyz`` says of the keys."""
         count = len(self._keys.keys) if self._keys is not None else 0
         if self.problem is not None:
             return self.problem
-        age = "" if self.fetched_at is None else f", fetched {time.monotonic() - self.fetched_at:.0f} s ago"
+        age = "" if self.read_at is None else f", read {time.monotonic() - self.read_at:.0f} s ago"
         return f"{count} signing key(s) from {self.source}{age}"
 
     async def start(self) -> None:
-        """Fetch the issuer's JWKS, then keep it fresh in the background. A failed first fetch is logged and
-        retried: the directory serves meanwhile (API keys and reads work; tokens get 503)."""
+        """Fetch the issuer's JWKS (a file was read already), then keep the keys fresh in the background. A failed
+        first fetch is logged and retried: the directory serves meanwhile (API keys and reads work; tokens get 503)."""
         if self._client is not None:
             await self.refresh()
-            self._refresher = asyncio.create_task(self._refresh_periodically(), name="jwks-refresh")
+        self._refresher = asyncio.create_task(self._refresh_periodically(), name="jwks-refresh")
 
     async def stop(self) -> None:
-        for task in (self._refresher, self._fetch):
+        for task in (self._refresher, self._reading):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
     async def refresh(self) -> None:
-        """Fetch the JWKS URL now, or wait for the fetch under way (one at a time, whoever asks)."""
-        if self._fetch is None or self._fetch.done():
-            self._fetch = asyncio.create_task(self._fetch_keys(), name="jwks-fetch")
-        await asyncio.shield(self._fetch)
+        """Read the keys now, or wait for the read under way (one at a time, whoever asks)."""
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.create_task(self._read_keys(), name="jwks-read")
+        await asyncio.shield(self._reading)
 
-    async def _fetch_keys(self) -> None:
-        assert self._client is not None
+    async def _read_keys(self) -> None:
         self._tried_at = time.monotonic()
         try:
-            # urllib blocks: off the event loop.
-            keys = jwt.PyJWKSet.from_dict(await asyncio.to_thread(self._client.fetch_data))
+            # urllib and file reads block: off the event loop.
+            keys = await asyncio.to_thread(self._read_file if self._client is None else self._read_url)
         except (jwt.PyJWKClientError, jwt.PyJWKSetError, ValueError, OSError) as error:  # ValueError: not JSON
-            kept = "keeping the keys fetched before" if self._keys is not None else "no keys yet: tokens get 503"
-            self.problem = f"cannot fetch the JWKS from {self.source} ({error}); {kept}"
+            kept = "keeping the keys read before" if self._keys is not None else "no keys yet: tokens get 503"
+            self.problem = f"cannot read the JWKS from {self.source} ({error}); {kept}"
             log.warning("%s", self.problem)
             return
-        if self.problem is not None and self.fetched_at is not None:
-            log.info("the JWKS from %s is fetched again", self.source)
-        self._keys, self.fetched_at, self.problem = keys, time.monotonic(), None
+        if self.problem is not None and self.read_at is not None:
+            log.info("the JWKS from %s is read again", self.source)
+        self._keys, self.read_at, self.problem = keys, time.monotonic(), None
 
     async def _refresh_periodically(self) -> None:
         delay = JWKS_RETRY_DELAY
@@ -148,15 +150,15 @@ class TokenVerifier:
     async def _key_for(self, header: dict[str, Any]) -> Any:
         kid = header.get("kid")
         key = _signing_key(self._keys, kid)
-        if key is None and self._client is not None and time.monotonic() - self._tried_at >= JWKS_REFETCH_COOLDOWN:
-            await self.refresh()  # a key rotated in since the last fetch
+        if key is None and time.monotonic() - self._tried_at >= JWKS_REFETCH_COOLDOWN:
+            await self.refresh()  # a key rotated in since the last read
             key = _signing_key(self._keys, kid)
         if key is not None:
             return key
         if self.problem is not None:
             # The details (the URL, the error) are the operator's: logged and in /readyz.
             raise ServiceUnavailable(
-                "The access token cannot be checked now: the directory cannot fetch its identity provider's signing "
+                "The access token cannot be checked now: the directory cannot read its identity provider's signing "
                 "keys (JWKS); retry later",
                 headers={"Retry-After": _RETRY_AFTER},
             )

@@ -4,6 +4,7 @@ after keys were fetched, rotating keys in and out (registry/auth/tokens.py). Aga
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from registry.auth import tokens
 from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
 from registry.errors import ServiceUnavailable, Unauthorized
-from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks
+from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks, public_jwk
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ async def test_keys_fetched_before_an_outage_still_check_tokens(
     jwks.failing = True
     await verifier.refresh()
     assert verifier.problem is not None
-    assert "keeping the keys fetched before" in verifier.problem
+    assert "keeping the keys read before" in verifier.problem
     assert (await verifier.verify(identity.token("alice"))).name == "alice"
     # A key id it has not seen cannot be checked while the keys cannot be fetched: retry, not "your token is bad".
     unknown = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -96,3 +97,25 @@ async def test_keys_rotate_in_and_out(identity: Identity, jwks: ServedJwks, veri
     with pytest.raises(Unauthorized):
         await verifier.verify(identity.token("alice"))
     assert jwks.fetches == fetches
+
+
+async def test_a_jwks_file_is_read_again(identity: Identity, tmp_path: Path) -> None:
+    """A mounted secret the operator rotates: its new keys are taken up without a restart."""
+    verifier = TokenVerifier(Settings(auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    await verifier.start()
+    try:
+        assert (await verifier.verify(identity.token("alice"))).name == "alice"
+        rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        identity.jwks.write_text(json.dumps({"keys": [public_jwk(rotated, "test-2")]}))
+        await verifier.refresh()
+        assert (await verifier.verify(identity.token("carol", key=rotated, kid="test-2"))).name == "carol"
+        with pytest.raises(Unauthorized):
+            await verifier.verify(identity.token("alice"))
+        # A file gone missing keeps the keys read before.
+        identity.jwks.unlink()
+        await verifier.refresh()
+        assert verifier.problem is not None
+        assert "keeping the keys read before" in verifier.problem
+        assert (await verifier.verify(identity.token("carol", key=rotated, kid="test-2"))).name == "carol"
+    finally:
+        await verifier.stop()
