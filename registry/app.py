@@ -224,6 +224,8 @@ def create_app(settings: Settings) -> Litestar:
             if tokens is not None:
                 await tokens.start()
                 stack.push_async_callback(tokens.stop)
+            await limits.start(database)
+            stack.push_async_callback(limits.stop)
             stack.callback(directory.cache.follow(feed))
             await feed.start()
             stack.push_async_callback(feed.stop)

@@ -1,33 +1,91 @@
-"""Rate limits per principal (per client address when anonymous) and a cap on concurrent event streams.
+"""Rate limits per principal (per client address when anonymous), shared by every server process, and a cap on
+concurrent event streams.
 
-The limiter is the ``limits`` library's moving window in this process's memory: each replica counts its own
-requests (so a client spread over N replicas gets up to N times the limit).
+A limit is a sliding-window counter (the estimate of the last period: this window's count plus the previous
+window's, weighted by the part of it still inside the period), so that a client cannot double its rate at a window
+boundary. The counts are shared through PostgreSQL (``rate_counts``) without a round trip per request: each process
+decides from the sums it last read plus what it counted since, and every ``SYNC_INTERVAL`` adds its new counts and
+reads back the sums of every process in one statement. A client spread over N replicas so gets its limit, give or
+take what the others counted in the last ``SYNC_INTERVAL``; while the database is unreachable each process goes on
+counting alone and adds its counts when it returns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextlib
+import dataclasses
+import logging
 import math
 import time
+from collections.abc import Callable
 
 import limits
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 
 from registry.auth.principal import Scope
 from registry.config import Settings
-from registry.errors import TooManyRequests
+from registry.errors import RegistryError, TooManyRequests
+from registry.store.database import Database
+from registry.store.rate_counts import CountDelta, add_counts, purge_counts
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two syncs of a process's counts with the others'.
+SYNC_INTERVAL = 0.5
+#: Seconds after a client's last request here during which each sync also reads back its sums (so that a client
+#: alternating between replicas finds each one up to date with the others' counts).
+KEEP_READING = 5.0
+#: Seconds between two purges of the windows no limit reads any more.
+PURGE_INTERVAL = 60.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Limit:
+    amount: int
+    period: int
+    text: str
+
+
+@dataclasses.dataclass(slots=True)
+class _Counter:
+    """One client's requests under one limit, in the current window and the one before it: the sums over every
+    process as of the last sync (``known``), and what this process counted since (``unsynced``)."""
+
+    period: int
+    window_number: int
+    known: int = 0
+    known_before: int = 0
+    unsynced: int = 0
+    unsynced_before: int = 0
+
+    def move_to(self, window_number: int) -> None:
+        if window_number == self.window_number:
+            return
+        if window_number == self.window_number + 1:
+            self.known_before, self.unsynced_before = self.known, self.unsynced
+        else:
+            self.known_before = self.unsynced_before = 0
+        self.known = self.unsynced = 0
+        self.window_number = window_number
 
 
 class RateLimits:
-    def __init__(self, settings: Settings) -> None:
-        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.time) -> None:
+        """``clock``: seconds since the epoch (every process must agree on the windows' numbers)."""
+        self._clock = clock
         self._limits = {
-            Scope.READ: limits.parse(settings.rate_limit_reads) if settings.rate_limit_reads else None,
-            Scope.WRITE: limits.parse(settings.rate_limit_writes) if settings.rate_limit_writes else None,
+            Scope.READ: _parsed(settings.rate_limit_reads),
+            Scope.WRITE: _parsed(settings.rate_limit_writes),
         }
+        self._counters: dict[str, _Counter] = {}
+        #: Keys of the counters synced (their counts added, their sums read back) at each sync, with when each was
+        #: last hit (``clock``).
+        self._active: dict[str, float] = {}
         self._streams_cap = settings.max_streams_per_principal
         self._streams: collections.Counter[str] = collections.Counter()
+        self._database: Database | None = None
+        self._syncer: asyncio.Task[None] | None = None
 
     @property
     def limits_reads(self) -> bool:
@@ -39,14 +97,107 @@ class RateLimits:
 
     def hit(self, access: Scope, who: str) -> None:
         """Count a request of ``who`` (``key:<name>`` or ``address:<ip>``); 429 once its limit is used up."""
-        limit = self._limits[Scope.READ if access is Scope.READ else Scope.WRITE]
-        if limit is None or self._limiter.hit(limit, access, who):
+        scope = Scope.READ if access is Scope.READ else Scope.WRITE
+        limit = self._limits[scope]
+        if limit is None:
             return
-        reset, _ = self._limiter.get_window_stats(limit, access, who)
+        now = self._clock()
+        window_number, into = divmod(now, limit.period)
+        key = f"{scope}:{limit.period}:{who}"
+        counter = self._counters.get(key)
+        if counter is None:
+            counter = self._counters[key] = _Counter(limit.period, int(window_number))
+        counter.move_to(int(window_number))
+        current = counter.known + counter.unsynced
+        before = counter.known_before + counter.unsynced_before
+        weight = 1 - into / limit.period
+        if current + before * weight + 1 <= limit.amount:
+            counter.unsynced += 1
+            self._active[key] = now
+            return
         raise TooManyRequests(
-            f"Rate limit of {limit} for {access} requests reached; retry later",
-            headers={"Retry-After": str(max(1, math.ceil(reset - time.time())))},
+            f"Rate limit of {limit.text} for {access} requests reached; retry later",
+            headers={"Retry-After": str(max(1, math.ceil(_wait(limit, current, before, into))))},
         )
+
+    async def start(self, database: Database) -> None:
+        """Share the counts through ``database`` from now on (if any limit is set)."""
+        if any(self._limits.values()):
+            self._database = database
+            self._syncer = asyncio.create_task(self._sync_periodically(), name="rate-limit-sync")
+
+    async def stop(self) -> None:
+        if self._syncer is not None:
+            self._syncer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._syncer
+            self._syncer = None
+        with contextlib.suppress(RegistryError):
+            await self.sync()  # what was counted since the last sync still counts for the other processes
+
+    async def sync(self) -> None:
+        """Add this process's new counts to the shared ones and read back the sums of every process."""
+        if self._database is None or not self._active:
+            return
+        now = self._clock()
+        # Counts a failed sync left behind stay until they are added, however long the database is away.
+        touched = [
+            key
+            for key, last in self._active.items()
+            if now - last <= KEEP_READING or self._counters[key].unsynced or self._counters[key].unsynced_before
+        ]
+        self._active = {key: self._active[key] for key in touched}
+        deltas: list[CountDelta] = []
+        for key in touched:
+            counter = self._counters[key]
+            expires = (counter.window_number + 2) * counter.period
+            deltas.append(CountDelta(key, counter.window_number, counter.unsynced, expires))
+            deltas.append(CountDelta(key, counter.window_number - 1, counter.unsynced_before, expires - counter.period))
+            counter.unsynced = counter.unsynced_before = 0
+        try:
+            sums = await add_counts(self._database, deltas)
+        except BaseException:
+            self._put_back(deltas)
+            raise
+        for key in touched:
+            counter = self._counters[key]
+            counter.known = sums.get((key, counter.window_number), counter.known)
+            counter.known_before = sums.get((key, counter.window_number - 1), counter.known_before)
+
+    def _forget_idle(self) -> None:
+        """Drop the counters of clients not seen in their last two windows."""
+        now = self._clock()
+        for key, counter in list(self._counters.items()):
+            if (counter.window_number + 2) * counter.period < now and key not in self._active:
+                del self._counters[key]
+
+    def _put_back(self, deltas: list[CountDelta]) -> None:
+        """Counts a failed sync did not add: counted again at the next one (those of windows gone are dropped)."""
+        for delta in deltas:
+            counter = self._counters[delta.key]
+            if delta.window_number == counter.window_number:
+                counter.unsynced += delta.added
+            elif delta.window_number == counter.window_number - 1:
+                counter.unsynced_before += delta.added
+
+    async def _sync_periodically(self) -> None:
+        assert self._database is not None
+        purged = time.monotonic()
+        failing = False
+        while True:
+            await asyncio.sleep(SYNC_INTERVAL)
+            try:
+                await self.sync()
+                if time.monotonic() - purged >= PURGE_INTERVAL:
+                    self._forget_idle()
+                    await purge_counts(self._database, int(self._clock()))
+                    purged = time.monotonic()
+            except RegistryError as error:
+                if not failing:
+                    log.warning("rate limits are counted by this process alone until the database answers: %s", error)
+                failing = True
+            else:
+                failing = False
 
     def open_stream(self, who: str) -> None:
         """Take one of ``who``'s concurrent event streams (give it back with ``close_stream``); 429 if none is left."""
@@ -61,6 +212,24 @@ class RateLimits:
         self._streams[who] -= 1
         if self._streams[who] <= 0:
             del self._streams[who]
+
+
+def _parsed(text: str) -> _Limit | None:
+    if not text:
+        return None
+    item = limits.parse(text)
+    return _Limit(item.amount, item.get_expiry(), text)
+
+
+def _wait(limit: _Limit, current: int, before: int, into: float) -> float:
+    """Seconds until one more request fits under ``limit``, if no other comes meanwhile."""
+    period = limit.period
+    if current + 1 > limit.amount:
+        # Not in this window: in the next one, this window's count weighs as the one before.
+        needed = 1 - (limit.amount - 1) / max(current, 1)
+        return period - into + max(0.0, needed) * period
+    needed = 1 - (limit.amount - 1 - current) / before
+    return max(0.0, needed * period - into)
 
 
 __all__ = ["RateLimits"]

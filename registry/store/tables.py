@@ -215,3 +215,19 @@ thing_versions = Table(
     # The compatibility report against ``previous_version`` (registry.descriptions.compatibility.Report).
     Column("compatibility", JSONB, nullable=True),
 )
+
+#: Requests counted against rate limits, per limited client and window, summed over every server process
+#: (registry/auth/quotas.py). Unlogged: counts of the last minutes are not worth a WAL write each, and a crash of
+#: PostgreSQL that empties the table only forgives some requests.
+rate_counts = Table(
+    "rate_counts",
+    metadata,
+    # What is limited, at which limit, for whom: ``read:60:key:alice``.
+    Column("key", Text, primary_key=True),
+    # The window's number: seconds since the epoch divided by the limit's period.
+    Column("window_number", BigInteger, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+    # Seconds since the epoch after which nobody reads the row (the end of the window after it).
+    Column("expires", BigInteger, nullable=False),
+    prefixes=["UNLOGGED"],
+)
