@@ -20,6 +20,7 @@ if _NOT_INSTALLED:
 
 import httpx  # noqa: E402
 
+from tests.support.identity import Identity, ServedJwks  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
 
 #: Files the tests read (real-world TDs with their MANIFEST, sources and licenses): all inside the repository.
@@ -79,3 +80,17 @@ def start_server(database_url: str) -> Iterator[Callable[..., ServerProcess]]:
     yield start
     for process in started:
         process.close()
+
+
+@pytest.fixture
+def identity(tmp_path: Path) -> Identity:
+    """A test identity provider: a key, its JWKS file, the tokens it signs."""
+    return Identity(tmp_path)
+
+
+@pytest.fixture
+def jwks(identity: Identity) -> Iterator[ServedJwks]:
+    """The identity provider's JWKS URL, served over HTTP."""
+    served = ServedJwks(identity)
+    yield served
+    served.close()

@@ -531,18 +531,6 @@ def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
     assert operations["directoryDescription"] is None
 
 
-@pytest.fixture
-def identity(tmp_path: Path) -> Identity:
-    return Identity(tmp_path)
-
-
-@pytest.fixture
-def jwks(identity: Identity) -> Iterator[ServedJwks]:
-    served = ServedJwks(identity)
-    yield served
-    served.close()
-
-
 def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: str, jwks: ServedJwks) -> None:
     reader = create_key(database_url, f"reader-{uuid.uuid4().hex[:8]}", "--scopes", "read")
     writer = create_key(database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")

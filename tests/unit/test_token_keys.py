@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,18 +16,6 @@ from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
 from registry.errors import ServiceUnavailable, Unauthorized
 from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks, public_jwk
-
-
-@pytest.fixture
-def identity(tmp_path: Path) -> Identity:
-    return Identity(tmp_path)
-
-
-@pytest.fixture
-def jwks(identity: Identity) -> Iterator[ServedJwks]:
-    served = ServedJwks(identity)
-    yield served
-    served.close()
 
 
 @pytest.fixture
