@@ -25,7 +25,7 @@ import limits
 
 from registry.auth.principal import Scope
 from registry.config import Settings
-from registry.errors import RegistryError, TooManyRequests
+from registry.errors import TooManyRequests
 from registry.store.database import Database
 from registry.store.rate_counts import CountDelta, add_counts, purge_counts
 
@@ -36,6 +36,8 @@ SYNC_INTERVAL = 0.5
 #: Seconds after a client's last request here during which each sync also reads back its sums (so that a client
 #: alternating between replicas finds each one up to date with the others' counts).
 KEEP_READING = 5.0
+#: Seconds the last sync may take when the process stops.
+STOP_SYNC_TIMEOUT = 2.0
 #: Seconds between two purges of the windows no limit reads any more.
 PURGE_INTERVAL = 60.0
 
@@ -50,24 +52,40 @@ class _Limit:
 @dataclasses.dataclass(slots=True)
 class _Counter:
     """One client's requests under one limit, in the current window and the one before it: the sums over every
-    process as of the last sync (``known``), and what this process counted since (``unsynced``)."""
+    process as of the last sync (``known``), what this process counted since and is adding now (``sending``, until
+    the database answers) and what it counted after that (``unsynced``). ``*_before``: the window before."""
 
     period: int
     window_number: int
     known: int = 0
-    known_before: int = 0
+    sending: int = 0
     unsynced: int = 0
+    known_before: int = 0
+    sending_before: int = 0
     unsynced_before: int = 0
 
     def move_to(self, window_number: int) -> None:
         if window_number == self.window_number:
             return
         if window_number == self.window_number + 1:
-            self.known_before, self.unsynced_before = self.known, self.unsynced
+            self.known_before, self.sending_before, self.unsynced_before = self.known, self.sending, self.unsynced
         else:
-            self.known_before = self.unsynced_before = 0
-        self.known = self.unsynced = 0
+            self.known_before = self.sending_before = self.unsynced_before = 0
+        self.known = self.sending = self.unsynced = 0
         self.window_number = window_number
+
+    @property
+    def current(self) -> int:
+        return self.known + self.sending + self.unsynced
+
+    @property
+    def before(self) -> int:
+        return self.known_before + self.sending_before + self.unsynced_before
+
+    @property
+    def pending(self) -> bool:
+        """Whether it holds counts not yet added to the shared ones."""
+        return bool(self.unsynced or self.unsynced_before or self.sending or self.sending_before)
 
 
 class RateLimits:
@@ -108,8 +126,7 @@ class RateLimits:
         if counter is None:
             counter = self._counters[key] = _Counter(limit.period, int(window_number))
         counter.move_to(int(window_number))
-        current = counter.known + counter.unsynced
-        before = counter.known_before + counter.unsynced_before
+        current, before = counter.current, counter.before
         weight = 1 - into / limit.period
         if current + before * weight + 1 <= limit.amount:
             counter.unsynced += 1
@@ -132,37 +149,51 @@ class RateLimits:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._syncer
             self._syncer = None
-        with contextlib.suppress(RegistryError):
-            await self.sync()  # what was counted since the last sync still counts for the other processes
+        # What was counted since the last sync still counts for the other processes, if the database answers soon.
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(STOP_SYNC_TIMEOUT):
+                await self.sync()
 
     async def sync(self) -> None:
         """Add this process's new counts to the shared ones and read back the sums of every process."""
         if self._database is None or not self._active:
             return
         now = self._clock()
-        # Counts a failed sync left behind stay until they are added, however long the database is away.
-        touched = [
-            key
-            for key, last in self._active.items()
-            if now - last <= KEEP_READING or self._counters[key].unsynced or self._counters[key].unsynced_before
-        ]
+        touched = []
+        for key, last in self._active.items():
+            counter = self._counters[key]
+            counter.move_to(int(now // counter.period))  # counts of windows no estimate reads any more go
+            if now - last <= KEEP_READING or counter.pending:
+                touched.append(key)
         self._active = {key: self._active[key] for key in touched}
+        # In one order in every process: concurrent upserts of the same rows then wait for each other instead of
+        # deadlocking.
+        touched.sort()
         deltas: list[CountDelta] = []
         for key in touched:
             counter = self._counters[key]
+            counter.sending, counter.unsynced = counter.sending + counter.unsynced, 0
+            counter.sending_before, counter.unsynced_before = counter.sending_before + counter.unsynced_before, 0
             expires = (counter.window_number + 2) * counter.period
-            deltas.append(CountDelta(key, counter.window_number, counter.unsynced, expires))
-            deltas.append(CountDelta(key, counter.window_number - 1, counter.unsynced_before, expires - counter.period))
-            counter.unsynced = counter.unsynced_before = 0
+            deltas.append(CountDelta(key, counter.window_number - 1, counter.sending_before, expires - counter.period))
+            deltas.append(CountDelta(key, counter.window_number, counter.sending, expires))
         try:
             sums = await add_counts(self._database, deltas)
         except BaseException:
-            self._put_back(deltas)
+            for key in touched:  # counted again at the next sync
+                counter = self._counters[key]
+                counter.unsynced += counter.sending
+                counter.unsynced_before += counter.sending_before
+                counter.sending = counter.sending_before = 0
             raise
         for key in touched:
             counter = self._counters[key]
-            counter.known = sums.get((key, counter.window_number), counter.known)
-            counter.known_before = sums.get((key, counter.window_number - 1), counter.known_before)
+            # A window that moved meanwhile took its counts along (``move_to``): they are in the sums read here.
+            counter.known = sums.get((key, counter.window_number), counter.known + counter.sending)
+            counter.known_before = sums.get(
+                (key, counter.window_number - 1), counter.known_before + counter.sending_before
+            )
+            counter.sending = counter.sending_before = 0
 
     def _forget_idle(self) -> None:
         """Drop the counters of clients not seen in their last two windows."""
@@ -170,15 +201,6 @@ class RateLimits:
         for key, counter in list(self._counters.items()):
             if (counter.window_number + 2) * counter.period < now and key not in self._active:
                 del self._counters[key]
-
-    def _put_back(self, deltas: list[CountDelta]) -> None:
-        """Counts a failed sync did not add: counted again at the next one (those of windows gone are dropped)."""
-        for delta in deltas:
-            counter = self._counters[delta.key]
-            if delta.window_number == counter.window_number:
-                counter.unsynced += delta.added
-            elif delta.window_number == counter.window_number - 1:
-                counter.unsynced_before += delta.added
 
     async def _sync_periodically(self) -> None:
         assert self._database is not None
@@ -189,15 +211,16 @@ class RateLimits:
             try:
                 await self.sync()
                 if time.monotonic() - purged >= PURGE_INTERVAL:
-                    self._forget_idle()
                     await purge_counts(self._database, int(self._clock()))
-                    purged = time.monotonic()
-            except RegistryError as error:
+            except Exception as error:  # a failover's read-only node, a missing migration: log, retry
                 if not failing:
                     log.warning("rate limits are counted by this process alone until the database answers: %s", error)
                 failing = True
             else:
                 failing = False
+            if time.monotonic() - purged >= PURGE_INTERVAL:
+                self._forget_idle()
+                purged = time.monotonic()
 
     def open_stream(self, who: str) -> None:
         """Take one of ``who``'s concurrent event streams (give it back with ``close_stream``); 429 if none is left."""

@@ -38,6 +38,8 @@ JWKS_RETRY_DELAY = 5.0
 JWKS_MAX_RETRY_DELAY = 60.0
 #: Seconds one fetch of the JWKS URL may take.
 JWKS_FETCH_TIMEOUT = 10.0
+#: Seconds a read under way may take to finish when the process stops.
+STOP_READ_TIMEOUT = 2.0
 #: Retry-After of a token refused because no key could be read to check it.
 _RETRY_AFTER = "10"
 
@@ -51,11 +53,17 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _signing_key(keys: jwt.PyJWKSet | None, kid: Any) -> Any:
-    """The key of ``keys`` with id ``kid`` that may verify signatures (the only one, if the token names none)."""
+#: The key type each family of signature algorithms needs (RFC 7518 §3.1, RFC 8037).
+_KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
+
+
+def _signing_key(keys: jwt.PyJWKSet | None, kid: Any, algorithm: str) -> Any:
+    """The key of ``keys`` with id ``kid`` that may verify signatures of ``algorithm`` (the only one, if the token
+    names none). A key of another type is never handed to the verifier (a forged header would make it fail)."""
     if keys is None:
         return None
-    usable = [key for key in keys.keys if key.public_key_use in ("sig", None)]
+    key_type = _KEY_TYPES.get(algorithm[:2])
+    usable = [key for key in keys.keys if key.public_key_use in ("sig", None) and key.key_type == key_type]
     if kid is None:
         return usable[0].key if len(usable) == 1 else None
     return next((key.key for key in usable if key.key_id == kid), None)
@@ -84,7 +92,7 @@ class TokenVerifier:
         else:
             try:
                 self._keys, self.read_at = self._read_file(), time.monotonic()
-            except (OSError, jwt.PyJWKSetError, ValueError) as error:
+            except Exception as error:  # unreadable, not JSON, not a key set
                 raise ConfigError(f"REGISTRY_AUTH_JWKS: cannot read a JWKS from {self.source}: {error}") from error
 
     def _read_file(self) -> jwt.PyJWKSet:
@@ -110,11 +118,12 @@ class TokenVerifier:
         self._refresher = asyncio.create_task(self._refresh_periodically(), name="jwks-refresh")
 
     async def stop(self) -> None:
-        for task in (self._refresher, self._reading):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresher
+        if self._reading is not None:  # a read in a thread cannot be stopped: waited for, briefly
+            await asyncio.wait([self._reading], timeout=STOP_READ_TIMEOUT)
 
     async def refresh(self) -> None:
         """Read the keys now, or wait for the read under way (one at a time, whoever asks)."""
@@ -127,7 +136,7 @@ class TokenVerifier:
         try:
             # urllib and file reads block: off the event loop.
             keys = await asyncio.to_thread(self._read_file if self._client is None else self._read_url)
-        except (jwt.PyJWKClientError, jwt.PyJWKSetError, ValueError, OSError) as error:  # ValueError: not JSON
+        except Exception as error:  # unreachable, not JSON, not a key set: whatever it is, the keys held stay
             kept = "keeping the keys read before" if self._keys is not None else "no keys yet: tokens get 503"
             self.problem = f"cannot read the JWKS from {self.source} ({error}); {kept}"
             log.warning("%s", self.problem)
@@ -148,11 +157,11 @@ class TokenVerifier:
             await self.refresh()
 
     async def _key_for(self, header: dict[str, Any]) -> Any:
-        kid = header.get("kid")
-        key = _signing_key(self._keys, kid)
+        kid, algorithm = header.get("kid"), str(header.get("alg"))
+        key = _signing_key(self._keys, kid, algorithm)
         if key is None and time.monotonic() - self._tried_at >= JWKS_REFETCH_COOLDOWN:
             await self.refresh()  # a key rotated in since the last read
-            key = _signing_key(self._keys, kid)
+            key = _signing_key(self._keys, kid, algorithm)
         if key is not None:
             return key
         if self.problem is not None:
@@ -163,7 +172,7 @@ class TokenVerifier:
                 headers={"Retry-After": _RETRY_AFTER},
             )
         named = f"with id {kid!r}" if kid is not None else "(the token names no key id)"
-        raise jwt.PyJWKClientError(f"no signing key {named} in the identity provider's JWKS")
+        raise jwt.PyJWKClientError(f"no {algorithm} signing key {named} in the identity provider's JWKS")
 
     async def verify(self, token: str) -> Principal:
         try:
@@ -183,7 +192,7 @@ class TokenVerifier:
                 leeway=LEEWAY,
                 options={"require": ["exp", "iss", "aud", "sub"]},
             )
-        except (jwt.PyJWTError, jwt.PyJWKClientError) as error:
+        except (jwt.PyJWTError, jwt.PyJWKClientError, TypeError, ValueError) as error:  # the last two: a key unfit
             raise Unauthorized(f"The access token was refused: {error}") from error
         return self.principal(claims)
 

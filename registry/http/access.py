@@ -9,6 +9,7 @@ The guard is installed only when authentication or a limit is on, so an open loo
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,7 +44,18 @@ def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     if principal is not None:
         return f"principal:{principal.name}"
     client = connection.client
-    return f"address:{client.host if client else 'unknown'}"
+    return f"address:{_address_block(client.host) if client else 'unknown'}"
+
+
+def _address_block(host: str) -> str:
+    """An IPv6 client by its /64: one host is routinely given a whole /64, and would otherwise have a fresh budget
+    with each of its addresses."""
+    if ":" not in host:
+        return host
+    try:
+        return str(ipaddress.IPv6Network(f"{host}/64", strict=False))
+    except ValueError:
+        return host
 
 
 def tenant_scope_of(connection: ASGIConnection[Any, Any, Any, Any]) -> TenantScope:

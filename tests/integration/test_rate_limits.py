@@ -3,6 +3,7 @@ database stand for two replicas behind a load balancer."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -96,3 +97,19 @@ def test_the_limit_slides_rather_than_resetting_at_a_window_boundary() -> None:
     assert allowed(limits, who, 4, Scope.READ) == 2
     now[0] = 1_000_003.0  # two windows later nothing weighs
     assert allowed(limits, who, 5, Scope.READ) == 4
+
+
+async def test_counts_on_their_way_to_the_database_still_count(database: Database) -> None:
+    """Requests that arrive while a sync is adding the counts before them see those counts."""
+    limits = RateLimits(Settings(rate_limit_writes="5/hour"))
+    await limits.start(database)
+    who = f"key:{uuid.uuid4()}"
+    try:
+        assert allowed(limits, who, 5) == 5
+        syncing = asyncio.create_task(limits.sync())
+        await asyncio.sleep(0)  # the sync has taken its counts and waits for the database
+        assert allowed(limits, who, 3) == 0
+        await syncing
+        assert allowed(limits, who, 3) == 0
+    finally:
+        await limits.stop()

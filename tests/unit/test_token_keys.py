@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -66,7 +67,7 @@ async def test_keys_fetched_before_an_outage_still_check_tokens(
     # Once the identity provider answers, a key id it does not list is refused.
     jwks.failing = False
     await verifier.refresh()
-    with pytest.raises(Unauthorized, match="no signing key with id 'test-9'"):
+    with pytest.raises(Unauthorized, match="no RS256 signing key with id 'test-9'"):
         await verifier.verify(identity.token("bob", key=unknown, kid="test-9"))
 
 
@@ -78,7 +79,7 @@ async def test_keys_rotate_in_and_out(identity: Identity, jwks: ServedJwks, veri
     assert (await verifier.verify(identity.token("carol", key=rotated, kid="test-2"))).name == "carol"
     jwks.keys = jwks.keys[1:]  # the first key is withdrawn
     await verifier.refresh()
-    with pytest.raises(Unauthorized, match="no signing key with id 'test-1'"):
+    with pytest.raises(Unauthorized, match="no RS256 signing key with id 'test-1'"):
         await verifier.verify(identity.token("alice"))
     fetches = jwks.fetches
     # An unknown key id fetches the JWKS again only after the cooldown since the last fetch.
@@ -107,3 +108,20 @@ async def test_a_jwks_file_is_read_again(identity: Identity, tmp_path: Path) -> 
         assert (await verifier.verify(identity.token("carol", key=rotated, kid="test-2"))).name == "carol"
     finally:
         await verifier.stop()
+
+
+async def test_a_header_naming_an_algorithm_its_key_cannot_serve_is_refused(identity: Identity) -> None:
+    """A forged header (ES256 over the RSA key's id) is a 401, never a verifier crash (500)."""
+    verifier = TokenVerifier(Settings(auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    _, _, rest = identity.token("mallory").partition(".")
+    forged_header = jwt.utils.base64url_encode(json.dumps({"alg": "ES256", "kid": "test-1", "typ": "JWT"}).encode())
+    with pytest.raises(Unauthorized, match="no ES256 signing key with id 'test-1'"):
+        await verifier.verify(forged_header.decode() + "." + rest)
+
+
+async def test_a_jwks_file_turned_into_something_else_keeps_the_keys(identity: Identity) -> None:
+    verifier = TokenVerifier(Settings(auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    identity.jwks.write_text("[1, 2]")  # JSON, but no key set
+    await verifier.refresh()
+    assert verifier.problem is not None
+    assert (await verifier.verify(identity.token("alice"))).name == "alice"
