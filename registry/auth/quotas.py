@@ -114,7 +114,8 @@ class RateLimits:
         return any(self._limits.values()) or self._streams_cap > 0
 
     def hit(self, access: Scope, who: str) -> None:
-        """Count a request of ``who`` (``key:<name>`` or ``address:<ip>``); 429 once its limit is used up."""
+        """Count a request of ``who`` (``principal:<name>`` or ``address:<ip>``, see ``requester`` in
+        registry/http/access.py); 429 once its limit is used up."""
         scope = Scope.READ if access is Scope.READ else Scope.WRITE
         limit = self._limits[scope]
         if limit is None:
@@ -208,9 +209,10 @@ class RateLimits:
         failing = False
         while True:
             await asyncio.sleep(SYNC_INTERVAL)
+            purge_due = time.monotonic() - purged >= PURGE_INTERVAL
             try:
                 await self.sync()
-                if time.monotonic() - purged >= PURGE_INTERVAL:
+                if purge_due:
                     await purge_counts(self._database, int(self._clock()))
             except Exception as error:  # a failover's read-only node, a missing migration: log, retry
                 if not failing:
@@ -218,7 +220,7 @@ class RateLimits:
                 failing = True
             else:
                 failing = False
-            if time.monotonic() - purged >= PURGE_INTERVAL:
+            if purge_due:  # whatever the database did: idle counters must not pile up during an outage
                 self._forget_idle()
                 purged = time.monotonic()
 

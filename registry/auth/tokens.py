@@ -104,9 +104,9 @@ class TokenVerifier:
 
     def state(self) -> str:
         """What ``/readyz`` says of the keys."""
-        count = len(self._keys.keys) if self._keys is not None else 0
         if self.problem is not None:
             return self.problem
+        count = len(self._keys.keys) if self._keys is not None else 0
         age = "" if self.read_at is None else f", read {time.monotonic() - self.read_at:.0f} s ago"
         return f"{count} signing key(s) from {self.source}{age}"
 

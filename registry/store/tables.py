@@ -222,7 +222,7 @@ thing_versions = Table(
 rate_counts = Table(
     "rate_counts",
     metadata,
-    # What is limited, at which limit, for whom: ``read:60:key:alice``.
+    # What is limited, at which period, for whom: ``read:60:principal:alice``.
     Column("key", Text, primary_key=True),
     # The window's number: seconds since the epoch divided by the limit's period.
     Column("window_number", BigInteger, primary_key=True),
