@@ -19,9 +19,14 @@ from registry.errors import ServiceUnavailable, Unauthorized
 from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks, public_jwk
 
 
+def verifier_of(source: str) -> TokenVerifier:
+    """A verifier of the test identity provider's tokens, its keys read from ``source`` (a file or a URL)."""
+    return TokenVerifier(Settings(auth_jwks=source, auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+
+
 @pytest.fixture
 async def verifier(jwks: ServedJwks) -> AsyncIterator[TokenVerifier]:
-    verifier = TokenVerifier(Settings(auth_jwks=jwks.url, auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    verifier = verifier_of(jwks.url)
     yield verifier
     await verifier.stop()
 
@@ -90,7 +95,7 @@ async def test_keys_rotate_in_and_out(identity: Identity, jwks: ServedJwks, veri
 
 async def test_a_jwks_file_is_read_again(identity: Identity, tmp_path: Path) -> None:
     """A mounted secret the operator rotates: its new keys are taken up without a restart."""
-    verifier = TokenVerifier(Settings(auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    verifier = verifier_of(str(identity.jwks))
     await verifier.start()
     try:
         assert (await verifier.verify(identity.token("alice"))).name == "alice"
@@ -112,7 +117,7 @@ async def test_a_jwks_file_is_read_again(identity: Identity, tmp_path: Path) -> 
 
 async def test_a_header_naming_an_algorithm_its_key_cannot_serve_is_refused(identity: Identity) -> None:
     """A forged header (ES256 over the RSA key's id) is a 401, never a verifier crash (500)."""
-    verifier = TokenVerifier(Settings(auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    verifier = verifier_of(str(identity.jwks))
     _, _, rest = identity.token("mallory").partition(".")
     forged_header = jwt.utils.base64url_encode(json.dumps({"alg": "ES256", "kid": "test-1", "typ": "JWT"}).encode())
     with pytest.raises(Unauthorized, match="no ES256 signing key with id 'test-1'"):
@@ -120,7 +125,7 @@ async def test_a_header_naming_an_algorithm_its_key_cannot_serve_is_refused(iden
 
 
 async def test_a_jwks_file_turned_into_something_else_keeps_the_keys(identity: Identity) -> None:
-    verifier = TokenVerifier(Settings(auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE))
+    verifier = verifier_of(str(identity.jwks))
     identity.jwks.write_text("[1, 2]")  # JSON, but no key set
     await verifier.refresh()
     assert verifier.problem is not None
