@@ -25,7 +25,6 @@ class ProblemError(RegistryClientError):
     """The directory answered with an RFC 7807 problem (or another error status)."""
 
     def __init__(self, status: int, title: str, detail: str, problem: dict[str, Any]) -> None:
-        super().__init__(f"{status} {title}: {detail}")
         self.status = status
         self.title = title
         self.detail = detail
@@ -39,6 +38,15 @@ class ProblemError(RegistryClientError):
             InvalidParam(str(item.get("name", "")), str(item.get("reason", "")))
             for item in _objects(problem.get("invalidParams"))
         ]
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        """The status, title and detail, then one line per field the directory named, so that a log line or a
+        traceback says what to fix."""
+        lines = [f"{self.status} {self.title}: {self.detail}"]
+        lines += [f"  - {issue.field or '(document)'}: {issue.description}" for issue in self.validation_errors]
+        lines += [f"  - parameter {param.name}: {param.reason}" for param in self.invalid_params]
+        return "\n".join(lines)
 
 
 def _objects(value: Any) -> list[dict[str, Any]]:
