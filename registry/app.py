@@ -53,6 +53,7 @@ from registry.http.ids import ids_as_segments
 from registry.http.leases import renew_lease
 from registry.http.mcp import McpRegistryController
 from registry.http.metrics import metrics
+from registry.http.options import allow_every_method
 from registry.http.oversight import quality, recent_changes
 from registry.http.owners import OwnersController
 from registry.http.problems import exception_handlers
@@ -263,7 +264,7 @@ def create_app(settings: Settings) -> Litestar:
             quality,
             recent_changes,
         ],
-        middleware=[REQUEST_METRICS.middleware],
+        middleware=[REQUEST_METRICS.middleware, allow_every_method],
         plugins=tracing_plugins(settings),
         dependencies=dependencies(holder),
         guards=[access_guard(holder)] if mode is not AuthMode.OFF or limits.active else [],
