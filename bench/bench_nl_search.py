@@ -259,8 +259,8 @@ class Run:
     query: Any
     mode: str | None
     answers: list[Answer] = field(default_factory=list)
-    #: Extra timings from --repeat passes (milliseconds).
-    timings: list[float] = field(default_factory=list)
+    #: Milliseconds of the later passes (--repeat), by need id.
+    timings: dict[str, list[float]] = field(default_factory=dict)
     #: The mode this run stands in for when the server refused ``mode`` (answers are the plain query's).
     stands_for: str | None = None
 
@@ -329,7 +329,7 @@ async def ask_all(client: httpx.AsyncClient, needs: Sequence[Need], runs: Sequen
                 if number == 0:
                     run.answers.append(answer)
                 else:
-                    run.timings.append(answer.milliseconds)
+                    run.timings.setdefault(need.need_id, []).append(answer.milliseconds)
 
 
 # -- measures
@@ -398,7 +398,7 @@ def measures(run: Run, needs: Sequence[Need], split: str) -> dict[str, Any]:
     def mean(values: list[float]) -> float | None:
         return statistics.fmean(values) if values else None
 
-    timings = [answer.milliseconds for _, answer in chosen]
+    p50, p95 = latency(run, needs, split)
     return {
         "needs": len(chosen),
         "answerable": len(answerable),
@@ -411,8 +411,8 @@ def measures(run: Run, needs: Sequence[Need], split: str) -> dict[str, Any]:
             [top_score(answer, by_rank) for need, answer in chosen if not need.answerable],
         ),
         "refused": sum(answer.status != 200 for _, answer in chosen),
-        "p50_ms": percentile(timings, 0.5) if timings else None,
-        "p95_ms": percentile(timings, 0.95) if timings else None,
+        "p50_ms": p50,
+        "p95_ms": p95,
     }
 
 
@@ -433,22 +433,21 @@ def table(runs: Sequence[Run], needs: Sequence[Need]) -> list[str]:
         for split in SPLITS:
             figures = measures(run, needs, split)
             auc = shown(figures["no_answer_auc"]) + (" (rank)" if scored_by_rank(run) else "")
-            timings = latency(run, needs, split)
             lines.append(
                 f"| {run.label} | {split} | {figures['needs']} ({figures['answerable']}) | {shown(figures['ndcg@10'])} "
                 f"| {shown(figures['mrr@10'])} | {shown(figures['success@1'])} | {shown(figures['recall@10'])} "
-                f"| {auc} | {figures['refused']} | {shown(timings[0], 1)} | {shown(timings[1], 1)} |"
+                f"| {auc} | {figures['refused']} | {shown(figures['p50_ms'], 1)} | {shown(figures['p95_ms'], 1)} |"
             )
     return lines
 
 
 def latency(run: Run, needs: Sequence[Need], split: str) -> tuple[float | None, float | None]:
-    """p50 and p95 of the run's searches in ``split`` (every pass; a mode row standing in for the plain query shows
-    the plain query's, since its searches are those)."""
-    chosen = [answer.milliseconds for need, answer in in_split(run, needs, split)]
-    if split == "all":
-        chosen += run.timings
-    return (percentile(chosen, 0.5), percentile(chosen, 0.95)) if chosen else (None, None)
+    """p50 and p95 of the run's searches for the needs of ``split``, every pass (a mode row standing in for the plain
+    query shows the plain query's, since its searches are those)."""
+    chosen = in_split(run, needs, split)
+    timings = [answer.milliseconds for _, answer in chosen]
+    timings += [ms for need, _ in chosen for ms in run.timings.get(need.need_id, [])]
+    return (percentile(timings, 0.5), percentile(timings, 0.95)) if timings else (None, None)
 
 
 def details(run: Run, needs: Sequence[Need]) -> list[dict[str, Any]]:
@@ -475,7 +474,6 @@ def results(runs: Sequence[Run], needs: Sequence[Need], context: dict[str, Any])
                 "score_source": "rank" if scored_by_rank(run) else "score",
                 "splits": {split: measures(run, needs, split) for split in SPLITS},
                 "by_type": {kind: measures(run, needs, f"type:{kind}") for kind in sorted({n.kind for n in needs})},
-                "latency_ms": {split: latency(run, needs, split) for split in SPLITS},
                 "needs": details(run, needs),
             }
             for run in runs
