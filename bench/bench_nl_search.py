@@ -120,7 +120,10 @@ def read_needs(needs_path: Path, qrels_path: Path) -> list[Need]:
     grades: dict[str, dict[str, int]] = {}
     for row in read_jsonl(qrels_path):
         grades.setdefault(row["need_id"], {})[row["id"]] = int(row["grade"])
-    return [Need(row["id"], row["text"], row["split"], grades.get(row["id"], {})) for row in read_jsonl(needs_path)]
+    return [
+        Need(row["id"], row["text"], row["split"], grades.get(row["id"], {}), row.get("type", ""))
+        for row in read_jsonl(needs_path)
+    ]
 
 
 def repeated(values: Sequence[str]) -> list[str]:
