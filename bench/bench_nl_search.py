@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,7 +259,7 @@ class Answer:
 class Run:
     label: str
     #: The query for a need's text.
-    query: Any
+    query: Callable[[str], str]
     mode: str | None
     answers: list[Answer] = field(default_factory=list)
     #: Milliseconds of the later passes (--repeat), by need id.
@@ -360,11 +360,16 @@ def recall(need: Need, hits: Sequence[str]) -> float:
 
 
 def top_score(answer: Answer, by_rank: bool) -> float:
-    """The predictor of "has an answer": the top hit's score, or 1/(1 + rank) of the top hit; lowest without hits."""
+    """The predictor of "has an answer": the top hit's score (or its rank score); lowest without hits."""
     if not answer.hits:
         return -math.inf
     score = answer.hits[0][1]
-    return 1 / (1 + 1) if by_rank or score is None else score
+    return rank_score(1) if by_rank or score is None else score
+
+
+def rank_score(rank: int) -> float:
+    """The stand-in for a score the server does not send: 1/(1 + rank), rank 1 for the top hit."""
+    return 1 / (1 + rank)
 
 
 def roc_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
