@@ -546,8 +546,9 @@ def main() -> None:
     problems = problems_of(items, needs, args.set / "qrels.jsonl")
     answerable = sum(need.answerable for need in needs)
     print(f"{len(items)} descriptions, {len(needs)} needs ({answerable} with an answer), {len(problems)} problems")
+    for problem in problems:
+        print(f"  {problem}")
     if problems or args.check:
-        print("\n".join(problems))
         raise SystemExit(1 if problems else 0)
     measured_on = machine()
     print(measured_on, flush=True)
