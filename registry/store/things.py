@@ -263,8 +263,8 @@ _DROP_CLAIMS = Statement.of(delete(id_claims).where(id_claims.c.thing_id == any_
 
 
 def _held_statement() -> Any:
-    """Every row of ``ids`` (live or expired, not yet purged), then the tombstones still holding any of them: one
-    index probe each (a join of the ids with both tables costs half as much again)."""
+    """Every row of ``ids`` (live or expired, not yet purged), then the tombstones still holding any of them: an
+    index probe into each table, cheaper than joining the ids with both."""
     described = select(
         descriptions.c.id.label("wanted"),
         *_COLUMNS,
