@@ -130,6 +130,11 @@ async def test_a_key_of_another_tenant_with_the_same_owner_name_cannot_touch_the
         assert (taken.status_code, taken.json()["rule"]) == (403, "owner")
         assert "key:alice" not in taken.text
         assert '"a"' not in taken.text
+        batch = await client.post(
+            "/api/v1/things/batch", json=[agent(thing_id, title="Hijacked")], headers=registry.as_("mallory")
+        )
+        [result] = batch.json()["results"]
+        assert (result["status"], result["problem"]["detail"]) == (403, taken.json()["detail"])
         read = await client.get(f"/things/{thing_id}", headers=registry.as_("alice"))
         assert read.json()["title"] == "Agent"
         assert (await client.get(f"/api/v1/things/{thing_id}/owner", headers=registry.as_("alice"))).json() == {
