@@ -100,6 +100,8 @@ class Settings:
     mandate_ttl: bool = False
     #: How often expired descriptions are purged, in seconds.
     purge_interval: float = 60.0
+    #: Seconds after a registration expires during which only its owner may register its id again (0 = none).
+    expiry_grace: float = 3600.0
 
     #: What a dishonest version bump, a downgrade or changed content under a kept version does: ``warn`` (accept,
     #: with Registry-Notices) or ``enforce`` (409).
@@ -357,6 +359,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "a2a_trusted_keys": _optional_path,
     "mandate_ttl": _parse_bool,
     "purge_interval": _positive(float),
+    "expiry_grace": _positive(float),
     "version_policy": _one_of("warn", "enforce"),
     "response_cache_entries": _positive(int),
     "response_cache_bytes": _positive(int),

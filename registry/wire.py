@@ -393,7 +393,9 @@ class ImportedTool(msgspec.Struct, frozen=True):
 
 
 class Ownership(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Who may change a description: its owner (None: registered with authentication off) and its tenant."""
+    """Who may change a description: its owner identity, ``key:<owner name>`` (API keys) or
+    ``jwt:<issuer>|<owner claim>`` (access tokens; ``|`` and ``%`` of the issuer percent-encoded), None when it
+    was registered with authentication off; and its tenant (the owner holds it in that tenant)."""
 
     id: str
     owner: str | None
@@ -401,6 +403,9 @@ class Ownership(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 class OwnerTransfer(msgspec.Struct, frozen=True):
+    """The new owner, named with its origin as ``/owner`` shows it: ``key:<owner name>`` or
+    ``jwt:<issuer>|<owner claim>`` (tokens of this directory's issuer)."""
+
     owner: str
 
 

@@ -81,7 +81,7 @@ class KeyVerifier:
         return Principal(
             name=record.name,
             scopes=parse_scopes(record.scopes),
-            owner=record.owner,
+            owner_name=record.owner,
             namespaces=tuple(record.namespaces),
             vendors=tuple(record.vendors),
             tenant=record.tenant,

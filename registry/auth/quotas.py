@@ -114,7 +114,7 @@ class RateLimits:
         return any(self._limits.values()) or self._streams_cap > 0
 
     def hit(self, access: Scope, who: str) -> None:
-        """Count a request of ``who`` (``principal:<name>`` or ``address:<ip>``, see ``requester`` in
+        """Count a request of ``who`` (``principal:<identity>`` or ``address:<ip>``, see ``requester`` in
         registry/http/access.py); 429 once its limit is used up."""
         scope = Scope.READ if access is Scope.READ else Scope.WRITE
         limit = self._limits[scope]

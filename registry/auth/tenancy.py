@@ -33,4 +33,11 @@ def tenant_scope(principal: Principal | None, mode: AuthMode) -> TenantScope:
     return TenantScope(everything=False, tenant=principal.tenant if principal is not None else None)
 
 
-__all__ = ["EVERYTHING", "TenantScope", "tenant_scope"]
+def writers_scope(principal: Principal | None) -> TenantScope:
+    """What the principal of a write may see (a write has no principal only while authentication is off)."""
+    if principal is None or principal.is_admin:
+        return EVERYTHING
+    return TenantScope(everything=False, tenant=principal.tenant)
+
+
+__all__ = ["EVERYTHING", "TenantScope", "tenant_scope", "writers_scope"]

@@ -205,10 +205,11 @@ class TokenVerifier:
         return Principal(
             name=subject,
             scopes=parse_scopes(_strings(claims.get(settings.auth_claim_scopes))),
-            owner=owner if isinstance(owner, str) and owner else subject,
+            owner_name=owner if isinstance(owner, str) and owner else subject,
             namespaces=tuple(_strings(claims.get(settings.auth_claim_namespaces))),
             vendors=tuple(_strings(claims.get(settings.auth_claim_vendors))),
             tenant=tenant if isinstance(tenant, str) and tenant else None,
+            origin=str(claims["iss"]),
         )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.table import Table
 
+from registry.auth.principal import KEY_ORIGIN, identity
 from registry.cli.common import ClientFailure, out, print_json, settings_from_env
 
 if TYPE_CHECKING:  # imported where used: they bring SQLAlchemy, which every other command would load for nothing
@@ -73,6 +74,8 @@ def _public(record: KeyRecord) -> dict[str, Any]:
         "name": record.name,
         "scopes": record.scopes,
         "owner": record.owner,
+        # What the descriptions it creates are owned by, as /owner shows it and a transfer names it.
+        "ownerIdentity": identity(KEY_ORIGIN, record.owner),
         "namespaces": record.namespaces,
         "vendors": record.vendors,
         "tenant": record.tenant,
@@ -93,7 +96,9 @@ def keys() -> None:
 @click.option(
     "--scopes", default="read", show_default=True, help="Comma-separated: read, write, admin (each includes the last)."
 )
-@click.option("--owner", help="Owner name recorded on descriptions it creates (default: the key's name).")
+@click.option(
+    "--owner", help="Owner name of the descriptions it creates, owned as key:<owner> (default: the key's name)."
+)
 @click.option("--namespace", "namespaces", multiple=True, help="Id pattern it may register, e.g. 'urn:acme:*'.")
 @click.option("--vendor", "vendors", multiple=True, help="lmos:vendor name it may register for.")
 @click.option("--tenant", help="Tenant the key belongs to.")
@@ -157,7 +162,7 @@ def list_keys(data_dir: Path | None, database_url: str | None, as_json: bool) ->
             record.id,
             record.name,
             ",".join(record.scopes),
-            record.owner,
+            identity(KEY_ORIGIN, record.owner),
             " ".join(record.namespaces),
             " ".join(record.vendors),
             record.tenant or "",

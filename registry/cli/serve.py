@@ -105,7 +105,7 @@ def serve(**flags: Any) -> None:
     _raise_descriptor_limit(settings.max_connections)
     with resolve_database_url(settings) as url:
         if settings.migrate_on_start:
-            apply_migrations(url)
+            apply_migrations(url, jwt_issuer=settings.auth_jwt_issuer)
         _export(dataclasses.replace(settings, database_url=url), overrides)
         uvicorn.run(
             APP_FACTORY,
@@ -136,7 +136,7 @@ def migrate(data_dir: Path | None, database_url: str | None, revision: str) -> N
     settings = settings_from_env(data_dir=data_dir, database_url=database_url)
     configure_logging(settings.log_level, settings.log_format)
     with resolve_database_url(settings) as url:
-        apply_migrations(url, revision)
+        apply_migrations(url, revision, jwt_issuer=settings.auth_jwt_issuer)
     click.echo(f"database migrated to {revision}")
 
 

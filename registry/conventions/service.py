@@ -19,6 +19,7 @@ import jwt
 import msgspec
 from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
 
+from registry.auth.ownership import DerivedId, may_take_over
 from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.conventions import a2a, mcp
@@ -40,12 +41,17 @@ def load_trusted_keys(path: Path | None) -> jwt.PyJWKSet | None:
     return jwt.PyJWKSet.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-def card_id(card: dict[str, Any]) -> str:
-    """A stable id for a card without one: from its first interface URL and its name (re-import replaces)."""
+def card_url(card: dict[str, Any]) -> str:
+    """The URL a card is served at: its first interface's, else its own ``url`` ("" if it names none)."""
     interfaces = card.get("supportedInterfaces")
     first = interfaces[0] if isinstance(interfaces, list) and interfaces and isinstance(interfaces[0], dict) else {}
     endpoint = first.get("url") or card.get("url") or ""
-    seed = f"a2a-card:{endpoint}#{card.get('name', '')}"
+    return endpoint if isinstance(endpoint, str) else str(endpoint)
+
+
+def card_id(card: dict[str, Any]) -> str:
+    """A stable id for a card without one: from its URL and its name (re-import replaces)."""
+    seed = f"a2a-card:{card_url(card)}#{card.get('name', '')}"
     return f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, seed)}"
 
 
@@ -122,9 +128,18 @@ class ConventionService:
             parsed = a2a.parse_card(card)
         except a2a.CardError as error:
             raise InvalidDescription(error.errors, "Not a valid A2A Agent Card: " + str(error)) from error
-        thing_id = thing_id or card_id(card)
+        derived = None
+        if not thing_id:
+            # The id of the card's origin: a party whose namespaces cover its URL holds it (registry/auth/ownership.py).
+            thing_id, derived = card_id(card), DerivedId(url=card_url(card) or None)
         report = self._signature_report(card, parsed)
-        outcome = await self.directory.put(thing_id, a2a.card_to_description(card, thing_id), principal=principal)
+        outcome = await self.directory.put(
+            thing_id,
+            a2a.card_to_description(card, thing_id),
+            principal=principal,
+            derived=derived,
+            assigned_id=derived is not None,
+        )
         return ImportedAgent(
             id=thing_id,
             location=f"/things/{thing_id}",
@@ -188,8 +203,13 @@ class ConventionService:
             raise InvalidDescription(error.errors, "Not a valid server.json: " + str(error)) from error
         name, version = server["name"], server["version"]
         thing_id = mcp.server_id(name)
+        # The server's name is in its namespace: a publisher bound to it (as a vendor) holds the id rightfully,
+        # and starts afresh where a publisher that was not published first.
+        derived = DerivedId(vendor=mcp.namespace_of(name))
         statuses: dict[str, Any] = {}
         current = await self._current(thing_id)
+        if current is not None and await self._taken_over(thing_id, principal, derived):
+            current = None
         if current is not None:
             if mcp.server_of(current) is None:
                 raise Conflict(f"{thing_id!r} is a description that was not published as an MCP server")
@@ -207,8 +227,14 @@ class ConventionService:
                     "this registry publishes the versions of a server in increasing order",
                     validationErrors=[{"field": "version", "description": f"must be above {latest}"}],
                 )
-        await self.directory.put(thing_id, mcp.server_to_description(server, statuses), principal=principal)
+        await self.directory.put(
+            thing_id, mcp.server_to_description(server, statuses), principal=principal, derived=derived
+        )
         return await self.server_version(name, version)
+
+    async def _taken_over(self, thing_id: str, principal: Principal | None, derived: DerivedId) -> bool:
+        holder = await self.directory.holder(thing_id)
+        return holder is not None and may_take_over(principal, holder, derived)
 
     async def _current(self, thing_id: str) -> dict[str, Any] | None:
         try:
@@ -344,4 +370,4 @@ def _updated_at(response: dict[str, Any]) -> dt.datetime:
     return dt.datetime.fromisoformat(_official(response)["updatedAt"].replace("Z", "+00:00"))
 
 
-__all__ = ["ConventionService", "ServerListing", "card_id", "load_trusted_keys"]
+__all__ = ["ConventionService", "ServerListing", "card_id", "card_url", "load_trusted_keys"]

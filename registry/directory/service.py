@@ -18,9 +18,9 @@ from typing import Any
 import json_merge_patch
 import msgspec
 
-from registry.auth.ownership import authorize_write
+from registry.auth.ownership import DerivedId, Grant, Holder, authorize_write, ensure_visible, not_found
 from registry.auth.principal import Principal
-from registry.auth.tenancy import EVERYTHING, TenantScope
+from registry.auth.tenancy import EVERYTHING, TenantScope, writers_scope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
@@ -39,7 +39,7 @@ from registry.metrics import REGISTRATIONS
 from registry.projections import INLINE_PROJECTION_BYTES, Projection, Projections
 from registry.store.database import Database, Transaction, raised_by_database
 from registry.store.leases import Lease, LeaseRenewer
-from registry.store.things import THING_CREATED, THING_UPDATED, StoredDescription, ThingStore, Write
+from registry.store.things import THING_CREATED, THING_UPDATED, Held, StoredDescription, ThingStore, Write
 from registry.wire import Notice
 
 
@@ -74,11 +74,31 @@ class PendingWrite:
     thing_id: str
     produce: Produce
     principal: Principal | None
-    #: The directory assigned the id: POST /things (``anonymous``) or a tool import (``assigned_id``).
+    #: The directory assigned the id: POST /things (``anonymous``) or a tool or card import (``assigned_id``).
     anonymous: bool = False
     assigned_id: bool = False
     if_match: str | None = None
     create_only: bool = False
+    #: Registers the id if it is free (PUT, POST, imports), or only changes the description there (PATCH).
+    creates: bool = True
+    #: What the directory derived the id from (a tool's vendor, an A2A card's URL), whose bound party holds it.
+    derived: DerivedId | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Authorized:
+    """A write past its preconditions and authorization."""
+
+    index: int
+    write: PendingWrite
+    #: The description it replaces (None: it registers the id, also when it takes it over).
+    replaced: StoredDescription | None
+    #: The live description of another holder it takes over (deleted first), if any.
+    taken_over: StoredDescription | None
+    candidate: Candidate
+    grant: Grant
+    #: The owner whose quota it counts towards (a new description, with a cap), else None.
+    counted: tuple[str, str | None] | None
 
 
 class _RevisionMoved(Exception):
@@ -111,6 +131,8 @@ class DirectoryService:
         self.settings = settings
         self.leases = LeaseRenewer(database)
         self.policy = LifetimePolicy(max_ttl=settings.max_ttl, mandate_ttl=settings.mandate_ttl)
+        #: How long after its expiry a registration's id stays held for its owner.
+        self.grace = dt.timedelta(seconds=settings.expiry_grace)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
         #: Batches compute their candidates one at a time (see :meth:`put_many`).
@@ -199,13 +221,16 @@ class DirectoryService:
         *,
         if_match: str | None = None,
         principal: Principal | None = None,
+        derived: DerivedId | None = None,
         assigned_id: bool = False,
         create_only: bool = False,
     ) -> WriteOutcome:
         """PUT /things/{id}: create (201) or replace (204). The body's id must equal the path's.
 
-        ``assigned_id``: the directory derived the id (a tool import), so no namespace rule applies to it.
-        ``create_only`` (``If-None-Match: *``, RFC 9110 §13.1.2) refuses to replace an existing description (412).
+        ``derived``: the directory derived the id from that (a tool's vendor, a card's URL, a server's namespace),
+        so the party bound to it holds it rightfully (registry/auth/ownership.py); ``assigned_id``: the directory
+        chose the id, so no id pattern applies to it. ``create_only`` (``If-None-Match: *``, RFC 9110 §13.1.2)
+        refuses to replace an existing description (412).
         """
         _check_put_id(thing_id, document)
         candidate = await self._candidate(thing_id, document)
@@ -217,8 +242,15 @@ class DirectoryService:
                 assigned_id=assigned_id,
                 if_match=if_match,
                 create_only=create_only,
+                derived=derived,
             )
         )
+
+    async def holder(self, thing_id: str) -> Holder | None:
+        """Who holds ``thing_id`` now (outside any lock: a hint for what a write will meet, which its own check
+        under the lock decides)."""
+        now = dt.datetime.now(dt.UTC)
+        return (await self.things.held(self.database, [thing_id], now, self.grace)).holders.get(thing_id)
 
     async def put_many(
         self, documents: Sequence[Any], *, principal: Principal | None = None
@@ -279,30 +311,40 @@ class DirectoryService:
 
         async def merged(current: StoredDescription | None) -> Candidate:
             if current is None:
-                raise NotFound(f"No Thing Description with id {thing_id!r}")
+                raise not_found(thing_id)
+            ensure_visible(principal, thing_id, current.tenant)
             return await self._candidate(thing_id, json_merge_patch.merge(_with_lifetime(current), patch))
 
         for _ in range(OPTIMISTIC_PATCH_ATTEMPTS):
-            current = await self.get(thing_id)
+            current = await self.get(thing_id, writers_scope(principal))
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             candidate = await merged(current)
             try:
                 return await self._save(
-                    PendingWrite(thing_id, _at_revision(current.revision, candidate), principal, if_match=if_match),
+                    PendingWrite(
+                        thing_id,
+                        _at_revision(current.revision, candidate),
+                        principal,
+                        if_match=if_match,
+                        creates=False,
+                    ),
                     grouped=False,
                 )
             except _RevisionMoved:
                 continue
-        return await self._save(PendingWrite(thing_id, merged, principal, if_match=if_match), grouped=False)
+        return await self._save(
+            PendingWrite(thing_id, merged, principal, if_match=if_match, creates=False), grouped=False
+        )
 
     async def delete(self, thing_id: str, *, if_match: str | None = None, principal: Principal | None = None) -> None:
         async with self.database.transaction() as tx:
             now, current = await self._locked(tx, thing_id)
+            ensure_visible(principal, thing_id, current.tenant)
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
-            authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
-            await self.things.delete(tx, current, now, principal.name if principal else None)
+            authorize_write(principal, thing_id, None, holder=Holder(current.owner, current.tenant), creates=False)
+            await self.things.delete(tx, current, now, principal.actor if principal else None)
             await self.projections.remove(tx, [thing_id])
         self.cache.evict([thing_id])
 
@@ -310,9 +352,11 @@ class DirectoryService:
         """Extend a registration by its ttl; agents call this instead of registering again."""
         if principal is not None:
             held = await self.things.owner(thing_id)
+            missing = NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
             if held is None:
-                raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
-            authorize_write(principal, thing_id, None, exists=True, owner=held[0])
+                raise missing
+            ensure_visible(principal, thing_id, held[1], missing)
+            authorize_write(principal, thing_id, None, holder=Holder(*held), creates=False)
         try:
             return await self.leases.renew(thing_id)
         finally:
@@ -323,13 +367,13 @@ class DirectoryService:
         records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
             now, current = await self._locked(tx, thing_id)
-            await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
+            await self.things.transfer(tx, current, owner, now, principal.actor if principal else None)
         return current
 
     async def purge_expired(self) -> list[str]:
         """Delete expired descriptions (``tdd-registrationinfo-expiry-purge``); safe on every replica at once."""
         async with self.database.transaction() as tx:
-            purged = await self.things.purge_expired(tx)
+            purged = await self.things.purge_expired(tx, self.grace)
             await self.projections.remove(tx, purged)
         self.cache.evict(purged)
         return purged
@@ -399,76 +443,108 @@ class DirectoryService:
         raises (the transaction is lost)."""
         ids = [write.thing_id for write in pending]
         now = await self.things.lock(tx, ids)
-        currents = await self.things.current(tx, ids, now)
+        held = await self.things.held(tx, ids, now, self.grace)
         kept = await self.version_policy.kept(tx, ids)
         results: dict[int, WriteOutcome | RegistryError] = {}
-        #: Writes past their preconditions and authorization: (index, write, current, candidate, owner counted).
-        produced: list[tuple[int, PendingWrite, StoredDescription | None, Candidate, str | None]] = []
+        authorized: list[_Authorized] = []
         for index, write in enumerate(pending):
-            thing_id, principal = write.thing_id, write.principal
-            current = currents.get(thing_id)
             try:
-                if write.create_only and current is not None:
-                    raise PreconditionFailed(
-                        f"If-None-Match: * given, but a description with id {thing_id!r} exists",
-                        headers={"ETag": current.etag},
-                    )
-                if write.if_match is not None and (current is None or not etag_matches(write.if_match, current.etag)):
-                    raise _precondition_failed(current, thing_id)
-                candidate = await write.produce(current)
-                authorize_write(
-                    principal,
-                    thing_id,
-                    candidate.document,
-                    exists=current is not None,
-                    owner=current.owner if current else None,
-                    assigned_id=write.anonymous or write.assigned_id,
-                )
-                # A new description counts towards its owner's quota.
-                counted = principal.owner if principal is not None and current is None and self.max_owned else None
-                produced.append((index, write, current, candidate, counted))
+                authorized.append(await self._authorized(index, write, held))
             except RegistryError as error:
                 if raised_by_database(error):
                     raise
                 results[index] = error
+        # A holder that loses its id to its rightful party loses what it registered there: its kept versions too.
+        for each in authorized:
+            if each.grant.takes_over:
+                kept.pop(each.write.thing_id, None)
         compared = [
-            (write.thing_id, self.version_policy.compared_with(candidate.document, kept.get(write.thing_id, [])))
-            for _, write, _, candidate, _ in produced
+            (
+                each.write.thing_id,
+                self.version_policy.compared_with(each.candidate.document, kept.get(each.write.thing_id, [])),
+            )
+            for each in authorized
         ]
         texts = await self.version_policy.texts(tx, [(id_, version) for id_, version in compared if version])
-        accepted: list[tuple[int, Write, Candidate, list[Notice]]] = []
-        #: Descriptions each owner holds, counted when their quota first matters.
-        owned: dict[str, int] = {}
-        for index, write, current, candidate, counted in produced:
-            thing_id = write.thing_id
+        accepted: list[tuple[_Authorized, Write, list[Notice]]] = []
+        #: Descriptions each owner (identity and tenant) holds, counted when their quota first matters.
+        owned: dict[tuple[str, str | None], int] = {}
+        for each in authorized:
+            thing_id, candidate = each.write.thing_id, each.candidate
             try:
-                if counted is not None:
-                    if counted not in owned:
-                        owned[counted] = await self.things.count_owned(tx, counted)
-                    _check_quota(counted, owned[counted], self.max_owned)
+                if each.counted is not None:
+                    if each.counted not in owned:
+                        owned[each.counted] = await self.things.count_owned(tx, *each.counted)
+                    _check_quota(each.counted[0], owned[each.counted], self.max_owned)
                 notices = candidate.notices + self.version_policy.check(
-                    thing_id, current, candidate.document, candidate.document_text, kept.get(thing_id, []), texts
+                    thing_id, each.replaced, candidate.document, candidate.document_text, kept.get(thing_id, []), texts
                 )
-                if counted is not None:
-                    owned[counted] += 1
-                accepted.append((index, self._write(write, candidate, current, now), candidate, notices))
+                if each.counted is not None:
+                    owned[each.counted] += 1
+                accepted.append((each, self._write(each, now), notices))
             except RegistryError as error:
                 if raised_by_database(error):
                     raise
-                results[index] = error
-        stored = await self.things.write(tx, [row for _, row, _, _ in accepted], now)
+                results[each.index] = error
+        await self._release_previous_holders(tx, [each for each, _, _ in accepted], held, now)
+        stored = await self.things.write(tx, [row for _, row, _ in accepted], now)
         await self.projections.store(
-            tx, [(candidate.projections, row) for (_, _, candidate, _), row in zip(accepted, stored, strict=True)]
+            tx, [(each.candidate.projections, row) for (each, _, _), row in zip(accepted, stored, strict=True)]
         )
-        for (index, row, _, notices), description in zip(accepted, stored, strict=True):
-            results[index] = WriteOutcome(row.change_type == THING_CREATED, description, notices)
+        for (each, row, notices), description in zip(accepted, stored, strict=True):
+            results[each.index] = WriteOutcome(row.change_type == THING_CREATED, description, notices)
         return [results[index] for index in range(len(pending))]
 
+    async def _authorized(self, index: int, write: PendingWrite, held: Held) -> _Authorized:
+        """``write`` past its preconditions and the ownership check (registry/auth/ownership.py), or its refusal."""
+        thing_id, principal = write.thing_id, write.principal
+        current = held.currents.get(thing_id)
+        if write.create_only and current is not None:
+            raise PreconditionFailed(
+                f"If-None-Match: * given, but a description with id {thing_id!r} exists",
+                headers={"ETag": current.etag},
+            )
+        if write.if_match is not None and (current is None or not etag_matches(write.if_match, current.etag)):
+            raise _precondition_failed(current, thing_id)
+        candidate = await write.produce(current)
+        grant = authorize_write(
+            principal,
+            thing_id,
+            candidate.document,
+            holder=held.holders.get(thing_id),
+            creates=write.creates,
+            assigned_id=write.anonymous or write.assigned_id,
+            derived=write.derived,
+        )
+        replaced = None if grant.takes_over else current
+        # A new description counts towards its owner's quota.
+        counted = (principal.owner, principal.tenant) if principal and replaced is None and self.max_owned else None
+        taken_over = current if grant.takes_over else None
+        return _Authorized(index, write, replaced, taken_over, candidate, grant, counted)
+
+    async def _release_previous_holders(
+        self, tx: Transaction, accepted: Sequence[_Authorized], held: Held, now: dt.datetime
+    ) -> None:
+        """Before the writes: a description taken over is deleted (its ``thing_deleted`` change made by the
+        rightful party) with its projections and kept versions, and the tombstones of ids registered again are
+        forgotten."""
+        taken = [each for each in accepted if each.grant.takes_over]
+        for each in taken:
+            if each.taken_over is not None:
+                actor = each.write.principal.actor if each.write.principal else None
+                await self.things.delete(tx, each.taken_over, now, actor)
+        if taken:
+            ids = [each.write.thing_id for each in taken]
+            await self.projections.remove(tx, [each.write.thing_id for each in taken if each.taken_over is not None])
+            await self.version_policy.forget(tx, ids)
+        tombstoned = [each.write.thing_id for each in accepted if each.write.thing_id in held.tombstones]
+        if tombstoned:
+            await self.things.drop_claims(tx, tombstoned)
+
     @staticmethod
-    def _write(
-        pending: PendingWrite, candidate: Candidate, current: StoredDescription | None, now: dt.datetime
-    ) -> Write:
-        """The row and change that store ``candidate`` over ``current``."""
+    def _write(authorized: _Authorized, now: dt.datetime) -> Write:
+        """The row and change that store the authorized write's candidate over what it replaces."""
+        pending, candidate, current = authorized.write, authorized.candidate, authorized.replaced
         thing_id, principal = pending.thing_id, pending.principal
         if current is None:
             change_type, diff_text = THING_CREATED, candidate.document_text
@@ -488,7 +564,8 @@ class DirectoryService:
             ttl=candidate.lifetime.ttl,
             owner=current.owner if current else principal.owner if principal else None,
             tenant=current.tenant if current else principal.tenant if principal else None,
-            actor=principal.name if principal else None,
+            actor=principal.actor if principal else None,
+            rightful=authorized.grant.rightful,
         )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import Text, any_, bindparam, func, select
+from sqlalchemy import Text, any_, bindparam, delete, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from registry.descriptions.compatibility import compare_documents
@@ -40,6 +40,9 @@ _KEPT = Statement.of(
     select(thing_versions.c.thing_id, thing_versions.c.version).where(
         thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))
     )
+)
+_FORGET = Statement.of(
+    delete(thing_versions).where(thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
 )
 _WANTED = (
     func.unnest(bindparam("ids", type_=ARRAY(Text)), bindparam("versions", type_=ARRAY(Text)))
@@ -78,6 +81,12 @@ class VersionPolicy:
         if version is None or not kept:
             return None
         return version if version in kept else previous_version(kept, version)
+
+    @staticmethod
+    async def forget(tx: Transaction, thing_ids: Sequence[str]) -> None:
+        """Drop the versions kept for ``thing_ids``: those of a holder whose id its rightful party took over
+        (registry/auth/ownership.py), which are not that party's history."""
+        await tx.execute(_FORGET, ids=list(thing_ids))
 
     @staticmethod
     async def texts(tx: Transaction, wanted: Sequence[tuple[str, str]]) -> KeptTexts:

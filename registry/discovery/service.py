@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from registry.auth.ownership import DerivedId
 from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.descriptions.compatibility import compare_documents
@@ -429,12 +430,16 @@ class DiscoveryService:
                 f"Not a {tool_format} tool: {error}",
                 validationErrors=[{"field": error.field, "description": str(error)}],
             ) from error
-        assigned_id = thing_id is None
+        derived = None
         if thing_id is None:
+            # The vendor's id for the tool: a party bound to the vendor holds it (registry/auth/ownership.py).
             seed = f"lmos-tool:{vendor or ''}:{function.name}"
             thing_id = f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, seed)}"
+            derived = DerivedId(vendor=vendor or None)
         document = tool_description(function, thing_id, vendor=vendor, version=version, href=href)
-        outcome = await self.directory.put(thing_id, document, principal=principal, assigned_id=assigned_id)
+        outcome = await self.directory.put(
+            thing_id, document, principal=principal, derived=derived, assigned_id=derived is not None
+        )
         return ImportedTool(
             id=thing_id, location=f"/things/{thing_id}", created=outcome.created, notices=notices + outcome.notices
         )

@@ -42,7 +42,7 @@ def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     """Who a request counts against for limits: its principal, or its client address when anonymous."""
     principal = principal_of(connection)
     if principal is not None:
-        return f"principal:{principal.name}"
+        return f"principal:{principal.actor}"
     client = connection.client
     return f"address:{_address_block(client.host) if client else 'unknown'}"
 

@@ -1,5 +1,7 @@
-"""Ownership of ids: ``/api/v1/things/{id}/owner`` tells who owns a description; an admin transfers it with PUT
-(a ``thing_transferred`` entry of the change log: who gave it, from whom, to whom)."""
+"""Ownership of ids: ``/api/v1/things/{id}/owner`` tells who owns a description (its owner identity,
+``key:<name>`` or ``jwt:<issuer>|<name>``, and its tenant); an admin transfers it with PUT, naming the new owner
+the same way (a ``thing_transferred`` entry of the change log: who gave it, from whom, to whom). The new owner
+holds it in the description's tenant."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from litestar import Controller, Request, get, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
+from registry.auth.ownership import parse_owner
 from registry.directory.service import DirectoryService
-from registry.errors import BadRequest, NotFound
+from registry.errors import NotFound
 from registry.http.access import principal_of, tenant_scope_of
 from registry.http.ids import thing_id_from
 from registry.wire import Ownership, OwnerTransfer
@@ -44,12 +47,9 @@ class OwnersController(Controller):
         directory: NamedDependency[DirectoryService],
     ) -> Ownership:
         thing_id = thing_id_from(thing_id)
-        if not data.owner.strip():
-            raise BadRequest(
-                "The new owner must be a non-empty name", invalidParams=[{"name": "owner", "reason": "empty"}]
-            )
-        before = await directory.transfer(thing_id, data.owner, principal=principal_of(request))
-        return Ownership(id=thing_id, owner=data.owner, tenant=before.tenant)
+        owner = parse_owner(data.owner, directory.settings.auth_jwt_issuer)
+        before = await directory.transfer(thing_id, owner, principal=principal_of(request))
+        return Ownership(id=thing_id, owner=owner, tenant=before.tenant)
 
 
 __all__ = ["OwnersController"]

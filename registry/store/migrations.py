@@ -29,9 +29,12 @@ def _config(url: str) -> AlembicConfig:
     return config
 
 
-def migrate(url: str, revision: str = "head") -> None:
-    """Bring the schema to ``revision``. Blocking: call before the event loop or in a thread."""
-    command.upgrade(_config(url), revision)
+def migrate(url: str, revision: str = "head", *, jwt_issuer: str = "") -> None:
+    """Bring the schema to ``revision``. Blocking: call before the event loop or in a thread. ``jwt_issuer``: the
+    configured issuer of access tokens (a migration that gives owners their origin needs it)."""
+    config = _config(url)
+    config.attributes["jwt_issuer"] = jwt_issuer
+    command.upgrade(config, revision)
 
 
 def head_revision() -> str:

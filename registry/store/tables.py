@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
     func,
     or_,
 )
@@ -55,12 +56,17 @@ descriptions = Table(
     Column("last_seen", DateTime(timezone=True), nullable=False),
     # Change-log sequence of the last write: the ETag, and the position replicas compare against.
     Column("revision", BigInteger, nullable=False),
-    # The owner (a principal's owner name) that may change it; null when registered with authentication off.
+    # The owner identity that may change it (``key:<name>`` or ``jwt:<issuer>|<name>``, registry/auth/principal.py),
+    # in its tenant; null when registered with authentication off.
     Column("owner", Text, nullable=True),
     # The tenant of its creator; null = shared by all tenants.
     Column("tenant", Text, nullable=True),
+    # The owner holds the id by a binding to what the id was derived from (a tool's vendor, an A2A card's URL) or
+    # by an admin's decision: no other party may take it over (registry/auth/ownership.py).
+    Column("rightful", Boolean, nullable=False, server_default=false()),
     Index("ix_descriptions_expires", "expires", postgresql_where="expires IS NOT NULL"),
-    Index("ix_descriptions_owner", "owner", postgresql_where="owner IS NOT NULL"),
+    # An owner's descriptions (its quota): by owner identity and tenant.
+    Index("ix_descriptions_owner", "owner", "tenant", postgresql_where="owner IS NOT NULL"),
 )
 # Newest first (search sorted by modification), id ascending within a moment as the keyset order has it.
 Index("ix_descriptions_modified", descriptions.c.modified.desc(), descriptions.c.id)
@@ -85,6 +91,19 @@ def capability_keys(capability_id: str | None, name: str) -> list[str]:
     return keys if capability_id is None else [f"id:{capability_id}", *keys]
 
 
+#: Tombstones of purged registrations: who held each id when its registration expired, and until when that owner
+#: alone may register it again (``REGISTRY_EXPIRY_GRACE`` after the expiry). Written by the purge, read by writes.
+id_claims = Table(
+    "id_claims",
+    metadata,
+    Column("thing_id", ID_TYPE, primary_key=True),
+    Column("owner", Text, nullable=True),
+    Column("tenant", Text, nullable=True),
+    Column("rightful", Boolean, nullable=False),
+    Column("until", DateTime(timezone=True), nullable=False),
+    Index("ix_id_claims_until", "until"),
+)
+
 changes = Table(
     "changes",
     metadata,
@@ -92,10 +111,11 @@ changes = Table(
     Column("thing_id", ID_TYPE, nullable=False),
     Column("type", String(32), nullable=False),
     # For creates the full document, for updates an RFC 7396 merge patch, for deletes null, for ownership
-    # transfers {id, from, to} (the owners).
+    # transfers {id, from, to} (the owner identities).
     Column("diff", JSONB, nullable=True),
     Column("at", DateTime(timezone=True), nullable=False),
-    # Name of the principal that made the change (never a secret); null with authentication off and for purges.
+    # Identity of the principal that made the change (``key:<key name>``, ``jwt:<issuer>|<subject>``; never a
+    # secret); null with authentication off and for purges.
     Column("actor", Text, nullable=True),
     # The tenant of the description changed (null = shared): whose readers may see the change.
     Column("tenant", Text, nullable=True),
@@ -222,7 +242,7 @@ thing_versions = Table(
 rate_counts = Table(
     "rate_counts",
     metadata,
-    # What is limited, at which period, for whom: ``read:60:principal:alice``.
+    # What is limited, at which period, for whom: ``read:60:principal:key:alice``.
     Column("key", Text, primary_key=True),
     # The window's number: seconds since the epoch divided by the limit's period.
     Column("window_number", BigInteger, primary_key=True),

@@ -29,14 +29,17 @@ from sqlalchemy import (
     insert,
     null,
     select,
+    true,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from registry.auth.ownership import Holder
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Database, Executor, Record, Statement, Transaction
-from registry.store.tables import changes, descriptions, live, of_tenant
+from registry.store.tables import changes, descriptions, id_claims, live, of_tenant
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
 CHANGES_CHANNEL = "registry_changes"
@@ -86,8 +89,20 @@ class Write:
     ttl: float | None
     owner: str | None = None
     tenant: str | None = None
-    #: Name of the principal making the write (audit); None with authentication off.
+    #: Identity of the principal making the write (audit); None with authentication off.
     actor: str | None = None
+    #: The owner holds the id rightfully (registry/auth/ownership.py, ``Grant.rightful``).
+    rightful: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Held:
+    """What a write finds at its ids: the live descriptions, who holds each id that is held (live, or expired
+    less than the grace ago, or a tombstone of one purged), and the ids whose tombstone it found."""
+
+    currents: dict[str, StoredDescription]
+    holders: dict[str, Holder]
+    tombstones: set[str]
 
 
 _COLUMNS = (
@@ -159,6 +174,7 @@ def _write_statement() -> Any:
         change.c.seq.label("revision"),
         bindparam("owner", type_=Text).label("owner"),
         bindparam("tenant", type_=Text).label("tenant"),
+        bindparam("rightful", type_=Boolean).label("rightful"),
     )
     columns = [column.name for column in row.selected_columns]
     upsert = pg_insert(descriptions).from_select(columns, row)
@@ -194,16 +210,36 @@ def _delete_statement() -> Any:
 _DELETE = Statement.of(_delete_statement())
 
 
+_SECONDS: Any = func.make_interval(0, 0, 0, 0, 0, 0, bindparam("grace", type_=Float))
+
+
 def _purge_statement() -> Any:
-    """Expired descriptions deleted with one ``thing_deleted`` change each and one NOTIFY; returns their ids.
+    """Expired descriptions deleted with one ``thing_deleted`` change each and one NOTIFY; returns their ids. Each
+    leaves a tombstone holding its id for its owner until ``grace`` seconds after it expired.
 
     Safe to run on every replica at once: a row is deleted (and so announced) by one transaction only.
     """
     gone = (
         delete(descriptions)
         .where(descriptions.c.expires <= func.now())
-        .returning(descriptions.c.id, descriptions.c.tenant)
+        .returning(
+            descriptions.c.id,
+            descriptions.c.tenant,
+            descriptions.c.owner,
+            descriptions.c.rightful,
+            descriptions.c.expires,
+        )
         .cte("gone")
+    )
+    claimed = pg_insert(id_claims).from_select(
+        ["thing_id", "owner", "tenant", "rightful", "until"],
+        select(gone.c.id, gone.c.owner, gone.c.tenant, gone.c.rightful, gone.c.expires + _SECONDS).where(
+            gone.c.expires + _SECONDS > func.now()
+        ),
+    )
+    claimed = claimed.on_conflict_do_update(
+        index_elements=[id_claims.c.thing_id],
+        set_={name: claimed.excluded[name] for name in ("owner", "tenant", "rightful", "until")},
     )
     logged = (
         insert(changes)
@@ -215,9 +251,41 @@ def _purge_statement() -> Any:
         .cte("logged")
     )
     highest = select(func.max(logged.c.seq)).scalar_subquery()
-    return select(logged.c.thing_id, func.pg_notify(CHANGES_CHANNEL, cast(highest, Text)).label("notified")).order_by(
-        logged.c.seq
+    return (
+        select(logged.c.thing_id, func.pg_notify(CHANGES_CHANNEL, cast(highest, Text)).label("notified"))
+        .add_cte(claimed.cte("claimed"))
+        .order_by(logged.c.seq)
     )
+
+
+_FORGET_LAPSED_CLAIMS = Statement.of(delete(id_claims).where(id_claims.c.until <= func.now()))
+_DROP_CLAIMS = Statement.of(delete(id_claims).where(id_claims.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))))
+
+
+def _held_statement() -> Any:
+    """Every row of ``ids`` (live or expired, not yet purged), then the tombstones still holding any of them: an
+    index probe into each table, cheaper than joining the ids with both."""
+    described = select(
+        descriptions.c.id.label("wanted"),
+        *_COLUMNS,
+        descriptions.c.rightful,
+        cast(null(), Text).label("claim_owner"),
+        cast(null(), Text).label("claim_tenant"),
+        cast(null(), Boolean).label("claim_rightful"),
+        cast(null(), _TIMESTAMP).label("claim_until"),
+    ).where(descriptions.c.id == any_(_IDS))
+    claimed = select(
+        id_claims.c.thing_id,
+        *[null() for _ in range(len(_COLUMNS) + 1)],
+        id_claims.c.owner,
+        id_claims.c.tenant,
+        id_claims.c.rightful,
+        id_claims.c.until,
+    ).where(id_claims.c.thing_id == any_(_IDS), id_claims.c.until > bindparam("now", type_=_TIMESTAMP))
+    return union_all(described, claimed)
+
+
+_HELD = Statement.of(_held_statement())
 
 
 _PURGE = Statement.of(_purge_statement())
@@ -237,8 +305,14 @@ _EXISTS_AT = Statement.of(
     .offset(bindparam("offset", type_=BigInteger))
     .limit(1)
 )
-_COUNT_OWNED = Statement.of(
-    select(func.count()).select_from(descriptions).where(descriptions.c.owner == bindparam("owner", type_=Text), live())
+_OWNED_BY = descriptions.c.owner == bindparam("owner", type_=Text)
+_COUNT_OWNED_IN_TENANT = Statement.of(
+    select(func.count())
+    .select_from(descriptions)
+    .where(_OWNED_BY, descriptions.c.tenant == bindparam("tenant", type_=Text), live())
+)
+_COUNT_OWNED_SHARED = Statement.of(
+    select(func.count()).select_from(descriptions).where(_OWNED_BY, descriptions.c.tenant.is_(None), live())
 )
 _OWNER = Statement.of(
     select(descriptions.c.owner, descriptions.c.tenant).where(descriptions.c.id == bindparam("id"), live())
@@ -249,7 +323,8 @@ def _transfer_statement() -> Any:
     """New owner, ``thing_transferred`` change-log row ({id, from, to}) and NOTIFY in one statement; no new
     revision (the document, and so its ETag, does not change)."""
     new_owner = bindparam("owner", type_=Text)
-    moved = update(descriptions).where(descriptions.c.id == bindparam("id")).values(owner=new_owner)
+    # An admin's decision: the new owner holds the id as firmly as a rightful party.
+    moved = update(descriptions).where(descriptions.c.id == bindparam("id")).values(owner=new_owner, rightful=true())
     change = (
         insert(changes)
         .values(
@@ -396,6 +471,36 @@ class ThingStore:
         return {row["id"]: _stored(row) for row in await tx.fetch(_CURRENT, ids=list(thing_ids), now=now)}
 
     @staticmethod
+    async def held(tx: Executor, thing_ids: Sequence[str], now: dt.datetime, grace: dt.timedelta) -> Held:
+        """The live descriptions among ``thing_ids`` and who holds each id: the owner of its live description, of
+        its registration expired less than ``grace`` ago, or of such a one's tombstone."""
+        currents: dict[str, StoredDescription] = {}
+        #: Who holds each id by its row, and by its tombstone (a row, even one expired, comes first).
+        by_row: dict[str, Holder] = {}
+        by_tombstone: dict[str, Holder] = {}
+        for row in await tx.fetch(_HELD, ids=list(thing_ids), now=now):
+            thing_id = row["wanted"]
+            if row["claim_until"] is not None:
+                by_tombstone[thing_id] = Holder(
+                    row["claim_owner"], row["claim_tenant"], row["claim_rightful"], row["claim_until"]
+                )
+                continue
+            stored = StoredDescription(*row[1 : 1 + len(_COLUMNS)])
+            if stored.expires is None or stored.expires > now:
+                currents[thing_id] = stored
+                by_row[thing_id] = Holder(stored.owner, stored.tenant, row["rightful"])
+            elif stored.expires + grace > now:
+                by_row[thing_id] = Holder(stored.owner, stored.tenant, row["rightful"], stored.expires + grace)
+        holders = {**by_tombstone, **by_row}
+        tombstones = set(by_tombstone)
+        return Held(currents, holders, tombstones)
+
+    @staticmethod
+    async def drop_claims(tx: Transaction, thing_ids: Sequence[str]) -> None:
+        """Forget the tombstones of ``thing_ids`` (registered again)."""
+        await tx.execute(_DROP_CLAIMS, ids=list(thing_ids))
+
+    @staticmethod
     async def write(tx: Transaction, writes: Sequence[Write], now: dt.datetime) -> list[StoredDescription]:
         """Each write's row and change, in one round trip; the stored descriptions in the order of ``writes``."""
         rows = await tx.fetchmany(
@@ -414,6 +519,7 @@ class ThingStore:
                     "owner": write.owner,
                     "tenant": write.tenant,
                     "actor": write.actor,
+                    "rightful": write.rightful,
                 }
                 for write in writes
             ],
@@ -440,8 +546,11 @@ class ThingStore:
         return int(await tx.fetchval(_DELETE, id=current.id, now=now, actor=actor, tenant=current.tenant))
 
     @staticmethod
-    async def count_owned(tx: Executor, owner: str) -> int:
-        return int(await tx.fetchval(_COUNT_OWNED, owner=owner))
+    async def count_owned(tx: Executor, owner: str, tenant: str | None) -> int:
+        """The live descriptions of the owner identity ``owner`` in ``tenant`` (an index scan either way)."""
+        if tenant is None:
+            return int(await tx.fetchval(_COUNT_OWNED_SHARED, owner=owner))
+        return int(await tx.fetchval(_COUNT_OWNED_IN_TENANT, owner=owner, tenant=tenant))
 
     @staticmethod
     async def transfer(
@@ -462,9 +571,13 @@ class ThingStore:
         )
 
     @staticmethod
-    async def purge_expired(tx: Transaction) -> list[str]:
-        """Delete every expired description with one ``thing_deleted`` change each; returns their ids."""
-        return [row[0] for row in await tx.fetch(_PURGE)]
+    async def purge_expired(tx: Transaction, grace: dt.timedelta) -> list[str]:
+        """Delete every expired description with one ``thing_deleted`` change each, leaving a tombstone that holds
+        its id for its owner until ``grace`` after it expired, and forget the tombstones past theirs; returns the
+        ids of the descriptions purged."""
+        purged = [row[0] for row in await tx.fetch(_PURGE, grace=grace.total_seconds())]
+        await tx.execute(_FORGET_LAPSED_CLAIMS)
+        return purged
 
 
 __all__ = [
@@ -473,6 +586,7 @@ __all__ = [
     "THING_DELETED",
     "THING_TRANSFERRED",
     "THING_UPDATED",
+    "Held",
     "StoredDescription",
     "ThingStore",
     "Write",

@@ -220,7 +220,7 @@ def test_only_an_admin_transfers_ownership(setup: Setup) -> None:
     reset(setup, thing_id)
     for who, expected in EXPECTED.items():
         with setup.client(who) as client:
-            response = client.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "alice"})
+            response = client.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "key:alice"})
         if who == "admin":
             assert response.status_code == 200, response.text
         else:
@@ -258,18 +258,18 @@ def test_the_creator_owns_and_an_admin_transfers(setup: Setup) -> None:
     thing_id = f"urn:alice:{uuid.uuid4()}"
     reset(setup, thing_id)
     with setup.client("anonymous") as anonymous:
-        assert anonymous.get(f"/api/v1/things/{thing_id}/owner").json() == {"id": thing_id, "owner": "alice"}
+        assert anonymous.get(f"/api/v1/things/{thing_id}/owner").json() == {"id": thing_id, "owner": "key:alice"}
     with setup.client("alice") as alice:
-        assert_problem(alice.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "bob"}), 403, None)
+        assert_problem(alice.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "key:bob"}), 403, None)
     with setup.client("admin") as admin:
-        moved = admin.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "bob"})
+        moved = admin.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "key:bob"})
         assert moved.status_code == 200, moved.text
-        assert moved.json()["owner"] == "bob"
+        assert moved.json()["owner"] == "key:bob"
     with setup.client("alice") as alice:
         refused = alice.put(f"/things/{thing_id}", json=weather(thing_id))
         assert_problem(refused, 403, None)
         assert refused.json()["rule"] == "owner"
-        assert "'bob'" in refused.json()["detail"]
+        assert "'key:bob'" in refused.json()["detail"]
     with setup.client("bob") as bob:
         assert bob.delete(f"/things/{thing_id}").status_code == 204
 
@@ -303,7 +303,7 @@ def test_a_token_principal_owns_what_it_creates(setup: Setup) -> None:
     with setup.client("token") as carol:
         assert carol.put(f"/things/{thing_id}", json=weather(thing_id)).status_code == 201
     with setup.client("anonymous") as anonymous:
-        assert anonymous.get(f"/api/v1/things/{thing_id}/owner").json()["owner"] == "carol"
+        assert anonymous.get(f"/api/v1/things/{thing_id}/owner").json()["owner"] == f"jwt:{ISSUER}|carol"
     with setup.client("alice") as alice:
         assert_problem(alice.delete(f"/things/{thing_id}"), 403, None)
 
@@ -321,7 +321,7 @@ def test_every_write_records_who_made_it(setup: Setup) -> None:
             == 204
         )
         versions = admin.get(f"/api/v1/things/{thing_id}/versions").json()["items"]
-    assert [item["registered_by"] for item in versions] == ["admin"]
+    assert [item["registered_by"] for item in versions] == ["key:admin"]
 
     async def actors() -> list[tuple[str, str | None]]:
         connection = await asyncpg.connect(setup.database_url)
@@ -331,7 +331,7 @@ def test_every_write_records_who_made_it(setup: Setup) -> None:
         finally:
             await connection.close()
 
-    assert asyncio.run(actors()) == [("thing_created", "alice"), ("thing_updated", "admin")]
+    assert asyncio.run(actors()) == [("thing_created", "key:alice"), ("thing_updated", "key:admin")]
     # Change events carry the actor too (replayed here from the change log with Last-Event-ID).
     seen = []
     with (
@@ -343,7 +343,7 @@ def test_every_write_records_who_made_it(setup: Setup) -> None:
                 seen.append(json.loads(line.removeprefix("data:"))["actor"])
             if len(seen) == 2:
                 break
-    assert seen == ["alice", "admin"]
+    assert seen == ["key:alice", "key:admin"]
 
 
 def test_secrets_are_stored_only_as_hashes(setup: Setup) -> None:
@@ -490,7 +490,7 @@ def test_agent_registration_takes_a_url_and_a_token(setup: Setup) -> None:
         assert registration.client.http.is_closed  # its own client, closed on stop
         return cast(str | None, owner)
 
-    assert asyncio.run(register("alice")) == "alice"
+    assert asyncio.run(register("alice")) == "key:alice"
     with pytest.raises(UnauthorizedError):
         asyncio.run(asyncio.wait_for(register("revoked"), 10))
     with pytest.raises(ValueError, match="token goes with a URL"):
@@ -769,7 +769,7 @@ def test_events_changes_and_quality_show_only_what_the_reader_may_see(setup: Set
         b_client = clients["tenant-b"]
         assert b_client.put(f"/things/{of_b}", json=versioned_tool(of_b, "1.0.0", [])).status_code == 201
         assert b_client.put(f"/things/{of_b}", json=versioned_tool(of_b, "1.0.1", ["q"])).status_code == 204
-        moved = clients["admin"].put(f"/api/v1/things/{of_b}/owner", json={"owner": "tenant-b-ops"})
+        moved = clients["admin"].put(f"/api/v1/things/{of_b}/owner", json={"owner": "key:tenant-b-ops"})
         assert moved.status_code == 200, moved.text
         assert moved.json()["tenant"] == "b"
         for who, sees_b in SEES_TENANT_B.items():
@@ -823,16 +823,16 @@ def test_an_ownership_transfer_is_in_the_change_log(setup: Setup) -> None:
     with setup.client("anonymous") as anonymous:
         etag = anonymous.get(f"/things/{thing_id}").headers["etag"]
     with setup.client("admin") as admin:
-        assert admin.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "bob"}).status_code == 200
+        assert admin.put(f"/api/v1/things/{thing_id}/owner", json={"owner": "key:bob"}).status_code == 200
     with setup.client("anonymous") as anonymous:
         # The document did not change, so neither did its revision.
         assert anonymous.get(f"/things/{thing_id}").headers["etag"] == etag
         entry = next(item for item in anonymous.get("/api/v1/changes").json()["items"] if item["id"] == thing_id)
         assert (entry["type"], entry["actor"], entry["transferred_from"], entry["transferred_to"]) == (
             "thing_transferred",
-            "admin",
-            "alice",
-            "bob",
+            "key:admin",
+            "key:alice",
+            "key:bob",
         )
         for path in ("/events", "/events/thing_transferred"):
             with anonymous.stream("GET", path, headers={"Last-Event-ID": str(start)}) as stream:
@@ -844,15 +844,15 @@ def test_an_ownership_transfer_is_in_the_change_log(setup: Setup) -> None:
                         data = json.loads(line.removeprefix("data:"))
                         break
             assert event_type == "thing_transferred", path
-            assert data == {"id": thing_id, "from": "alice", "to": "bob", "actor": "admin"}, path
+            assert data == {"id": thing_id, "from": "key:alice", "to": "key:bob", "actor": "key:admin"}, path
     with setup.client("bob") as bob:
         # The new owner's later writes are audited as the others.
         patched = bob.patch(f"/things/{thing_id}", content=b'{"title": "Now bob\'s"}', headers=MERGE_PATCH)
         assert patched.status_code == 204, patched.text
         latest = bob.get("/api/v1/changes", params={"limit": 2}).json()["items"]
     assert [(item["type"], item["actor"]) for item in latest] == [
-        ("thing_updated", "bob"),
-        ("thing_transferred", "admin"),
+        ("thing_updated", "key:bob"),
+        ("thing_transferred", "key:admin"),
     ]
 
 

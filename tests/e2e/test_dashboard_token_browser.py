@@ -57,4 +57,4 @@ def test_the_dashboard_asks_for_a_token_and_keeps_it_in_memory_only(
         unseen = "the change did not reach the page's activity feed"
         wait_for(driver, lambda: other["id"] in driver.find_element(By.ID, "events").text, unseen, WAIT)
         # ... naming who made it.
-        wait_for(driver, lambda: "by ops" in driver.find_element(By.ID, "events").text, unseen, WAIT)
+        wait_for(driver, lambda: "by key:ops" in driver.find_element(By.ID, "events").text, unseen, WAIT)

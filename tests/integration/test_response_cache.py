@@ -133,7 +133,7 @@ async def test_a_read_overtaken_by_a_change_is_not_kept(replicas: tuple[Director
 
 async def test_the_tenant_is_checked_on_every_hit(replicas: tuple[DirectoryService, DirectoryService]) -> None:
     directory, _ = replicas
-    member = Principal(name="ci", scopes=frozenset({Scope.WRITE}), owner="team-a", tenant="tenant-a")
+    member = Principal(name="ci", scopes=frozenset({Scope.WRITE}), owner_name="team-a", tenant="tenant-a")
     document = thing("Tenant A's")
     await directory.put(document["id"], document, principal=member)
     own, other = TenantScope(everything=False, tenant="tenant-a"), TenantScope(everything=False, tenant="tenant-b")

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from registry.auth.authenticator import AuthMode, auth_mode
-from registry.auth.ownership import authorize_write, in_namespaces
-from registry.auth.principal import Principal, Scope, parse_scopes
+from registry.auth.ownership import DerivedId, Grant, Holder, authorize_write, in_namespaces, parse_owner
+from registry.auth.principal import KEY_ORIGIN, Principal, Scope, identity, parse_scopes
 from registry.auth.tenancy import TenantScope, tenant_scope
 from registry.config import ConfigError, Settings
-from registry.errors import Forbidden
+from registry.errors import BadRequest, Forbidden, NotFound
 from registry.events.filters import DescriptionFilter
 from registry.events.history import apply_change
 from registry.events.hub import EVENT_TYPES, Subscriber, encode_event
@@ -25,7 +25,7 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 
 def principal(**fields: Any) -> Principal:
-    return Principal(**{"name": "ci", "scopes": frozenset({Scope.WRITE}), "owner": "team-a", **fields})
+    return Principal(**{"name": "ci", "scopes": frozenset({Scope.WRITE}), "owner_name": "team-a", **fields})
 
 
 def test_default_mode_is_off_on_loopback_and_refuses_elsewhere() -> None:
@@ -69,25 +69,104 @@ def test_namespace_patterns() -> None:
 def test_rules_name_what_failed() -> None:
     acme = {"lmos:metadata": {"lmos:vendor": {"lmos:name": "ACME"}}}
     bound = principal(namespaces=("urn:acme:*",), vendors=("Acme",))
-    authorize_write(bound, "urn:acme:1", acme, exists=False, owner=None)
+    authorize_write(bound, "urn:acme:1", acme, holder=None)
     with pytest.raises(Forbidden) as refused:
-        authorize_write(bound, "urn:other:1", acme, exists=False, owner=None)
+        authorize_write(bound, "urn:other:1", acme, holder=None)
     assert refused.value.rule == "namespace"
     # Ids the directory chose (anonymous registrations) are under no namespace rule; vendors still apply.
-    authorize_write(bound, "urn:uuid:1", acme, exists=False, owner=None, assigned_id=True)
+    authorize_write(bound, "urn:uuid:1", acme, holder=None, assigned_id=True)
     telekom = {"lmos:metadata": {"lmos:vendor": {"lmos:name": "Deutsche Telekom AG"}}}
     with pytest.raises(Forbidden) as refused:
-        authorize_write(bound, "urn:acme:1", telekom, exists=False, owner=None)
+        authorize_write(bound, "urn:acme:1", telekom, holder=None)
     assert refused.value.rule == "vendor"
     with pytest.raises(Forbidden) as refused:
-        authorize_write(bound, "urn:acme:1", acme, exists=True, owner="team-b")
+        authorize_write(bound, "urn:acme:1", acme, holder=Holder("key:team-b", None))
     assert refused.value.rule == "owner"
     with pytest.raises(Forbidden) as refused:
-        authorize_write(bound, "urn:acme:1", acme, exists=True, owner=None)
+        authorize_write(bound, "urn:acme:1", acme, holder=Holder(None, None))
     assert refused.value.rule == "owner"
     admin = principal(scopes=frozenset({Scope.ADMIN}))
-    authorize_write(admin, "urn:acme:1", telekom, exists=True, owner="team-b")
-    authorize_write(None, "urn:acme:1", telekom, exists=True, owner="team-b")
+    authorize_write(admin, "urn:acme:1", telekom, holder=Holder("key:team-b", None))
+    authorize_write(None, "urn:acme:1", telekom, holder=Holder("key:team-b", None))
+
+
+def test_an_owner_is_its_origin_its_name_and_its_tenant() -> None:
+    key = principal(name="bobfree", owner_name="bobfree")
+    token = principal(name="bobfree", owner_name="bobfree", origin="https://issuer.example")
+    assert (key.owner, key.actor) == ("key:bobfree", "key:bobfree")
+    assert token.owner == token.actor == "jwt:https://issuer.example|bobfree"
+    held_by_key = Holder(key.owner, None)
+    authorize_write(key, "urn:x", {}, holder=held_by_key)
+    with pytest.raises(Forbidden) as refused:
+        authorize_write(token, "urn:x", {}, holder=held_by_key)
+    assert refused.value.rule == "owner"
+    # The same owner name in another tenant is another owner; where it cannot read, as if nothing were there.
+    of_b = principal(owner_name="alice", tenant="b")
+    with pytest.raises(Forbidden):
+        authorize_write(of_b, "urn:x", {}, holder=Holder("key:alice", None))
+    with pytest.raises(NotFound):
+        authorize_write(of_b, "urn:x", {}, holder=Holder("key:alice", "a"), creates=False)
+    with pytest.raises(Forbidden) as refused:
+        authorize_write(of_b, "urn:x", {}, holder=Holder("key:alice", "a"))
+    assert "alice" not in refused.value.detail
+    assert "'a'" not in refused.value.detail
+
+
+def test_identities_cannot_collide_whatever_the_names() -> None:
+    # An issuer holding the separator is escaped, so the first "|" always ends the issuer.
+    pairs = [("https://a|b", "c"), ("https://a", "b|c"), ("https://a%7Cb", "c"), (KEY_ORIGIN, "jwt:https://a|b")]
+    identities = [identity(origin, name) for origin, name in pairs]
+    assert len(set(identities)) == len(identities)
+    assert identities[3] == "key:jwt:https://a|b"
+
+
+def test_a_transfer_names_the_owner_with_its_origin() -> None:
+    issuer = "https://issuer.example|x%"
+    assert parse_owner(" key:team-b ", issuer) == "key:team-b"
+    escaped = identity(issuer, "auth0|42")
+    assert parse_owner(escaped, issuer) == escaped
+    for refused in ("team-b", "key:", "jwt:https://issuer.example", "jwt:https://other.example|bob", "jwt:|bob"):
+        with pytest.raises(BadRequest) as error:
+            parse_owner(refused, issuer)
+        assert error.value.extra["invalidParams"][0]["name"] == "owner", refused
+
+
+def test_a_derived_id_belongs_to_the_party_bound_to_what_it_was_derived_from() -> None:
+    squatter = principal(name="squatter", owner_name="squatter")
+    acme = principal(name="acme-ci", owner_name="acme", vendors=("Acme Corp",))
+    tool = DerivedId(vendor="ACME corp")
+    first = authorize_write(squatter, "urn:uuid:t", {}, holder=None, assigned_id=True, derived=tool)
+    assert first == Grant(takes_over=False, rightful=False)
+    squatted = Holder(squatter.owner, None, rightful=first.rightful)
+    assert authorize_write(acme, "urn:uuid:t", {}, holder=squatted, assigned_id=True, derived=tool) == Grant(
+        takes_over=True, rightful=True
+    )
+    # Only by registering it: a change of the squatter's description stays the squatter's.
+    with pytest.raises(Forbidden):
+        authorize_write(acme, "urn:uuid:t", {}, holder=squatted, creates=False, derived=tool)
+    # The rightful holder keeps it against anyone, bound or not.
+    other_acme = principal(name="acme-2", owner_name="acme-2", vendors=("Acme Corp",))
+    for claimant in (squatter, other_acme):
+        with pytest.raises(Forbidden):
+            authorize_write(claimant, "urn:uuid:t", {}, holder=Holder(acme.owner, None, rightful=True), derived=tool)
+    # A card's id: a principal bound to namespaces must cover the card's URL, and then holds it rightfully.
+    card = DerivedId(url="https://agents.acme.com/a2a/weather")
+    origin = principal(namespaces=("https://agents.acme.com/*",))
+    assert authorize_write(origin, "urn:uuid:c", {}, holder=None, assigned_id=True, derived=card).rightful
+    elsewhere = principal(namespaces=("https://agents.evil.example/*",))
+    with pytest.raises(Forbidden) as refused:
+        authorize_write(elsewhere, "urn:uuid:c", {}, holder=None, assigned_id=True, derived=card)
+    assert refused.value.rule == "namespace"
+    assert not authorize_write(squatter, "urn:uuid:c", {}, holder=None, assigned_id=True, derived=card).rightful
+
+
+def test_an_expired_registration_stays_its_owners_for_the_grace() -> None:
+    owner, other = principal(owner_name="agent"), principal(owner_name="someone-else")
+    lapsed = Holder(owner.owner, None, lapses=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+    authorize_write(owner, "urn:x", {}, holder=lapsed)
+    with pytest.raises(Forbidden) as refused:
+        authorize_write(other, "urn:x", {}, holder=lapsed)
+    assert (refused.value.rule, "2030-01-01T00:00:00+00:00" in refused.value.detail) == ("owner", True)
 
 
 def test_a_subscriber_wants_only_changes_its_reader_may_see() -> None:
