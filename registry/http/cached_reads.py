@@ -10,8 +10,9 @@ content type, counted in the same request metrics under the same route template.
 It answers only when the full pipeline would answer exactly that: a GET without a query or conditional headers,
 a request line (and Host) the boundary accepted, no Origin (the application adds CORS headers), credentials the
 authenticator accepts for reads (none needed when reads are open), no rate limit on reads (a hit counted here and
-again on the fall-through would count twice), a cached entry the reader's tenant may see. Everything else, and any error here, goes on to the application, which
-decides as usual: a refusal, a 401 or a miss is the framework's to answer.
+again on the fall-through would count twice), a cached entry the reader's tenant may see. Everything else, and
+any error here, goes on to the application, which decides as usual: a refusal, a 401 or a miss is the
+framework's to answer.
 """
 
 from __future__ import annotations
