@@ -192,7 +192,9 @@ def create_app(settings: Settings) -> Litestar:
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
-        access = Access(Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits)
+        access = Access(
+            Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits, metrics_token=settings.metrics_token
+        )
         directory_td = directory_description(
             settings.base_url,
             CORE_AFFORDANCES | SEARCH_AFFORDANCES | EVENT_AFFORDANCES,
