@@ -6,7 +6,8 @@ such as an MCP front end). Rules, each named in the 403 it causes:
 
 - ``owner``: an existing description may be changed only by its owner or an admin (one without an owner, stored
   while authentication was off, only by an admin, who may transfer it);
-- ``namespace``: a principal bound to id patterns may only register (create) ids matching one of them;
+- ``namespace``: a principal bound to id patterns may only register (create) ids matching one of them, and no
+  principal may create an id held by a description it cannot see (another tenant's): both answer alike;
 - ``vendor``: a principal bound to vendor names may only register descriptions whose ``lmos:vendor`` name is one
   of them (what stops a team registering agents in another vendor's name).
 """
@@ -37,6 +38,18 @@ def vendor_name(document: dict[str, Any]) -> str | None:
     return vendor.name if vendor is not None else None
 
 
+def unavailable_id(principal: Principal, thing_id: str) -> Forbidden:
+    """The one refusal of an id a principal may not create: outside its namespaces, or held by a description it
+    cannot see (another tenant's). Both causes answer alike, so that the answer does not tell an id another tenant
+    holds from one outside the namespaces."""
+    allowed = f" matching {', '.join(principal.namespaces)}" if principal.namespaces else ""
+    return Forbidden(
+        f"The id {thing_id!r} is not available to {principal.name!r}: it may register new ids{allowed} that no one "
+        "else holds",
+        rule="namespace",
+    )
+
+
 def authorize_write(
     principal: Principal | None,
     thing_id: str,
@@ -63,10 +76,7 @@ def authorize_write(
             rule="owner",
         )
     if not exists and principal.namespaces and not assigned_id and not in_namespaces(thing_id, principal.namespaces):
-        raise Forbidden(
-            f"The id {thing_id!r} is outside the namespaces of {principal.name!r} ({', '.join(principal.namespaces)})",
-            rule="namespace",
-        )
+        raise unavailable_id(principal, thing_id)
     if principal.vendors and document is not None:
         vendor = vendor_name(document)
         allowed = {name.casefold() for name in principal.vendors}
@@ -78,4 +88,4 @@ def authorize_write(
             )
 
 
-__all__ = ["authorize_write", "in_namespaces", "vendor_name"]
+__all__ = ["authorize_write", "in_namespaces", "unavailable_id", "vendor_name"]

@@ -33,4 +33,13 @@ def tenant_scope(principal: Principal | None, mode: AuthMode) -> TenantScope:
     return TenantScope(everything=False, tenant=principal.tenant if principal is not None else None)
 
 
-__all__ = ["EVERYTHING", "TenantScope", "tenant_scope"]
+def writer_scope(principal: Principal | None) -> TenantScope:
+    """What the author of a write may see: everything without a principal (writes need one once authentication is
+    on) or as an admin, else as a reader of its tenant. A write to a description outside it is answered as a write
+    to a missing one."""
+    if principal is None or principal.is_admin:
+        return EVERYTHING
+    return TenantScope(everything=False, tenant=principal.tenant)
+
+
+__all__ = ["EVERYTHING", "TenantScope", "tenant_scope", "writer_scope"]

@@ -20,7 +20,7 @@ import msgspec
 from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
 
 from registry.auth.principal import Principal
-from registry.auth.tenancy import EVERYTHING, TenantScope
+from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.conventions import a2a, mcp
 from registry.descriptions.summary import KIND_AGENT, summarise
 from registry.descriptions.versions import precedence, sort_key
@@ -189,7 +189,9 @@ class ConventionService:
         name, version = server["name"], server["version"]
         thing_id = mcp.server_id(name)
         statuses: dict[str, Any] = {}
-        current = await self._current(thing_id)
+        # Another tenant's server is a missing one to this publisher: "already published" and "below the latest"
+        # are said only of servers it may see (the write itself is then refused as an unavailable id).
+        current = await self._current(thing_id, writer_scope(principal))
         if current is not None:
             if mcp.server_of(current) is None:
                 raise Conflict(f"{thing_id!r} is a description that was not published as an MCP server")
@@ -210,9 +212,10 @@ class ConventionService:
         await self.directory.put(thing_id, mcp.server_to_description(server, statuses), principal=principal)
         return await self.server_version(name, version)
 
-    async def _current(self, thing_id: str) -> dict[str, Any] | None:
+    async def _current(self, thing_id: str, writers: TenantScope) -> dict[str, Any] | None:
+        """The current description of ``thing_id`` if ``writers`` may see it."""
         try:
-            return (await self.directory.get(thing_id)).document()
+            return (await self.directory.get(thing_id, writers)).document()
         except NotFound:
             return None
 
@@ -284,7 +287,7 @@ class ConventionService:
     ) -> list[dict[str, Any]]:
         """The lifecycle status of one version (or of every version): a new revision of the server's description."""
         thing_id = mcp.server_id(name)
-        current = await self._current(thing_id)
+        current = await self._current(thing_id, writer_scope(principal))
         server = None if current is None else mcp.server_of(current)
         if current is None or server is None:
             raise NotFound(f"No MCP server named {name!r}")

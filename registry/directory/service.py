@@ -4,6 +4,11 @@ Sits between the HTTP layer and the store; owns the WoT Discovery rules (ids, va
 sequence of every write: validate and project *before* the transaction (CPU work, never under the per-id lock),
 then in one transaction lock the id, check the current revision, write the row and its change, and let each
 projection store its rows.
+
+A description its author cannot read (another tenant's) is, on every write path, what a missing one is: its
+visibility is checked first, before preconditions, ownership and version rules, so that no answer (status, detail,
+ETag) tells it apart. A PUT that would create an id held that way is refused as an id outside the author's
+namespaces is (registry/auth/ownership.py, ``unavailable_id``).
 """
 
 from __future__ import annotations
@@ -18,15 +23,15 @@ from typing import Any
 import json_merge_patch
 import msgspec
 
-from registry.auth.ownership import authorize_write
+from registry.auth.ownership import authorize_write, unavailable_id
 from registry.auth.principal import Principal
-from registry.auth.tenancy import EVERYTHING, TenantScope
+from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
 from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
-from registry.directory.version_policy import VersionPolicy
+from registry.directory.version_policy import VersionPolicy, kept_for
 from registry.errors import (
     BadRequest,
     Forbidden,
@@ -283,7 +288,7 @@ class DirectoryService:
             return await self._candidate(thing_id, json_merge_patch.merge(_with_lifetime(current), patch))
 
         for _ in range(OPTIMISTIC_PATCH_ATTEMPTS):
-            current = await self.get(thing_id)
+            current = await self.get(thing_id, writer_scope(principal))
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             candidate = await merged(current)
@@ -298,7 +303,7 @@ class DirectoryService:
 
     async def delete(self, thing_id: str, *, if_match: str | None = None, principal: Principal | None = None) -> None:
         async with self.database.transaction() as tx:
-            now, current = await self._locked(tx, thing_id)
+            now, current = await self._locked(tx, thing_id, writer_scope(principal))
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             authorize_write(principal, thing_id, None, exists=True, owner=current.owner)
@@ -310,7 +315,7 @@ class DirectoryService:
         """Extend a registration by its ttl; agents call this instead of registering again."""
         if principal is not None:
             held = await self.things.owner(thing_id)
-            if held is None:
+            if held is None or not writer_scope(principal).sees(held[1]):
                 raise NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
             authorize_write(principal, thing_id, None, exists=True, owner=held[0])
         try:
@@ -322,7 +327,7 @@ class DirectoryService:
         """Give a description to another owner (an admin's decision, checked by the caller); the change log
         records who gave it from whom to whom. Returns the description as it was before."""
         async with self.database.transaction() as tx:
-            now, current = await self._locked(tx, thing_id)
+            now, current = await self._locked(tx, thing_id, writer_scope(principal))
             await self.things.transfer(tx, current, owner, now, principal.name if principal else None)
         return current
 
@@ -336,11 +341,14 @@ class DirectoryService:
 
     # -- helpers
 
-    async def _locked(self, tx: Transaction, thing_id: str) -> tuple[dt.datetime, StoredDescription]:
-        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none)."""
+    async def _locked(
+        self, tx: Transaction, thing_id: str, writers: TenantScope
+    ) -> tuple[dt.datetime, StoredDescription]:
+        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none that
+        ``writers`` may see)."""
         now = await self.things.lock(tx, [thing_id])
         current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
-        if current is None:
+        if current is None or not writers.sees(current.tenant):
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return now, current
 
@@ -406,7 +414,10 @@ class DirectoryService:
         produced: list[tuple[int, PendingWrite, StoredDescription | None, Candidate, str | None]] = []
         for index, write in enumerate(pending):
             thing_id, principal = write.thing_id, write.principal
-            current = currents.get(thing_id)
+            held = currents.get(thing_id)
+            # A description the author cannot see is a missing one to it, for every check below.
+            hidden = held is not None and not writer_scope(principal).sees(held.tenant)
+            current = None if hidden else held
             try:
                 if write.create_only and current is not None:
                     raise PreconditionFailed(
@@ -424,6 +435,8 @@ class DirectoryService:
                     owner=current.owner if current else None,
                     assigned_id=write.anonymous or write.assigned_id,
                 )
+                if hidden and principal is not None:
+                    raise unavailable_id(principal, thing_id)
                 # A new description counts towards its owner's quota.
                 counted = principal.owner if principal is not None and current is None and self.max_owned else None
                 produced.append((index, write, current, candidate, counted))
@@ -431,8 +444,13 @@ class DirectoryService:
                 if raised_by_database(error):
                     raise
                 results[index] = error
+        # The kept versions each write is compared with: those its author may see.
+        seen_kept = {
+            write.thing_id: kept_for(kept.get(write.thing_id, []), writer_scope(write.principal))
+            for _, write, _, _, _ in produced
+        }
         compared = [
-            (write.thing_id, self.version_policy.compared_with(candidate.document, kept.get(write.thing_id, [])))
+            (write.thing_id, self.version_policy.compared_with(candidate.document, seen_kept[write.thing_id]))
             for _, write, _, candidate, _ in produced
         ]
         texts = await self.version_policy.texts(tx, [(id_, version) for id_, version in compared if version])
@@ -447,7 +465,7 @@ class DirectoryService:
                         owned[counted] = await self.things.count_owned(tx, counted)
                     _check_quota(counted, owned[counted], self.max_owned)
                 notices = candidate.notices + self.version_policy.check(
-                    thing_id, current, candidate.document, candidate.document_text, kept.get(thing_id, []), texts
+                    thing_id, current, candidate.document, candidate.document_text, seen_kept[thing_id], texts
                 )
                 if counted is not None:
                     owned[counted] += 1
