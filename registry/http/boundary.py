@@ -120,8 +120,10 @@ def site_refusal(scope: Scope, sites: SitePolicy) -> tuple[int, str] | None:
             f"Host not allowed: {str(host)[:_QUOTED_CHARS]!r} is not a name of this directory (REGISTRY_ALLOWED_HOSTS)"
         )
     method = str(scope.get("method", "GET"))
+    if method not in UNSAFE_METHODS:
+        return None
     origin = _header(scope, b"origin")
-    if method in UNSAFE_METHODS and origin is not None and not sites.origin_allowed(origin, host):
+    if origin is not None and not sites.origin_allowed(origin, host):
         return 403, (
             f"Cross-site {method} refused: pages of {origin[:_QUOTED_CHARS]!r} may not change this directory "
             "(REGISTRY_CORS_ORIGINS lists the origins that may)"

@@ -17,6 +17,7 @@ anything else (registry/http/boundary.py):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from urllib.parse import urlsplit
 
 from registry.config import Settings
@@ -88,8 +89,7 @@ class SitePolicy:
         """Whether a request with this ``Host`` header (None: without one, which no browser sends) is served."""
         if host is None or self.any_host:
             return True
-        name = host_name(host)
-        return name in self.hosts or any(name == domain[1:] or name.endswith(domain) for domain in self.domains)
+        return _host_allowed(self, host)
 
     def origin_allowed(self, origin: str, host: str | None) -> bool:
         """Whether a page of ``origin`` may send an unsafe request that reached this directory as ``host``."""
@@ -102,6 +102,13 @@ class SitePolicy:
             return True
         # Same origin: the page was served by this directory under the name the request carries.
         return host is not None and urlsplit(normalised).netloc == _netloc_of(host, urlsplit(normalised).scheme)
+
+
+@functools.lru_cache(maxsize=256)
+def _host_allowed(sites: SitePolicy, host: str) -> bool:
+    """The decision for one ``Host`` value, remembered: clients send the same few on every request."""
+    name = host_name(host)
+    return name in sites.hosts or any(name == domain[1:] or name.endswith(domain) for domain in sites.domains)
 
 
 def _netloc_of(host: str, scheme: str) -> str:
