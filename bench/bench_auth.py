@@ -64,7 +64,7 @@ async def run(url: str, data_dir: Path, requests: int, rounds: int) -> None:
         settings = Settings(database_url=url, auth=mode, db_pool_size=4, access_log=False, data_dir=data_dir)
         app = create_app(settings)
         headers[label] = {"Authorization": f"Bearer {secret}"} if with_key else {}
-        clients[label] = AsyncTestClient(app)
+        clients[label] = AsyncTestClient(app, base_url="http://127.0.0.1")
         await clients[label].__aenter__()
     seed = clients["writes, key"]
     assert (await seed.put(path, json=WEATHER_AGENT, headers=headers["writes, key"])).status_code in {201, 204}

@@ -55,14 +55,14 @@ async def _request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, r
 
 def _put(thing_id: str, body: bytes) -> bytes:
     return (
-        f"PUT /things/{thing_id} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/td+json\r\n"
+        f"PUT /things/{thing_id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/td+json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     ).encode() + body
 
 
 async def _subscribe(port: int, arrivals: dict[int, list[float]], ready: asyncio.Event, expected: int) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(b"GET /events HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n")
+    writer.write(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
     await reader.readuntil(b": subscribed")
     ready.set()
     seen = 0
@@ -118,7 +118,7 @@ async def renewals(port: int, things: int, connections: int, seconds: float) -> 
     async def worker(offset: int) -> None:
         nonlocal done
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        requests = [f"POST /api/v1/things/{i}/lease HTTP/1.1\r\nHost: bench\r\n\r\n".encode() for i in ids]
+        requests = [f"POST /api/v1/things/{i}/lease HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode() for i in ids]
         position = offset
         while time.perf_counter() < deadline:
             status, _ = await _request(reader, writer, requests[position % len(requests)])

@@ -57,7 +57,7 @@ async def main():
 
     async def request(method, thing_id, body=b""):
         path = "/things/" + thing_id
-        headers = [(b"host", b"bench")]
+        headers = [(b"host", b"127.0.0.1")]
         if body:
             headers += [(b"content-type", b"application/td+json"), (b"content-length", str(len(body)).encode())]
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,

@@ -39,7 +39,7 @@ def _attack(port: int, count: int) -> list[socket.socket]:
     for _ in range(count):
         with contextlib.suppress(OSError):
             sock = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=("127.0.0.2", 0))
-            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             sockets.append(sock)
     return sockets
 

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 from litestar import Litestar
+from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
 
 from registry.auth.authenticator import Authenticator, AuthMode, auth_mode
@@ -58,6 +59,7 @@ from registry.http.oversight import quality, recent_changes
 from registry.http.owners import OwnersController
 from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
+from registry.http.sites import SitePolicy
 from registry.http.things import ThingsController
 from registry.metrics import PURGED, REQUEST_METRICS, Gauges
 from registry.projections import Projections
@@ -131,6 +133,25 @@ async def _start_offload_threads() -> None:
     await asyncio.gather(*(loop.run_in_executor(None, started.wait) for _ in range(workers)))
 
 
+#: What a page of an origin in REGISTRY_CORS_ORIGINS may send and read across sites.
+CORS_REQUEST_HEADERS = ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Last-Event-ID", "X-Request-ID"]
+CORS_RESPONSE_HEADERS = ["ETag", "Location", "Link", "Retry-After", "Registry-Notices", "Registry-Notices-Total"]
+
+
+def _cors(settings: Settings) -> CORSConfig | None:
+    """CORS answers (preflights, ``Access-Control-Allow-Origin``) for the origins of REGISTRY_CORS_ORIGINS; none
+    without them (the dashboard is served by the directory itself, same origin)."""
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        allow_headers=CORS_REQUEST_HEADERS,
+        expose_headers=CORS_RESPONSE_HEADERS,
+        allow_credentials=False,  # credentials are bearer tokens in a header, never cookies
+    )
+
+
 def create_app(settings: Settings) -> Litestar:
     """The application for ``settings``; ``settings.database_url`` must name a migrated database."""
     if not settings.database_url:
@@ -172,7 +193,9 @@ def create_app(settings: Settings) -> Litestar:
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
-        access = Access(Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits)
+        access = Access(
+            Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits, metrics_token=settings.metrics_token
+        )
         directory_td = directory_description(
             settings.base_url,
             CORE_AFFORDANCES | SEARCH_AFFORDANCES | EVENT_AFFORDANCES,
@@ -272,6 +295,7 @@ def create_app(settings: Settings) -> Litestar:
         exception_handlers=exception_handlers,
         logging_config=None,  # registry.logs.configure_logging (called by serve) owns the process's logging
         request_max_body_size=settings.max_body_bytes,
+        cors_config=_cors(settings),
         openapi_config=OpenAPIConfig(
             title="LMOS Agent and Tool Registry",
             version="1",
@@ -285,7 +309,9 @@ def create_app(settings: Settings) -> Litestar:
     # as GET without a body, and a read of a cached description is answered at once (unless requests are traced:
     # the tracing middleware is inside).
     routed = app.asgi_handler if settings.tracing else answer_cached_reads(app.asgi_handler, holder)
-    app.asgi_handler = input_boundary(ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes)
+    app.asgi_handler = input_boundary(
+        ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes, sites=SitePolicy.of(settings)
+    )
     if settings.access_log:
         app.asgi_handler = access_logged(app.asgi_handler)
     return app

@@ -77,6 +77,11 @@ class Settings:
     #: with more answers with the full list in its body.
     max_notice_header_count: int = 20
     max_notice_header_bytes: int = 4096
+    #: Host names the directory answers to (``*``: any; ``.example.com``: that domain and its subdomains); empty =
+    #: the loopback names, the host it listens on and the host of the public URL (registry/http/sites.py).
+    allowed_hosts: tuple[str, ...] = ()
+    #: Origins (``https://app.example.com``) whose pages may send writes and read answers across sites (CORS).
+    cors_origins: tuple[str, ...] = ()
 
     # -- storage
     #: PostgreSQL URL (postgresql://…); empty = embedded PostgreSQL under ``data_dir``.
@@ -194,6 +199,8 @@ class Settings:
     #: Concurrent event streams per principal (per client address when anonymous); 0 = no cap.
     max_streams_per_principal: int = 0
     # -- operations
+    #: Bearer token that lets a Prometheus scrape ``/metrics`` while authentication is on (besides admins).
+    metrics_token: str = ""
     #: Seconds the change feed may lag behind the change log before ``/readyz`` answers 503.
     ready_max_feed_lag: float = 30.0
 
@@ -348,6 +355,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_json_nodes": _positive(int),
     "max_notice_header_count": _positive(int),
     "max_notice_header_bytes": _positive(int),
+    "allowed_hosts": _parse_list,
+    "cors_origins": _parse_list,
     "database_url": str,
     "data_dir": _path,
     "migrate_on_start": _parse_bool,
@@ -403,4 +412,5 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_descriptions_per_owner": _positive(int),
     "max_streams_per_principal": _positive(int),
     "ready_max_feed_lag": _positive(float),
+    "metrics_token": str,
 }

@@ -8,22 +8,31 @@ read the primary while they are set aside. So are the identity provider's keys (
 cannot be read, reads and API keys still work, and only access tokens the directory cannot check get 503.
 While the primary is down and a read replica serves searches without it (:mod:`registry.store.replica`), the
 process stays ready, for searches: the checks that fail with the primary are reported and not counted.
+
+What a check found (an error, an address, a path) is the operator's: ``/readyz`` tells everyone the name and state
+of each check, and the details only to an admin; each detail of a failing check is logged when it changes. Details
+never carry a URL's credentials or query (registry/redaction.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 
 from registry.auth.tokens import TokenVerifier
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
+from registry.redaction import redact_urls
 from registry.semantic.sparql import SparqlBackend
 from registry.store.database import Database
 from registry.store.replica import ReadReplica
+
+log = logging.getLogger(__name__)
 
 #: Seconds the database check may take before it counts as failed.
 DATABASE_CHECK_TIMEOUT = 2.0
@@ -39,6 +48,17 @@ class Check:
     detail: str
     #: Whether a failure makes the process unready.
     counts: bool = True
+
+    @property
+    def state(self) -> str:
+        """What anyone may know of the check: ok or failing (and whether that counts), nothing it found."""
+        if self.ok:
+            return "ok"
+        return "failing" if self.counts else "failing, not counted"
+
+    def shown(self, detailed: bool) -> dict[str, Any]:
+        """The check as ``/readyz`` shows it: to an admin with its detail, to anyone else with its state only."""
+        return {"ok": self.ok, "state": self.state, "detail": redact_urls(self.detail) if detailed else self.state}
 
 
 class Readiness:
@@ -60,8 +80,22 @@ class Readiness:
         self.schema_revision = schema_revision
         self.max_feed_lag = max_feed_lag
         self.tokens = tokens
+        #: The detail last logged of each failing check (a failing check is logged when its detail changes).
+        self._logged: dict[str, str] = {}
 
     async def checks(self) -> list[Check]:
+        """Every check, each failure logged once per detail (probes ask every few seconds)."""
+        checks = await self._checks()
+        for check in checks:
+            if check.ok:
+                if self._logged.pop(check.name, None) is not None:
+                    log.info("readiness check %s passes again", check.name)
+            elif self._logged.get(check.name) != check.detail:
+                self._logged[check.name] = check.detail
+                log.warning("readiness check %s fails: %s", check.name, redact_urls(check.detail))
+        return checks
+
+    async def _checks(self) -> list[Check]:
         checks = [await self._database(), self._sparql_worker(), self._change_feed()]
         if self.tokens is not None:
             checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))

@@ -12,7 +12,8 @@ other publisher, such as the MCP registry API). Rules, each named in the 403 it 
   owner for ``REGISTRY_EXPIRY_GRACE`` seconds (the purge keeps a tombstone that long), so an agent whose lease
   lapsed gets its id back when it registers again;
 - ``namespace``: a principal bound to id patterns may only register (create) ids matching one of them, and only
-  import A2A cards whose URL matches one;
+  import A2A cards whose URL matches one; no principal may create an id held by a description it cannot see
+  (another tenant's): both refusals are one answer (``unavailable_id``), so it does not tell them apart;
 - ``vendor``: a principal bound to vendor names may only register descriptions whose ``lmos:vendor`` name is one
   of them (what stops a team registering agents in another vendor's name).
 
@@ -38,7 +39,7 @@ from registry.auth.principal import (
     identity,
     unescape_issuer,
 )
-from registry.auth.tenancy import writers_scope
+from registry.auth.tenancy import writer_scope
 from registry.descriptions.summary import vendor_of
 from registry.errors import BadRequest, Forbidden, NotFound
 
@@ -102,6 +103,18 @@ class Grant:
     rightful: bool = False
 
 
+def unavailable_id(principal: Principal, thing_id: str) -> Forbidden:
+    """The one refusal of an id a principal may not create: outside its namespaces, or held by a description it
+    cannot see (another tenant's). Both causes answer alike, so that the answer does not tell an id another tenant
+    holds from one outside the namespaces."""
+    allowed = f" matching {', '.join(principal.namespaces)}" if principal.namespaces else ""
+    return Forbidden(
+        f"The id {thing_id!r} is not available to {principal.name!r}: it may register new ids{allowed} that no one "
+        "else holds",
+        rule="namespace",
+    )
+
+
 def not_found(thing_id: str) -> NotFound:
     """The answer for a description that does not exist, and for one the principal cannot read."""
     return NotFound(f"No Thing Description with id {thing_id!r}")
@@ -109,7 +122,7 @@ def not_found(thing_id: str) -> NotFound:
 
 def may_see(principal: Principal | None, tenant: str | None) -> bool:
     """Whether the principal of a write may read a description of ``tenant`` (registry/auth/tenancy.py)."""
-    return writers_scope(principal).sees(tenant)
+    return writer_scope(principal).sees(tenant)
 
 
 def ensure_visible(
@@ -151,10 +164,7 @@ def authorize_write(
             _refuse_holder(principal, thing_id, holder, creates=creates)
     new = holder is None or not holder.live or takes_over
     if new and principal.namespaces and not assigned_id and not in_namespaces(thing_id, principal.namespaces):
-        raise Forbidden(
-            f"The id {thing_id!r} is outside the namespaces of {principal.name!r} ({', '.join(principal.namespaces)})",
-            rule="namespace",
-        )
+        raise unavailable_id(principal, thing_id)
     if derived is not None and derived.url is not None and principal.namespaces and not bound:
         raise Forbidden(
             f"The card's URL {derived.url!r} is outside the namespaces of {principal.name!r} "
@@ -178,8 +188,8 @@ def _refuse_holder(principal: Principal, thing_id: str, holder: Holder, *, creat
     if not may_see(principal, holder.tenant):
         if not creates:
             raise not_found(thing_id)
-        # A create cannot take the id; nothing names who holds it, or that it is another tenant.
-        raise Forbidden(f"The id {thing_id!r} is not available to {principal.name!r}", rule="owner")
+        # A create cannot take the id; it is refused as an id outside the namespaces is, naming no one.
+        raise unavailable_id(principal, thing_id)
     if holder.owner is None:
         raise Forbidden(
             f"{thing_id!r} has no owner (it was registered while authentication was off); only an admin may "
@@ -255,5 +265,6 @@ __all__ = [
     "may_take_over",
     "not_found",
     "parse_owner",
+    "unavailable_id",
     "vendor_name",
 ]

@@ -33,11 +33,13 @@ def tenant_scope(principal: Principal | None, mode: AuthMode) -> TenantScope:
     return TenantScope(everything=False, tenant=principal.tenant if principal is not None else None)
 
 
-def writers_scope(principal: Principal | None) -> TenantScope:
-    """What the principal of a write may see (a write has no principal only while authentication is off)."""
+def writer_scope(principal: Principal | None) -> TenantScope:
+    """What the author of a write may see: everything without a principal (writes need one once authentication is
+    on) or as an admin, else as a reader of its tenant. A write to a description outside it is answered as a write
+    to a missing one."""
     if principal is None or principal.is_admin:
         return EVERYTHING
     return TenantScope(everything=False, tenant=principal.tenant)
 
 
-__all__ = ["EVERYTHING", "TenantScope", "tenant_scope", "writers_scope"]
+__all__ = ["EVERYTHING", "TenantScope", "tenant_scope", "writer_scope"]

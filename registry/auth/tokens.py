@@ -23,6 +23,7 @@ import jwt
 from registry.auth.principal import Principal, parse_scopes
 from registry.config import ConfigError, Settings
 from registry.errors import ServiceUnavailable, Unauthorized
+from registry.redaction import redact_urls
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,8 @@ class TokenVerifier:
         self.settings = settings
         self.algorithms = list(settings.auth_jwt_algorithms)
         self.source = settings.auth_jwks
+        #: The source as messages name it: without the URL's credentials and query (registry/redaction.py).
+        self.source_name = redact_urls(self.source)
         #: Fetches the JWKS URL (http(s) only, no redirects); the keys are kept here, not in its cache.
         self._client: jwt.PyJWKClient | None = None
         self._keys: jwt.PyJWKSet | None = None
@@ -93,7 +96,9 @@ class TokenVerifier:
             try:
                 self._keys, self.read_at = self._read_file(), time.monotonic()
             except Exception as error:  # unreadable, not JSON, not a key set
-                raise ConfigError(f"REGISTRY_AUTH_JWKS: cannot read a JWKS from {self.source}: {error}") from error
+                raise ConfigError(
+                    f"REGISTRY_AUTH_JWKS: cannot read a JWKS from {self.source_name}: {redact_urls(str(error))}"
+                ) from error
 
     def _read_file(self) -> jwt.PyJWKSet:
         return jwt.PyJWKSet.from_json(Path(self.source).expanduser().read_text(encoding="utf-8"))
@@ -108,7 +113,7 @@ class TokenVerifier:
             return self.problem
         count = len(self._keys.keys) if self._keys is not None else 0
         age = "" if self.read_at is None else f", read {time.monotonic() - self.read_at:.0f} s ago"
-        return f"{count} signing key(s) from {self.source}{age}"
+        return f"{count} signing key(s) from {self.source_name}{age}"
 
     async def start(self) -> None:
         """Fetch the issuer's JWKS (a file was read already), then keep the keys fresh in the background. A failed
@@ -138,11 +143,11 @@ class TokenVerifier:
             keys = await asyncio.to_thread(self._read_file if self._client is None else self._read_url)
         except Exception as error:  # unreachable, not JSON, not a key set: whatever it is, the keys held stay
             kept = "keeping the keys read before" if self._keys is not None else "no keys yet: tokens get 503"
-            self.problem = f"cannot read the JWKS from {self.source} ({error}); {kept}"
+            self.problem = f"cannot read the JWKS from {self.source_name} ({redact_urls(str(error))}); {kept}"
             log.warning("%s", self.problem)
             return
         if self.problem is not None and self.read_at is not None:
-            log.info("the JWKS from %s is read again", self.source)
+            log.info("the JWKS from %s is read again", self.source_name)
         self._keys, self.read_at, self.problem = keys, time.monotonic(), None
 
     async def _refresh_periodically(self) -> None:

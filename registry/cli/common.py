@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import msgspec
 from click.core import ParameterSource
-from rich.console import Console
 from rich.table import Column
 
+from registry.cli.literal import LiteralConsole, json_text, literal, styled
 from registry.client import (
     DirectoryUnreachable,
     ProblemError,
@@ -28,8 +27,9 @@ from registry.descriptions.model import lmos_kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+#: Every command prints through these: registrants' text literally (registry/cli/literal.py).
+out = LiteralConsole(soft_wrap=True)
+err = LiteralConsole(stderr=True, soft_wrap=True)
 
 #: Files ``registry import`` reads from a directory.
 IMPORT_SUFFIXES = (".json", ".jsonld")
@@ -43,9 +43,9 @@ class ClientFailure(click.ClickException):
         self.details = details or []
 
     def show(self, file: Any = None) -> None:
-        err.print(f"[bold red]Error:[/] {self.message}", highlight=False, markup=True)
+        err.print(styled(("Error:", "bold red"), f" {self.message}"))
         for line in self.details:
-            err.print(f"  {line}", highlight=False, markup=False)
+            err.print(f"  {line}")
 
 
 #: The directory's name for a parameter → the names of the command's parameters that may carry it, where they differ.
@@ -155,11 +155,11 @@ def id_column(ids: Iterable[str]) -> Column:
 
 def print_ids(ids: Iterable[str]) -> None:
     for thing_id in ids:
-        click.echo(thing_id)
+        click.echo(literal(thing_id))
 
 
 def print_json(value: Any) -> None:
-    click.echo(msgspec.json.format(msgspec.json.encode(value), indent=2).decode())
+    click.echo(json_text(value))
 
 
 def read_document(path: str) -> dict[str, Any]:

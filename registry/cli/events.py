@@ -6,13 +6,13 @@ import json
 import sys
 
 import click
-import msgspec
 
 from registry.cli.common import (
     client_options,
     connect,
     out,
 )
+from registry.cli.literal import json_text
 from registry.client import EVENT_TYPES, KINDS, EventType, Kind
 
 
@@ -52,10 +52,10 @@ def watch(
         click.echo(f"watching {client.base_url}/events/{event_type or ''} (Ctrl-C to stop)", err=True)
         for event in events:
             if as_json:
-                click.echo(msgspec.json.encode(event).decode())
+                click.echo(json_text(event, indent=None))
             else:
                 line = f"{event.seq}\t{event.type}\t{event.thing_id}"
-                out.print(line + (f"\t{json.dumps(event.data)}" if diff else ""), highlight=False, markup=False)
+                out.print(line + (f"\t{json.dumps(event.data)}" if diff else ""))
             sys.stdout.flush()
             seen += 1
             if count is not None and seen >= count:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from registry.auth.principal import KEY_ORIGIN, identity
 from registry.cli.common import ClientFailure, out, print_json, settings_from_env
+from registry.cli.literal import styled
 
 if TYPE_CHECKING:  # imported where used: they bring SQLAlchemy, which every other command would load for nothing
     from registry.store.keys import KeyRecord, KeyStore
@@ -141,7 +142,7 @@ def create(
     if as_json:
         print_json({**_public(record), "secret": secret})
         return
-    out.print(f"Created key [bold]{name}[/] ({record.id}), scopes {', '.join(record.scopes)}.", highlight=False)
+    out.print(styled("Created key ", (name, "bold"), f" ({record.id}), scopes {', '.join(record.scopes)}."))
     out.print("Its secret, shown only now (send it as 'Authorization: Bearer <secret>'):", highlight=False)
     click.echo(secret)
 
@@ -184,7 +185,7 @@ def revoke(key: str, data_dir: Path | None, database_url: str | None, as_json: b
     if as_json:
         print_json(_public(record))
     else:
-        out.print(f"Revoked key [bold]{record.name}[/] ({record.id}).", highlight=False)
+        out.print(styled("Revoked key ", (record.name, "bold"), f" ({record.id})."))
 
 
 COMMANDS = (keys,)

@@ -14,6 +14,7 @@ from registry.cli.common import (
     out,
     print_json,
 )
+from registry.cli.literal import literal
 from registry.client import (
     GRAPH_MEDIA_TYPES,
     GraphMediaType,
@@ -48,7 +49,7 @@ def sparql(
         raise click.UsageError("give a QUERY or --file")
     with connect(url) as client:
         if graph_type:
-            click.echo(client.sparql_graph(text, media_type=graph_type, post=post))
+            click.echo(literal(client.sparql_graph(text, media_type=graph_type, post=post)))
             return
         try:
             result = client.sparql(text, post=post)

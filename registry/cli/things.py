@@ -28,6 +28,7 @@ from registry.cli.common import (
     print_json,
     read_document,
 )
+from registry.cli.literal import literal_lines
 from registry.client import (
     TOOL_FORMATS,
     ProblemError,
@@ -333,7 +334,7 @@ def import_directory(
                 reasons = [failure["detail"]] + [
                     f"{issue['field'] or '(document)'}: {issue['description']}" for issue in failure["validationErrors"]
                 ]
-                table.add_row(failure["file"], str(failure["status"] or "-"), "\n".join(reasons))
+                table.add_row(failure["file"], str(failure["status"] or "-"), literal_lines(reasons))
             out.print(table)
     if failed:
         sys.exit(1)

@@ -21,7 +21,7 @@ from a2a.utils.signing import SignatureVerificationError, create_signature_verif
 
 from registry.auth.ownership import DerivedId, may_take_over
 from registry.auth.principal import Principal
-from registry.auth.tenancy import EVERYTHING, TenantScope
+from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.conventions import a2a, mcp
 from registry.descriptions.summary import KIND_AGENT, summarise
 from registry.descriptions.versions import precedence, sort_key
@@ -207,7 +207,9 @@ class ConventionService:
         # and starts afresh where a publisher that was not published first.
         derived = DerivedId(vendor=mcp.namespace_of(name))
         statuses: dict[str, Any] = {}
-        current = await self._current(thing_id)
+        # Another tenant's server is a missing one to this publisher: "already published" and "below the latest"
+        # are said only of servers it may see (the write itself is then refused as an unavailable id).
+        current = await self._current(thing_id, writer_scope(principal))
         if current is not None and await self._taken_over(thing_id, principal, derived):
             current = None
         if current is not None:
@@ -236,9 +238,10 @@ class ConventionService:
         holder = await self.directory.holder(thing_id)
         return holder is not None and may_take_over(principal, holder, derived)
 
-    async def _current(self, thing_id: str) -> dict[str, Any] | None:
+    async def _current(self, thing_id: str, writers: TenantScope) -> dict[str, Any] | None:
+        """The current description of ``thing_id`` if ``writers`` may see it."""
         try:
-            return (await self.directory.get(thing_id)).document()
+            return (await self.directory.get(thing_id, writers)).document()
         except NotFound:
             return None
 
@@ -310,7 +313,7 @@ class ConventionService:
     ) -> list[dict[str, Any]]:
         """The lifecycle status of one version (or of every version): a new revision of the server's description."""
         thing_id = mcp.server_id(name)
-        current = await self._current(thing_id)
+        current = await self._current(thing_id, writer_scope(principal))
         server = None if current is None else mcp.server_of(current)
         if current is None or server is None:
             raise NotFound(f"No MCP server named {name!r}")

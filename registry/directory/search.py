@@ -9,6 +9,7 @@ from typing import Any
 
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.errors import ServiceUnavailable, TooManyRequests
+from registry.redaction import redact_urls
 from registry.semantic.graphs import graph_name
 from registry.semantic.jsonpath import JsonPathLimits, compile_query, search
 from registry.semantic.loader import ContextLibrary
@@ -76,13 +77,17 @@ class SearchService:
             expression, self.things.documents(readers), lambda: self.things.count(readers), self.jsonpath_limits
         )
 
-    async def stats(self) -> dict[str, Any]:
-        """What the index holds, and the descriptions whose RDF is incomplete (unknown contexts) or missing."""
-        index: dict[str, Any] = {"indexReady": False}
-        if self.worker.ready:
+    async def stats(self, readers: TenantScope = EVERYTHING) -> dict[str, Any]:
+        """Whether the index is ready, and the descriptions ``readers`` may see whose RDF is incomplete (unknown
+        contexts) or missing. The index's own figures (descriptions, position, queue) count every tenant's
+        descriptions and the store's address is the operator's: only for readers who see everything."""
+        index: dict[str, Any] = {"indexReady": self.worker.ready}
+        if self.worker.ready and readers.everything:
             with contextlib.suppress(ServiceUnavailable):
                 index = {"indexReady": True, **await self.worker.stats()}
-        return {**index, **await rdf_statistics(self.database), "bundledContexts": self.library.urls()}
+            if isinstance(index.get("externalStore"), str):
+                index["externalStore"] = redact_urls(index["externalStore"])
+        return {**index, **await rdf_statistics(self.database, readers), "bundledContexts": self.library.urls()}
 
 
 #: A graph no description has: the dataset of a reader who may see none (an empty list would mean "all").

@@ -4,6 +4,11 @@ Sits between the HTTP layer and the store; owns the WoT Discovery rules (ids, va
 sequence of every write: validate and project *before* the transaction (CPU work, never under the per-id lock),
 then in one transaction lock the id, check the current revision, write the row and its change, and let each
 projection store its rows.
+
+A description its author cannot read (another tenant's) is, on every write path, what a missing one is: its
+visibility is checked first, before preconditions, ownership and version rules, so that no answer (status, detail,
+ETag) tells it apart. A PUT that would create an id held that way is refused as an id outside the author's
+namespaces is (registry/auth/ownership.py, ``unavailable_id``).
 """
 
 from __future__ import annotations
@@ -20,13 +25,13 @@ import msgspec
 
 from registry.auth.ownership import DerivedId, Grant, Holder, authorize_write, ensure_visible, not_found
 from registry.auth.principal import Principal
-from registry.auth.tenancy import EVERYTHING, TenantScope, writers_scope
+from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
 from registry.descriptions.validation import validate
 from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
-from registry.directory.version_policy import VersionPolicy
+from registry.directory.version_policy import VersionPolicy, kept_for
 from registry.errors import (
     BadRequest,
     Forbidden,
@@ -316,7 +321,7 @@ class DirectoryService:
             return await self._candidate(thing_id, json_merge_patch.merge(_with_lifetime(current), patch))
 
         for _ in range(OPTIMISTIC_PATCH_ATTEMPTS):
-            current = await self.get(thing_id, writers_scope(principal))
+            current = await self.get(thing_id, writer_scope(principal))
             if if_match is not None and not etag_matches(if_match, current.etag):
                 raise _precondition_failed(current)
             candidate = await merged(current)
@@ -380,11 +385,14 @@ class DirectoryService:
 
     # -- helpers
 
-    async def _locked(self, tx: Transaction, thing_id: str) -> tuple[dt.datetime, StoredDescription]:
-        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none)."""
+    async def _locked(
+        self, tx: Transaction, thing_id: str, writers: TenantScope = EVERYTHING
+    ) -> tuple[dt.datetime, StoredDescription]:
+        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none that
+        ``writers`` may see)."""
         now = await self.things.lock(tx, [thing_id])
         current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
-        if current is None:
+        if current is None or not writers.sees(current.tenant):
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return now, current
 
@@ -458,10 +466,15 @@ class DirectoryService:
         for each in authorized:
             if each.grant.takes_over:
                 kept.pop(each.write.thing_id, None)
+        # The kept versions each write is compared with: those its author may see.
+        seen = {
+            each.write.thing_id: kept_for(kept.get(each.write.thing_id, []), writer_scope(each.write.principal))
+            for each in authorized
+        }
         compared = [
             (
                 each.write.thing_id,
-                self.version_policy.compared_with(each.candidate.document, kept.get(each.write.thing_id, [])),
+                self.version_policy.compared_with(each.candidate.document, seen[each.write.thing_id]),
             )
             for each in authorized
         ]
@@ -477,7 +490,7 @@ class DirectoryService:
                         owned[each.counted] = await self.things.count_owned(tx, *each.counted)
                     _check_quota(each.counted[0], owned[each.counted], self.max_owned)
                 notices = candidate.notices + self.version_policy.check(
-                    thing_id, each.replaced, candidate.document, candidate.document_text, kept.get(thing_id, []), texts
+                    thing_id, each.replaced, candidate.document, candidate.document_text, seen[thing_id], texts
                 )
                 if each.counted is not None:
                     owned[each.counted] += 1
@@ -498,7 +511,9 @@ class DirectoryService:
     async def _authorized(self, index: int, write: PendingWrite, held: Held) -> _Authorized:
         """``write`` past its preconditions and the ownership check (registry/auth/ownership.py), or its refusal."""
         thing_id, principal = write.thing_id, write.principal
-        current = held.currents.get(thing_id)
+        stored = held.currents.get(thing_id)
+        # A description the author cannot see is a missing one to it, for every check below.
+        current = stored if stored is not None and writer_scope(principal).sees(stored.tenant) else None
         if write.create_only and current is not None:
             raise PreconditionFailed(
                 f"If-None-Match: * given, but a description with id {thing_id!r} exists",
@@ -519,7 +534,7 @@ class DirectoryService:
         replaced = None if grant.takes_over else current
         # A new description counts towards its owner's quota.
         counted = (principal.owner, principal.tenant) if principal and replaced is None and self.max_owned else None
-        taken_over = current if grant.takes_over else None
+        taken_over = stored if grant.takes_over else None
         return _Authorized(index, write, replaced, taken_over, candidate, grant, counted)
 
     async def _release_previous_holders(

@@ -21,12 +21,13 @@ import msgspec
 from sqlalchemy import Text, any_, bindparam, delete, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
+from registry.auth.tenancy import TenantScope
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.summary import version_of
 from registry.descriptions.versions import bump, previous_version
 from registry.errors import Conflict
 from registry.store.database import Statement, Transaction
-from registry.store.tables import thing_versions
+from registry.store.tables import changes, thing_versions
 from registry.store.things import StoredDescription
 from registry.wire import Change, Notice
 
@@ -37,9 +38,12 @@ POLICIES = (WARN, ENFORCE)
 NOTICE_CHANGES = 3
 
 _KEPT = Statement.of(
-    select(thing_versions.c.thing_id, thing_versions.c.version).where(
-        thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text)))
-    )
+    select(
+        thing_versions.c.thing_id,
+        thing_versions.c.version,
+        # The tenant of the change that registered it: whose writers the version is compared for.
+        select(changes.c.tenant).where(changes.c.seq == thing_versions.c.revision).scalar_subquery(),
+    ).where(thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
 )
 _FORGET = Statement.of(
     delete(thing_versions).where(thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
@@ -60,6 +64,12 @@ _KEPT_TEXTS = Statement.of(
 KeptTexts = dict[tuple[str, str], str]
 
 
+def kept_for(kept: Sequence[tuple[str, str | None]], writers: TenantScope) -> list[str]:
+    """The kept versions (of :meth:`VersionPolicy.kept`) that ``writers`` may see: another tenant's kept versions
+    play no part in a write, so that no notice or 409 tells of them."""
+    return [version for version, tenant in kept if writers.sees(tenant)]
+
+
 class VersionPolicy:
     def __init__(self, mode: str) -> None:
         if mode not in POLICIES:
@@ -67,11 +77,12 @@ class VersionPolicy:
         self.mode = mode
 
     @staticmethod
-    async def kept(tx: Transaction, thing_ids: Sequence[str]) -> dict[str, list[str]]:
-        """The versions kept for each of ``thing_ids`` (ids without any are left out), read once for a batch."""
-        found: dict[str, list[str]] = {}
-        for thing_id, version in await tx.fetch(_KEPT, ids=list(thing_ids)):
-            found.setdefault(thing_id, []).append(version)
+    async def kept(tx: Transaction, thing_ids: Sequence[str]) -> dict[str, list[tuple[str, str | None]]]:
+        """The versions kept for each of ``thing_ids`` with the tenant that registered each (ids without any are
+        left out), read once for a batch; :func:`kept_for` picks those a writer is compared with."""
+        found: dict[str, list[tuple[str, str | None]]] = {}
+        for thing_id, version, tenant in await tx.fetch(_KEPT, ids=list(thing_ids)):
+            found.setdefault(thing_id, []).append((version, tenant))
         return found
 
     @staticmethod

@@ -258,31 +258,34 @@ class DiscoveryService:
 
     # -- versions
 
-    async def _current_version(self, thing_id: str) -> tuple[str | None, str | None]:
-        """The version of the description served now and its document (JSON), if any."""
+    async def _current_version(self, thing_id: str, readers: TenantScope = EVERYTHING) -> tuple[str | None, str | None]:
+        """The version of the description served now and its document (JSON), if ``readers`` may see it."""
+        stored = await self.directory.things.get(thing_id)
+        if stored is None or not readers.sees(stored.tenant):
+            return None, None
         found = await self.catalog.summary(thing_id)
         version = None if found is None else found[0].get("version")
-        if version is None:
-            return None, None
-        stored = await self.directory.things.get(thing_id)
-        return version, None if stored is None else stored.document_text
+        return (None, None) if version is None else (version, stored.document_text)
 
-    async def versions(self, thing_id: str, satisfying: str | None = None) -> VersionList:
+    async def versions(
+        self, thing_id: str, satisfying: str | None = None, readers: TenantScope = EVERYTHING
+    ) -> VersionList:
+        """The kept versions ``readers`` may see; none (404) is the answer for another tenant's as for a missing id."""
         version_range = None if satisfying is None else _range(satisfying, "satisfies")
-        rows = await self.catalog.versions(thing_id)
+        rows = await self.catalog.versions(thing_id, readers)
         if not rows:
             raise NotFound(f"No versions are kept for id {thing_id!r}")
         if version_range is not None:
             rows = [row for row in rows if satisfies(row.version, version_range)]
-        current = await self._current_version(thing_id)
+        current = await self._current_version(thing_id, readers)
         rows.sort(key=_version_order, reverse=True)
         return VersionList(id=thing_id, items=[_version_info(row, *current) for row in rows])
 
-    async def version(self, thing_id: str, version: str) -> VersionDetail:
-        row = await self.catalog.version(thing_id, version)
+    async def version(self, thing_id: str, version: str, readers: TenantScope = EVERYTHING) -> VersionDetail:
+        row = await self.catalog.version(thing_id, version, readers)
         if row is None:
             raise NotFound(f"No version {version!r} is kept for id {thing_id!r}")
-        changed = _content_changed(row, *await self._current_version(thing_id))
+        changed = _content_changed(row, *await self._current_version(thing_id, readers))
         return VersionDetail(
             id=thing_id,
             version=row.version,
@@ -375,7 +378,11 @@ class DiscoveryService:
 
     # -- compatibility
 
-    async def compatibility(self, request: CompatibilityRequest) -> CompatibilityResult:
+    async def compatibility(
+        self, request: CompatibilityRequest, readers: TenantScope = EVERYTHING
+    ) -> CompatibilityResult:
+        """Two documents, or two kept versions of an id that ``readers`` may see (another tenant's, or a deleted
+        one's they could not see, answer as missing ones do)."""
         if request.old is not None or request.new is not None:
             if request.old is None or request.new is None or request.id is not None:
                 raise BadRequest("Compare two documents with old and new (and neither id, from nor to)")
@@ -385,8 +392,8 @@ class DiscoveryService:
         else:
             if request.id is None or request.from_ is None or request.to is None:
                 raise BadRequest("Compare two kept versions with id, from and to, or two documents with old and new")
-            old = await self.version(request.id, request.from_)
-            new = await self.version(request.id, request.to)
+            old = await self.version(request.id, request.from_, readers)
+            new = await self.version(request.id, request.to, readers)
             report = compare_documents(old.document, new.document, old.version, new.version)
             old_version, new_version = old.version, new.version
         return CompatibilityResult(

@@ -21,6 +21,8 @@ MERGE_PATCH_JSON = "application/merge-patch+json"
 
 #: Media types a Thing Description may be sent as.
 TD_MEDIA_TYPES = (TD_JSON, JSON, LD_JSON)
+#: Media types of the other JSON bodies (imports, MCP publish, resolution, compatibility, status changes).
+JSON_MEDIA_TYPES = (JSON,)
 
 #: Bodies up to this size are decoded on the event loop; larger ones in a thread (decoding and walking a 4 MB body
 #: takes long enough to stall every other request).
@@ -123,8 +125,11 @@ def limited_request(limits: JsonLimits) -> type[Request[Any, Any, Any]]:
 
     class LimitedRequest(Request[Any, Any, Any]):
         async def json(self) -> Any:
+            """The body as JSON, if it was sent as JSON: a ``text/plain`` or form body (what a cross-site page
+            can send without a preflight) is a 415, never parsed."""
             state = self._connection_state
             if state.json is Empty:
+                require_media_type(self, JSON_MEDIA_TYPES)
                 state.json = await _decoded(await self.body() or b"null", limits)
             return state.json
 

@@ -7,6 +7,10 @@ the size limits, so no decoder or driver deeper in can fail on client input with
 A refused request line is marked in the scope and refused by ``refuse_marked_input`` (the application's
 ``before_request``), so that the route's own error format applies (the MCP registry API answers
 ``application/json``); a request that matches no route is a 404 problem.
+
+Before any of that, a request must be meant for this directory (registry/http/sites.py): a ``Host`` it does not
+answer to is a 400 and an unsafe request from another site's page a 403, answered here for every path, before the
+body is read, so that neither DNS rebinding nor a cross-site form reaches a handler.
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+import msgspec
 from litestar import Request
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 
 from registry.errors import BadRequest, RegistryError
+from registry.http.sites import UNSAFE_METHODS, SitePolicy
 
 #: C0 controls and DEL: never part of an id or a path (``%0d%0a`` in a path would forge log lines).
 _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -95,13 +101,60 @@ async def refuse_marked_input(request: Request[Any, Any, Any]) -> None:
         raise refusal
 
 
-def input_boundary(app: ASGIApp, *, max_url_bytes: int) -> ASGIApp:
-    """Wrap the application: a request line failing the checks is marked for ``refuse_marked_input``; bodies are
-    checked as the handler reads them."""
+#: Longest piece of a refused ``Host`` or ``Origin`` quoted in the problem.
+_QUOTED_CHARS = 100
+
+
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == wanted:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def site_refusal(scope: Scope, sites: SitePolicy) -> tuple[int, str] | None:
+    """The status and detail refusing a request not meant for this directory, or None."""
+    host = _header(scope, b"host")
+    if not sites.host_allowed(host):
+        return 400, (
+            f"Host not allowed: {str(host)[:_QUOTED_CHARS]!r} is not a name of this directory (REGISTRY_ALLOWED_HOSTS)"
+        )
+    method = str(scope.get("method", "GET"))
+    if method not in UNSAFE_METHODS:
+        return None
+    origin = _header(scope, b"origin")
+    if origin is not None and not sites.origin_allowed(origin, host):
+        return 403, (
+            f"Cross-site {method} refused: pages of {origin[:_QUOTED_CHARS]!r} may not change this directory "
+            "(REGISTRY_CORS_ORIGINS lists the origins that may)"
+        )
+    return None
+
+
+async def _send_problem(send: Send, status: int, detail: str) -> None:
+    body = msgspec.json.encode(
+        {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status, "detail": detail}
+    )
+    headers = [
+        (b"content-type", b"application/problem+json; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def input_boundary(app: ASGIApp, *, max_url_bytes: int, sites: SitePolicy | None = None) -> ASGIApp:
+    """Wrap the application: a request not meant for this directory (``sites``) is refused at once; a request
+    line failing the checks is marked for ``refuse_marked_input``; bodies are checked as the handler reads them."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
+            return
+        refused = None if sites is None else site_refusal(scope, sites)
+        if refused is not None:
+            await _send_problem(send, *refused)
             return
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         try:
@@ -114,4 +167,4 @@ def input_boundary(app: ASGIApp, *, max_url_bytes: int) -> ASGIApp:
     return middleware
 
 
-__all__ = ["InputRefused", "check_request_line", "input_boundary", "refuse_marked_input"]
+__all__ = ["InputRefused", "check_request_line", "input_boundary", "refuse_marked_input", "site_refusal"]

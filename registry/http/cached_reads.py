@@ -8,10 +8,11 @@ plain read of a cached description itself, with what the handler would send: the
 content type, counted in the same request metrics under the same route template.
 
 It answers only when the full pipeline would answer exactly that: a GET without a query or conditional headers,
-a request line the boundary accepted, credentials the authenticator accepts for reads (none needed when reads
-are open), no rate limit on reads (a hit counted here and again on the fall-through would count twice), a cached
-entry the reader's tenant may see. Everything else, and any error here, goes on to the application, which
-decides as usual: a refusal, a 401 or a miss is the framework's to answer.
+a request line (and Host) the boundary accepted, no Origin (the application adds CORS headers), credentials the
+authenticator accepts for reads (none needed when reads are open), no rate limit on reads (a hit counted here and
+again on the fall-through would count twice), a cached entry the reader's tenant may see. Everything else, and
+any error here, goes on to the application, which decides as usual: a refusal, a 401 or a miss is the
+framework's to answer.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ log = logging.getLogger(__name__)
 #: The route template the handler of ``GET /things/{id}`` has (access log, request metrics).
 ROUTE = THINGS_PREFIX + "{thing_id}"
 _TD_JSON = TD_JSON.encode()
-#: Request headers that ask for something other than the plain answer.
-_CONDITIONAL = frozenset({b"if-none-match", b"if-modified-since", b"if-match", b"if-unmodified-since", b"range"})
+#: Request headers that ask for something other than the plain answer (``origin``: a cross-site read, which the
+#: application answers with its CORS headers).
+_CONDITIONAL = frozenset(
+    {b"if-none-match", b"if-modified-since", b"if-match", b"if-unmodified-since", b"range", b"origin"}
+)
 
 
 def _plain_read(scope: Scope) -> str | None:

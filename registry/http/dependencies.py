@@ -37,6 +37,8 @@ class Access:
 
     authenticator: Authenticator
     limits: RateLimits
+    #: The bearer token that may read ``/metrics`` besides admins (REGISTRY_METRICS_TOKEN); empty = admins only.
+    metrics_token: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -177,8 +177,7 @@ class DiscoveryController(Controller):
         ] = None,
     ) -> VersionList:
         reject_unknown_parameters(request, frozenset({"satisfies"}))
-        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
-        return await discovery.versions(thing_id_from(thing_id), satisfies)
+        return await discovery.versions(thing_id_from(thing_id), satisfies, tenant_scope_of(request))
 
     @get("/things/{thing_id:str}/versions/{version:str}", operation_id="thingVersion", summary="One kept version")
     async def version(
@@ -188,8 +187,7 @@ class DiscoveryController(Controller):
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
     ) -> VersionDetail:
-        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
-        return await discovery.version(thing_id_from(thing_id), unquote(version))
+        return await discovery.version(thing_id_from(thing_id), unquote(version), tenant_scope_of(request))
 
     @get(
         "/things/{thing_id:str}/export",
@@ -242,9 +240,12 @@ class DiscoveryController(Controller):
         opt={"access": "read", **documented(problems={404: "A version named (id with from or to) is not kept"})},
     )
     async def compatibility(
-        self, data: JSONBody[CompatibilityRequest], discovery: NamedDependency[DiscoveryService]
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[CompatibilityRequest],
+        discovery: NamedDependency[DiscoveryService],
     ) -> Response[CompatibilityResult]:
-        return Response(await discovery.compatibility(data), status_code=HTTP_200_OK)
+        return Response(await discovery.compatibility(data, tenant_scope_of(request)), status_code=HTTP_200_OK)
 
     @post(
         "/tools/import",

@@ -1,13 +1,23 @@
-"""``/livez`` and ``/readyz``: what the container runtime's probes and load balancers ask."""
+"""``/livez`` and ``/readyz``: what the container runtime's probes and load balancers ask.
+
+Both are public (probes carry no credentials), so they name checks and their states only; what a check found
+(errors, addresses, paths) is logged, and shown in ``/readyz`` to a request with an admin's credentials (to
+everyone while authentication is off, when everyone may see everything), without any URL's credentials or query.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
-from litestar import Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 
+from registry.auth.authenticator import AuthMode
+from registry.errors import RegistryError
 from registry.health import Readiness, status
 from registry.http.contract import JSON_OBJECT, Answer, documented
+from registry.http.dependencies import Access
 from registry.http.problems import problem_response
 
 #: Seconds a load balancer should wait before asking an unready replica again.
@@ -43,13 +53,18 @@ def livez() -> Response[bytes]:
         ),
     },
 )
-async def readyz(readiness: NamedDependency[Readiness]) -> Response[bytes]:
+async def readyz(
+    request: Request[Any, Any, Any], readiness: NamedDependency[Readiness], access: NamedDependency[Access]
+) -> Response[bytes]:
     """Database reachable with the expected schema, SPARQL worker up, change feed not lagging; else 503."""
     checks = await readiness.checks()
-    report = {check.name: {"ok": check.ok, "detail": check.detail} for check in checks}
+    detailed = await _admin_asks(access, request.headers.get("authorization"))
+    report = {check.name: check.shown(detailed) for check in checks}
     failing = [check for check in checks if not check.ok and check.counts]
     if failing:
-        named = "; ".join(f"{check.name}: {check.detail}" for check in failing)
+        named = "; ".join(
+            f"{check.name}: {report[check.name]['detail']}" if detailed else check.name for check in failing
+        )
         return problem_response(
             503,
             f"Not ready: {named}",
@@ -61,6 +76,20 @@ async def readyz(readiness: NamedDependency[Readiness]) -> Response[bytes]:
         media_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
+
+
+async def _admin_asks(access: Access, authorization: str | None) -> bool:
+    """Whether the request carries an admin's credentials (a probe's missing or bad ones just get the states);
+    while authentication is off everyone may see everything, as with tenants and ``/metrics``."""
+    if access.authenticator.mode is AuthMode.OFF:
+        return True
+    if not authorization:
+        return False
+    try:
+        principal = await access.authenticator.principal(authorization)
+    except RegistryError:
+        return False
+    return principal is not None and principal.is_admin
 
 
 __all__ = ["livez", "readyz"]

@@ -177,5 +177,5 @@ class SearchController(Controller):
         )
 
     @get("/stats", operation_id="searchStats", summary="State of the SPARQL index and of unknown contexts")
-    async def stats(self, search: NamedDependency[SearchService]) -> dict[str, Any]:
-        return await search.stats()
+    async def stats(self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]) -> dict[str, Any]:
+        return await search.stats(tenant_scope_of(request))

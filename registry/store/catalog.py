@@ -728,16 +728,29 @@ class CatalogStore:
         (row,) = await self._resolution_rows(statement, _ranking_values(ranking, readers))  # an aggregate: one row
         return Outline(row[0], row[1], row[2], list(row[3] or []))
 
-    async def versions(self, thing_id: str) -> list[VersionRow]:
-        query = select(*_VERSION_COLUMNS).where(thing_versions.c.thing_id == thing_id)
+    async def versions(self, thing_id: str, readers: TenantScope = EVERYTHING) -> list[VersionRow]:
+        """The kept versions of ``thing_id`` that ``readers`` may see (:func:`_kept_for`)."""
+        query = select(*_VERSION_COLUMNS).where(thing_versions.c.thing_id == thing_id, *_kept_for(readers))
         return [VersionRow(*row) for row in await self.database.fetch(query)]
 
-    async def version(self, thing_id: str, version: str) -> VersionRow | None:
+    async def version(self, thing_id: str, version: str, readers: TenantScope = EVERYTHING) -> VersionRow | None:
         query = select(*_VERSION_COLUMNS).where(
-            thing_versions.c.thing_id == thing_id, thing_versions.c.version == version
+            thing_versions.c.thing_id == thing_id, thing_versions.c.version == version, *_kept_for(readers)
         )
         row = await self.database.fetchrow(query)
         return None if row is None else VersionRow(*row)
+
+
+def _kept_for(readers: TenantScope) -> tuple[ColumnElement[bool], ...]:
+    """Kept versions are their registrant's tenant's: a version is seen by the readers of the tenant of the change
+    that registered it (the change log keeps it after the description is deleted, and when another tenant takes
+    the id later)."""
+    if readers.everything:
+        return ()
+    registered_in = select(changes.c.seq).where(
+        changes.c.seq == thing_versions.c.revision, of_tenant(changes.c.tenant, readers.tenant)
+    )
+    return (exists(registered_in),)
 
 
 # -- capability resolution: statements compiled once per shape, values bound per request (compiling them per

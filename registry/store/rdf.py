@@ -7,12 +7,13 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Text, any_, bindparam, cast, delete, func, select, text, true
+from sqlalchemy import ColumnElement, FromClause, Text, any_, bindparam, cast, delete, func, select, text, true
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Executor, Statement, Transaction
-from registry.store.tables import description_rdf, descriptions, live
+from registry.store.tables import description_rdf, descriptions, live, of_tenant
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -150,16 +151,26 @@ def database_part(identity: str) -> str:
     return identity if not names_first_change(identity) else identity.rpartition("/")[0]
 
 
-async def rdf_statistics(executor: Executor) -> dict[str, Any]:
-    """Descriptions whose RDF is incomplete (unknown remote contexts, by URL) or missing."""
+async def rdf_statistics(executor: Executor, readers: TenantScope = EVERYTHING) -> dict[str, Any]:
+    """Descriptions whose RDF is incomplete (unknown remote contexts, by URL) or missing, among those ``readers``
+    may see."""
+    rows: FromClause = description_rdf
+    scope: tuple[ColumnElement[bool], ...] = ()
+    if not readers.everything:
+        rows = description_rdf.join(descriptions, descriptions.c.id == description_rdf.c.thing_id)
+        scope = (of_tenant(descriptions.c.tenant, readers.tenant),)
     urls = func.jsonb_array_elements_text(description_rdf.c.unknown_contexts).table_valued("value").lateral("url")
     per_url = await executor.fetch(
-        select(urls.c.value, func.count()).select_from(description_rdf.join(urls, true())).group_by(urls.c.value)
+        select(urls.c.value, func.count()).select_from(rows.join(urls, true())).where(*scope).group_by(urls.c.value)
     )
     incomplete = await executor.fetchval(
-        select(func.count()).where(func.jsonb_array_length(description_rdf.c.unknown_contexts) > 0)
+        select(func.count())
+        .select_from(rows)
+        .where(func.jsonb_array_length(description_rdf.c.unknown_contexts) > 0, *scope)
     )
-    without = await executor.fetchval(select(func.count()).where(description_rdf.c.error.is_not(None)))
+    without = await executor.fetchval(
+        select(func.count()).select_from(rows).where(description_rdf.c.error.is_not(None), *scope)
+    )
     return {
         "descriptionsWithUnknownContexts": incomplete,
         "unknownContexts": {row[0]: row[1] for row in per_url},

@@ -26,7 +26,7 @@ def slowloris(port: int, count: int, source: str = "127.0.0.1") -> Iterator[list
     try:
         for _ in range(count):
             sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
-            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             sockets.append(sock)
         yield sockets
     finally:
@@ -92,7 +92,7 @@ def test_per_client_limit_and_oversized_heads(start_server: Callable[..., Server
         assert b"application/problem+json" in answer
         assert not any(closed_by_server(sock) for sock in sockets)
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
-        sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 80_000 + b"\r\n\r\n")
+        sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 80_000 + b"\r\n\r\n")
         answer = sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
     assert httpx.get(server.base_url + "/.well-known/wot").status_code == 200

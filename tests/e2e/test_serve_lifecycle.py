@@ -20,7 +20,7 @@ WEATHER_AGENT = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "
 def test_sigterm_ends_event_streams_cleanly_and_at_once(start_server: Callable[..., ServerProcess]) -> None:
     server = start_server()
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as stream:
-        stream.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        stream.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         received = stream.recv(65536)
         assert b"200 OK" in received
         assert server.process is not None

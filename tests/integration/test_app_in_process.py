@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from litestar._asgi.asgi_router import ASGIRouter
-from litestar.testing import AsyncTestClient
 from litestar.types import Receive, Scope, Send
 
 from registry.app import create_app
 from registry.config import Settings
+from tests.support.in_process import local_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 async def test_register_read_search_and_query_in_process(own_database_url: str) -> None:
     document = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": "urn:test:in-process:1"}
     app = create_app(Settings(database_url=own_database_url, db_pool_size=3))
-    async with AsyncTestClient(app=app) as client:
+    async with local_client(app) as client:
         created = await client.put(
             "/things/urn:test:in-process:1",
             content=json.dumps(document),
@@ -55,7 +55,7 @@ async def test_a_cached_read_is_answered_before_routing(own_database_url: str, m
     monkeypatch.setattr(ASGIRouter, "__call__", counted)
     document = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": "urn:test:in-process:2"}
     app = create_app(Settings(database_url=own_database_url, db_pool_size=3))
-    async with AsyncTestClient(app=app) as client:
+    async with local_client(app) as client:
         await client.put("/things/urn:test:in-process:2", json=document)
         deadline = time.monotonic() + 10
         while True:  # until the change feed listens and the read is kept

@@ -14,7 +14,6 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
-from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
 from registry.app import create_app
@@ -25,6 +24,7 @@ from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Database
 from registry.store.things import ThingStore
 from tests.support.catalogue import generated_catalogue, opened
+from tests.support.in_process import local_client
 from tests.support.servers import ServerProcess
 
 SIZE = 20_000
@@ -91,7 +91,7 @@ async def test_search_and_facets_answer_503_problems_when_they_time_out(catalogu
     settings = Settings(
         database_url=catalogue_url, db_pool_size=3, search_timeout=0.001, jsonpath_timeout=JSONPATH_TIMEOUT
     )
-    async with AsyncTestClient(app=create_app(settings), timeout=60) as client:
+    async with local_client(create_app(settings), timeout=60) as client:
         for path in ("/api/v1/search?q=service&facets=true", "/api/v1/facets?q=service"):
             response = await client.get(path)
             assert response.status_code == 503, response.text

@@ -13,6 +13,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
+from tests.support.in_process import local_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TD = {"Content-Type": "application/td+json"}
@@ -29,7 +30,7 @@ def agent(thing_id: str, actions: int = 1) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 async def client(database_url: str) -> AsyncIterator[AsyncTestClient]:  # type: ignore[type-arg]
     settings = Settings(database_url=database_url, db_pool_size=3, max_notice_header_bytes=2048)
-    async with AsyncTestClient(app=create_app(settings), timeout=60) as test_client:
+    async with local_client(create_app(settings), timeout=60) as test_client:
         yield test_client
 
 

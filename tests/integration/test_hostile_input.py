@@ -15,6 +15,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
+from tests.support.in_process import local_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEED_ID = "urn:test:hostile:seed"
@@ -88,7 +89,7 @@ async def client(database_url: str) -> AsyncIterator[AsyncTestClient]:  # type: 
         max_url_bytes=MAX_URL,
         max_json_nodes=MAX_NODES,
     )
-    async with AsyncTestClient(app=create_app(settings), timeout=60) as test_client:
+    async with local_client(create_app(settings), timeout=60) as test_client:
         seed = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": SEED_ID}
         response = await test_client.put(f"/things/{SEED_ID}", content=json.dumps(seed), headers={"Content-Type": TD})
         assert response.status_code in {201, 204}, response.text

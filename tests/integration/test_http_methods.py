@@ -12,6 +12,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
+from tests.support.in_process import local_client
 from tests.support.servers import fresh_database
 
 _PARAMETER = re.compile(r"\{[^}]+\}")
@@ -26,7 +27,7 @@ def own_database_url_module(postgres_admin_url: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 async def client(own_database_url_module: str) -> AsyncIterator[AsyncTestClient[object]]:
     app = create_app(Settings(database_url=own_database_url_module, db_pool_size=3))
-    async with AsyncTestClient(app=app) as client:
+    async with local_client(app) as client:
         yield client
 
 

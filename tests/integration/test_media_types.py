@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families as parse_pro
 
 from registry.app import create_app
 from registry.config import Settings
+from tests.support.in_process import local_client
 from tests.support.media_types import MediaTypeError, parse_media_type
 from tests.support.servers import fresh_database
 
@@ -37,7 +38,7 @@ def own_database_url_module(postgres_admin_url: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 async def client(own_database_url_module: str) -> AsyncIterator[AsyncTestClient[object]]:
     app = create_app(Settings(database_url=own_database_url_module, db_pool_size=3))
-    async with AsyncTestClient(app=app) as client:
+    async with local_client(app) as client:
         document = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": AGENT_ID}
         created = await client.put(
             f"/things/{AGENT_ID}", content=json.dumps(document), headers={"Content-Type": "application/td+json"}

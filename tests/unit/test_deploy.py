@@ -18,6 +18,7 @@ import yaml
 from registry.app import create_app
 from registry.cli import main as cli
 from registry.config import ENV_PREFIX, Settings
+from registry.http.sites import SitePolicy
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"
@@ -112,9 +113,34 @@ def test_replicas_leave_migrations_to_the_job() -> None:
 
 
 def test_every_variable_is_a_setting() -> None:
+    """Or a fact of the pod (the downward API) that a setting's value refers to as ``$(NAME)``."""
     for workload in [*_of_kind("Deployment"), *_of_kind("Job")]:
-        for name in _env(_container(workload)):
-            assert _is_setting(name), name
+        container = _container(workload)
+        values = " ".join(_env(container).values())
+        for item in container.get("env", []):
+            name = item["name"]
+            pod_fact = "fieldRef" in item.get("valueFrom", {}) and f"$({name})" in values
+            assert _is_setting(name) or pod_fact, name
+
+
+def test_the_probes_and_the_service_s_names_are_hosts_the_directory_answers_to() -> None:
+    [deployment] = _of_kind("Deployment")
+    container = _container(deployment)
+    env = _env(container)
+    pod = {"POD_IP": "10.1.2.3", "POD_NAMESPACE": "lmos-registry"}
+    allowed = env["REGISTRY_ALLOWED_HOSTS"]
+    for name, value in pod.items():
+        allowed = allowed.replace(f"$({name})", value)
+    named = {name: env[name] for name in ("REGISTRY_HOST", "REGISTRY_PORT", "REGISTRY_PUBLIC_URL")}
+    settings = Settings.from_env({**named, "REGISTRY_ALLOWED_HOSTS": allowed})
+    sites = SitePolicy.of(settings)
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        headers = {header["name"]: header["value"] for header in container[probe]["httpGet"].get("httpHeaders", [])}
+        assert sites.host_allowed(headers.get("Host", pod["POD_IP"])), probe
+    [service] = _of_kind("Service")
+    name = service["metadata"]["name"]
+    for host in (name, f"{name}.lmos-registry.svc.cluster.local", f"{pod['POD_IP']}:8080"):
+        assert sites.host_allowed(host), host
 
 
 def test_pods_are_locked_down_and_bounded() -> None:

@@ -282,10 +282,12 @@ async function loadCounts() {
   }
   if (stats.status === "fulfilled") {
     const value = stats.value;
-    $("stat-index").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions` : "building";
+    // The index's own figures count every tenant's descriptions: only a reader who sees everything gets them.
+    const counted = typeof value.indexedDescriptions === "number";
+    $("stat-index").textContent = !value.indexReady ? "building" : counted ? `${value.indexedDescriptions} descriptions` : "ready";
     // Writes the index holds back during a burst (it applies them when the burst ends or a query needs them).
     const pending = value.pendingDescriptions ? `, ${value.pendingDescriptions} pending after a burst of writes` : "";
-    $("stat-index-detail").textContent = value.indexReady ? `${value.indexedDescriptions} descriptions indexed${pending}` : "";
+    $("stat-index-detail").textContent = value.indexReady && counted ? `${value.indexedDescriptions} descriptions indexed${pending}` : "";
     setCount("stat-unknown", value.descriptionsWithUnknownContexts);
     $("stat-unknown-detail").textContent = Object.keys(value.unknownContexts || {}).join(", ");
   }
