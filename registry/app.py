@@ -35,6 +35,7 @@ from registry.health import Readiness
 from registry.http.a2a import A2AController
 from registry.http.access import access_guard, declare_security, security_components
 from registry.http.access_log import access_logged
+from registry.http.addresses import TrustedProxies
 from registry.http.api_docs import OfflineSwaggerUI
 from registry.http.batches import register_batch
 from registry.http.bodies import JsonLimits, limited_request
@@ -47,6 +48,7 @@ from registry.http.dependencies import Access, DirectoryTd, ServiceHolder, Servi
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.discovery import DiscoveryController
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
+from registry.http.forwarded import honour_forwarded_headers
 from registry.http.head import head_as_get
 from registry.http.health import livez, readyz
 from registry.http.ids import ids_as_segments
@@ -287,4 +289,6 @@ def create_app(settings: Settings) -> Litestar:
     app.asgi_handler = input_boundary(ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes)
     if settings.access_log:
         app.asgi_handler = access_logged(app.asgi_handler)
+    # Outermost: every layer above counts and logs the client a trusted proxy names, and only such a proxy's.
+    app.asgi_handler = honour_forwarded_headers(app.asgi_handler, TrustedProxies.of(settings.trusted_proxies))
     return app

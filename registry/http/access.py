@@ -9,7 +9,6 @@ The guard is installed only when authentication or a limit is on, so an open loo
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +22,7 @@ from registry.auth.authenticator import AuthMode
 from registry.auth.principal import Principal, Scope
 from registry.auth.tenancy import EVERYTHING, TenantScope, tenant_scope
 from registry.errors import NotFound
+from registry.http.addresses import client_key
 from registry.http.dependencies import ServiceHolder
 from registry.store.changes import last_tenant
 from registry.store.things import ThingStore
@@ -44,18 +44,7 @@ def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     if principal is not None:
         return f"principal:{principal.name}"
     client = connection.client
-    return f"address:{_address_block(client.host) if client else 'unknown'}"
-
-
-def _address_block(host: str) -> str:
-    """An IPv6 client by its /64: one host is routinely given a whole /64, and would otherwise have a fresh budget
-    with each of its addresses."""
-    if ":" not in host:
-        return host
-    try:
-        return str(ipaddress.IPv6Network(f"{host}/64", strict=False))
-    except ValueError:
-        return host
+    return f"address:{client_key(client.host) if client else 'unknown'}"
 
 
 def tenant_scope_of(connection: ASGIConnection[Any, Any, Any, Any]) -> TenantScope:

@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 
 from registry.directory.search import SearchService
 from registry.errors import BadRequest
-from registry.http.access import tenant_scope_of
+from registry.http.access import requester, tenant_scope_of
 from registry.http.bodies import JSON, media_type, require_media_type
 from registry.http.contract import JSON_OBJECT, Answer, Body, Param, documented
 from registry.http.problems import problem_response
@@ -70,7 +70,7 @@ async def _answer(
     default_graphs: list[str],
     named_graphs: list[str],
 ) -> Response[bytes]:
-    client = request.client.host if request.client else ""
+    client = requester(request)
     query, notices = canonical_lmos_namespace(query)
     check_prefixes(query)
     answer = await search.sparql(
