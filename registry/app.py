@@ -140,7 +140,7 @@ def create_app(settings: Settings) -> Litestar:
     holder = ServiceHolder()
     mode = auth_mode(settings)
     tokens = TokenVerifier(settings) if settings.auth_jwks else None
-    limits = RateLimits(settings)
+    limits = RateLimits(settings, count_auth_failures=mode is not AuthMode.OFF)
     schema_revision = head_revision()
 
     @contextlib.asynccontextmanager
