@@ -171,7 +171,9 @@ def create_app(settings: Settings) -> Litestar:
         )
         directory = DirectoryService(database, things, projections, settings)
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
-        events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
+        events = EventHub(
+            feed, database, settings.sse_queue_size, settings.sse_keepalive, queue_bytes=settings.sse_queue_bytes
+        )
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
         access = Access(Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits)
         directory_td = directory_description(
