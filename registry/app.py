@@ -24,7 +24,7 @@ from registry.auth.quotas import RateLimits
 from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
 from registry.conventions.service import ConventionService, load_trusted_keys
-from registry.directory.search import SearchService
+from registry.directory.search import JsonPathThreads, SearchService
 from registry.directory.service import DirectoryService
 from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
@@ -174,6 +174,7 @@ def create_app(settings: Settings) -> Litestar:
         events = EventHub(
             feed, database, settings.sse_queue_size, settings.sse_keepalive, queue_bytes=settings.sse_queue_bytes
         )
+        jsonpath_threads = JsonPathThreads(settings.jsonpath_concurrency, settings.jsonpath_client_concurrency)
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
         access = Access(Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits)
         directory_td = directory_description(
@@ -202,6 +203,7 @@ def create_app(settings: Settings) -> Litestar:
                         settings.jsonpath_max_bytes,
                         settings.max_json_depth,
                     ),
+                    jsonpath_threads=jsonpath_threads,
                 ),
                 conventions=ConventionService(
                     directory, ServerStore(database), load_trusted_keys(settings.a2a_trusted_keys)
@@ -238,6 +240,8 @@ def create_app(settings: Settings) -> Litestar:
             stack.callback(when_draining(events.end_streams))
             await worker.start()
             stack.push_async_callback(worker.stop)
+            await jsonpath_threads.start()
+            stack.callback(jsonpath_threads.stop)
             purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
             stack.callback(purger.cancel)
             statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))
