@@ -17,11 +17,10 @@ The deadline is kept inside the evaluation, not only between descriptions: one d
 segments and filters can take minutes, and a thread cannot be stopped from outside. The evaluator is pure Python
 and reads two settings of its environment in its loops, ``max_recursion_depth`` at every node a descendant segment
 visits and ``nondeterministic`` in every descendant segment and every filter or wildcard applied to an object; the
-directory's environment answers them from properties that look at the clock of the query the thread evaluates
-(within the noise of a shared machine in cost), as does every description and every value found, and
-``match()``/``search()`` run their regular expressions with the time left. Between two looks at the clock the
-evaluator does at most about one pass over a description, so a query stops shortly after its deadline and its
-thread is free again.
+directory's environment answers them from properties that look at the clock of the query the thread evaluates,
+as does every description and every value found, and ``match()``/``search()`` run their regular expressions with
+the time left. Between two looks at the clock the evaluator does at most about one pass over a description, so a
+query stops shortly after its deadline and its thread is free again.
 """
 
 from __future__ import annotations

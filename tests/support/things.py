@@ -31,7 +31,7 @@ def nested(depth: int, width: int) -> dict[str, Any]:
 
 
 #: A JSONPath query whose nested descendant segments and filters visit a tree of n nodes about n * depth ** 3
-#: times: over a description holding ``nested(7, 4)`` (300 kB), some ten seconds.
+#: times: over a description holding ``nested(7, 4)`` (300 kB) it runs for seconds.
 PATHOLOGICAL_JSONPATH = "$..[?@..[?@..[?@..absent]]]"
 
 
