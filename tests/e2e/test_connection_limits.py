@@ -127,6 +127,7 @@ def test_a_body_trickled_too_slowly_gets_408_within_the_body_timeout(
                 sock.sendall(b" ")
             answer = read_answer(sock, 0.5)
         elapsed = time.monotonic() - started
+    print(f"408 to a trickled body {elapsed:.2f} s after its headers (body timeout 2 s)")
     assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
     assert b"application/problem+json" in answer
     assert b"did not arrive within 2 s" in answer
