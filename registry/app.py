@@ -25,7 +25,7 @@ from registry.auth.quotas import RateLimits
 from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
 from registry.conventions.service import ConventionService, load_trusted_keys
-from registry.directory.search import SearchService
+from registry.directory.search import JsonPathThreads, SearchService
 from registry.directory.service import DirectoryService
 from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
@@ -36,6 +36,7 @@ from registry.health import Readiness
 from registry.http.a2a import A2AController
 from registry.http.access import access_guard, declare_security, security_components
 from registry.http.access_log import access_logged
+from registry.http.addresses import TrustedProxies
 from registry.http.api_docs import OfflineSwaggerUI
 from registry.http.batches import register_batch
 from registry.http.bodies import JsonLimits, limited_request
@@ -48,6 +49,7 @@ from registry.http.dependencies import Access, DirectoryTd, ServiceHolder, Servi
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.discovery import DiscoveryController
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
+from registry.http.forwarded import honour_forwarded_headers
 from registry.http.head import head_as_get
 from registry.http.health import livez, readyz
 from registry.http.ids import ids_as_segments
@@ -160,7 +162,7 @@ def create_app(settings: Settings) -> Litestar:
     holder = ServiceHolder()
     mode = auth_mode(settings)
     tokens = TokenVerifier(settings) if settings.auth_jwks else None
-    limits = RateLimits(settings)
+    limits = RateLimits(settings, count_auth_failures=mode is not AuthMode.OFF)
     schema_revision = head_revision()
 
     @contextlib.asynccontextmanager
@@ -191,7 +193,10 @@ def create_app(settings: Settings) -> Litestar:
         )
         directory = DirectoryService(database, things, projections, settings)
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
-        events = EventHub(feed, database, settings.sse_queue_size, settings.sse_keepalive)
+        events = EventHub(
+            feed, database, settings.sse_queue_size, settings.sse_keepalive, queue_bytes=settings.sse_queue_bytes
+        )
+        jsonpath_threads = JsonPathThreads(settings.jsonpath_concurrency, settings.jsonpath_client_concurrency)
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
         access = Access(
             Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits, metrics_token=settings.metrics_token
@@ -222,6 +227,7 @@ def create_app(settings: Settings) -> Litestar:
                         settings.jsonpath_max_bytes,
                         settings.max_json_depth,
                     ),
+                    jsonpath_threads=jsonpath_threads,
                 ),
                 conventions=ConventionService(
                     directory, ServerStore(database), load_trusted_keys(settings.a2a_trusted_keys)
@@ -258,6 +264,8 @@ def create_app(settings: Settings) -> Litestar:
             stack.callback(when_draining(events.end_streams))
             await worker.start()
             stack.push_async_callback(worker.stop)
+            await jsonpath_threads.start()
+            stack.callback(jsonpath_threads.stop)
             purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
             stack.callback(purger.cancel)
             statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))
@@ -314,4 +322,6 @@ def create_app(settings: Settings) -> Litestar:
     )
     if settings.access_log:
         app.asgi_handler = access_logged(app.asgi_handler)
+    # Outermost: every layer above counts and logs the client a trusted proxy names, and only such a proxy's.
+    app.asgi_handler = honour_forwarded_headers(app.asgi_handler, TrustedProxies.of(settings.trusted_proxies))
     return app

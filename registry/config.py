@@ -6,6 +6,7 @@ Every variable is listed (with its default) in the README's configuration table;
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -61,6 +62,11 @@ class Settings:
     #: Seconds a client has to send a request line and headers (408 after), and an idle keep-alive connection lives.
     header_timeout: float = 10.0
     idle_timeout: float = 5.0
+    #: Seconds a client has to send a request's whole body once its headers arrived (408 and closed after).
+    body_timeout: float = 30.0
+    #: Peers (addresses or CIDR blocks) whose X-Forwarded-For, X-Forwarded-Proto and Forwarded headers say who the
+    #: client is; empty = none (every client is the address it connects from).
+    trusted_proxies: tuple[str, ...] = ()
     #: Most open connections per process, and from one client address (503 and closed beyond).
     max_connections: int = 2048
     max_connections_per_client: int = 256
@@ -133,6 +139,9 @@ class Settings:
     jsonpath_timeout: float = 10.0
     jsonpath_max_results: int = 10_000
     jsonpath_max_bytes: int = 16 * 1024 * 1024
+    #: JSONPath searches evaluated at once (threads of their own), and per client (running or waiting; 429 above).
+    jsonpath_concurrency: int = 2
+    jsonpath_client_concurrency: int = 2
     #: SPARQL query timeout in seconds.
     sparql_timeout: float = 10.0
     #: Largest number of SPARQL result rows / triples returned.
@@ -172,6 +181,8 @@ class Settings:
     sse_keepalive: float = 15.0
     #: Events buffered per SSE subscriber before it is dropped and told to reconnect.
     sse_queue_size: int = 1000
+    #: Bytes of events buffered per SSE subscriber before it is dropped and told to reconnect.
+    sse_queue_bytes: int = 8 * 1024 * 1024
     #: Seconds between reads of the change log when no notification arrives (fallback for lost NOTIFYs).
     feed_poll_interval: float = 5.0
 
@@ -194,6 +205,8 @@ class Settings:
     #: Requests per principal (per client address when anonymous), e.g. ``600/minute``; empty = no limit.
     rate_limit_reads: str = ""
     rate_limit_writes: str = ""
+    #: Failed authentications (refused API keys or tokens) per client address; empty = no limit.
+    rate_limit_auth_failures: str = "30/minute"
     #: Descriptions one owner may hold (0 = no cap).
     max_descriptions_per_owner: int = 0
     #: Concurrent event streams per principal (per client address when anonymous); 0 = no cap.
@@ -325,6 +338,24 @@ def _rate_limit(raw: str) -> str:
     return raw.strip()
 
 
+def _trusted_proxies(raw: str) -> tuple[str, ...]:
+    """Addresses and CIDR blocks separated by commas, each checked at start-up."""
+    entries = _parse_list(raw)
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(f"expected IP addresses or CIDR blocks separated by commas, got {entry!r}") from None
+    return entries
+
+
+def _at_least_one(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {raw!r}")
+    return value
+
+
 def _one_of(*choices: str) -> Callable[[str], str]:
     def parse_choice(raw: str) -> str:
         value = raw.strip().lower()
@@ -347,6 +378,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_url_bytes": _positive(int),
     "header_timeout": _positive(float),
     "idle_timeout": _positive(float),
+    "body_timeout": _positive(float),
+    "trusted_proxies": _trusted_proxies,
     "max_connections": _positive(int),
     "max_connections_per_client": _positive(int),
     "max_header_bytes": _positive(int),
@@ -379,6 +412,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "jsonpath_timeout": _positive(float),
     "jsonpath_max_results": _positive(int),
     "jsonpath_max_bytes": _positive(int),
+    "jsonpath_concurrency": _at_least_one,
+    "jsonpath_client_concurrency": _positive(int),
     "sparql_timeout": _positive(float),
     "sparql_max_results": _positive(int),
     "sparql_service_allowlist": _parse_list,
@@ -396,6 +431,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "sparql_store_password": str,
     "sse_keepalive": _positive(float),
     "sse_queue_size": _positive(int),
+    "sse_queue_bytes": _positive(int),
     "feed_poll_interval": _positive(float),
     "auth": _auth_mode,
     "auth_jwks": str,
@@ -409,6 +445,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "auth_claim_tenant": str,
     "rate_limit_reads": _rate_limit,
     "rate_limit_writes": _rate_limit,
+    "rate_limit_auth_failures": _rate_limit,
     "max_descriptions_per_owner": _positive(int),
     "max_streams_per_principal": _positive(int),
     "ready_max_feed_lag": _positive(float),

@@ -1,5 +1,5 @@
-"""Rate limits per principal (per client address when anonymous), shared by every server process, and a cap on
-concurrent event streams.
+"""Rate limits per principal (per client address when anonymous), a limit on failed authentications per client
+address, both shared by every server process, and a cap on concurrent event streams.
 
 A limit is a sliding-window counter (the estimate of the last period: this window's count plus the previous
 window's, weighted by the part of it still inside the period), so that a client cannot double its rate at a window
@@ -40,6 +40,8 @@ KEEP_READING = 5.0
 STOP_SYNC_TIMEOUT = 2.0
 #: Seconds between two purges of the windows no limit reads any more.
 PURGE_INTERVAL = 60.0
+#: The kind of count of refused credentials (beside ``Scope.READ`` and ``Scope.WRITE``, the kinds of requests).
+AUTH_FAILURES = "auth-failures"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -89,12 +91,16 @@ class _Counter:
 
 
 class RateLimits:
-    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.time) -> None:
-        """``clock``: seconds since the epoch (every process must agree on the windows' numbers)."""
+    def __init__(
+        self, settings: Settings, *, count_auth_failures: bool = True, clock: Callable[[], float] = time.time
+    ) -> None:
+        """``count_auth_failures``: whether credentials are verified at all (not with authentication off);
+        ``clock``: seconds since the epoch (every process must agree on the windows' numbers)."""
         self._clock = clock
         self._limits = {
-            Scope.READ: _parsed(settings.rate_limit_reads),
-            Scope.WRITE: _parsed(settings.rate_limit_writes),
+            str(Scope.READ): _parsed(settings.rate_limit_reads),
+            str(Scope.WRITE): _parsed(settings.rate_limit_writes),
+            AUTH_FAILURES: _parsed(settings.rate_limit_auth_failures) if count_auth_failures else None,
         }
         self._counters: dict[str, _Counter] = {}
         #: Keys of the counters synced (their counts added, their sums read back) at each sync, with when each was
@@ -110,33 +116,82 @@ class RateLimits:
         return self._limits[Scope.READ] is not None
 
     @property
-    def active(self) -> bool:
-        return any(self._limits.values()) or self._streams_cap > 0
+    def limits_auth_failures(self) -> bool:
+        return self._limits[AUTH_FAILURES] is not None
 
-    def hit(self, access: Scope, who: str) -> None:
-        """Count a request of ``who`` (``principal:<identity>`` or ``address:<ip>``, see ``requester`` in
-        registry/http/access.py); 429 once its limit is used up."""
-        scope = Scope.READ if access is Scope.READ else Scope.WRITE
-        limit = self._limits[scope]
+    @property
+    def active(self) -> bool:
+        """Whether any limit on requests is set (failed authentications only count where credentials are)."""
+        return any(self._limits[kind] for kind in (Scope.READ, Scope.WRITE)) or self._streams_cap > 0
+
+    def hit(self, access: Scope, who: str, count: int = 1) -> None:
+        """Count ``count`` requests of ``who`` (``principal:<identity>`` or ``address:<ip>``, see ``requester`` in
+        registry/http/access.py), all or none: 429 if they do not all fit in what its limit leaves."""
+        kind = _kind(access)
+        if self._fits(kind, who, count, f"{access} requests"):
+            self._count(kind, who, count)
+
+    def check(self, access: Scope, who: str) -> None:
+        """429 if not even one more request of ``who`` fits, without counting one."""
+        self._fits(_kind(access), who, 1, f"{access} requests")
+
+    def refuse_after_failed_authentications(self, who: str) -> None:
+        """429 once ``who`` (a client address) has used up its failed authentications: credentials it sends are then
+        not even checked, so guessing them stops."""
+        self._fits(AUTH_FAILURES, who, 1, "failed authentications (refused API keys or tokens)")
+
+    def failed_authentications_used_up(self, who: str) -> bool:
+        try:
+            self.refuse_after_failed_authentications(who)
+        except TooManyRequests:
+            return True
+        return False
+
+    def count_failed_authentication(self, who: str) -> None:
+        self._count(AUTH_FAILURES, who, 1)
+
+    def _counter(self, kind: str, who: str) -> tuple[_Limit, str, _Counter, float] | None:
+        """The limit of ``kind``, the key and the counter of ``who`` under it (moved to now), and how far into its
+        window now is; None without a limit."""
+        limit = self._limits[kind]
         if limit is None:
-            return
-        now = self._clock()
-        window_number, into = divmod(now, limit.period)
-        key = f"{scope}:{limit.period}:{who}"
+            return None
+        window_number, into = divmod(self._clock(), limit.period)
+        key = f"{kind}:{limit.period}:{who}"
         counter = self._counters.get(key)
         if counter is None:
             counter = self._counters[key] = _Counter(limit.period, int(window_number))
         counter.move_to(int(window_number))
+        return limit, key, counter, into
+
+    def _fits(self, kind: str, who: str, count: int, what: str) -> bool:
+        """Whether ``count`` more of ``kind`` fit in what ``who``'s limit leaves (False without a limit); 429 if not."""
+        found = self._counter(kind, who)
+        if found is None:
+            return False
+        limit, _, counter, into = found
         current, before = counter.current, counter.before
-        weight = 1 - into / limit.period
-        if current + before * weight + 1 <= limit.amount:
-            counter.unsynced += 1
-            self._active[key] = now
-            return
-        raise TooManyRequests(
-            f"Rate limit of {limit.text} for {access} requests reached; retry later",
-            headers={"Retry-After": str(max(1, math.ceil(_wait(limit, current, before, into))))},
-        )
+        if current + before * (1 - into / limit.period) + count <= limit.amount:
+            return True
+        if count > limit.amount:
+            detail = (
+                f"Rate limit of {limit.text} for {what}: this request counts {count}, more than the limit allows at "
+                f"all; send at most {limit.amount} at a time"
+            )
+            wait = float(limit.period)
+        else:
+            wait = _wait(limit, current, before, into, count)
+            detail = f"Rate limit of {limit.text} for {what} reached" + (
+                f": this request counts {count} and does not fit in what is left" if count > 1 else ""
+            )
+        raise TooManyRequests(f"{detail}; retry later", headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+    def _count(self, kind: str, who: str, count: int) -> None:
+        found = self._counter(kind, who)
+        if found is not None:
+            _, key, counter, _ = found
+            counter.unsynced += count
+            self._active[key] = self._clock()
 
     async def start(self, database: Database) -> None:
         """Share the counts through ``database`` from now on (if any limit is set)."""
@@ -246,15 +301,19 @@ def _parsed(text: str) -> _Limit | None:
     return _Limit(item.amount, item.get_expiry(), text)
 
 
-def _wait(limit: _Limit, current: int, before: int, into: float) -> float:
-    """Seconds until one more request fits under ``limit``, if no other comes meanwhile."""
+def _kind(access: Scope) -> str:
+    return str(Scope.READ if access is Scope.READ else Scope.WRITE)
+
+
+def _wait(limit: _Limit, current: int, before: int, into: float, count: int = 1) -> float:
+    """Seconds until ``count`` more requests fit under ``limit`` (at most its amount), if no other comes meanwhile."""
     period = limit.period
-    if current + 1 > limit.amount:
+    if current + count > limit.amount:
         # Not in this window: in the next one, this window's count weighs as the one before.
-        needed = 1 - (limit.amount - 1) / max(current, 1)
+        needed = 1 - (limit.amount - count) / max(current, 1)
         return period - into + max(0.0, needed) * period
-    needed = 1 - (limit.amount - 1 - current) / before
+    needed = 1 - (limit.amount - count - current) / before
     return max(0.0, needed * period - into)
 
 
-__all__ = ["RateLimits"]
+__all__ = ["AUTH_FAILURES", "RateLimits"]

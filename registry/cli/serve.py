@@ -79,6 +79,7 @@ def _raise_descriptor_limit(connections: int) -> None:
 @click.option("--migrate/--no-migrate", default=None, help="Apply migrations on start (default: yes).")
 @click.option("--workers", type=click.IntRange(min=1), help="Server processes (REGISTRY_WORKERS, default 1).")
 @click.option("--header-timeout", type=float, help="Seconds to send request headers (REGISTRY_HEADER_TIMEOUT).")
+@click.option("--body-timeout", type=float, help="Seconds to send a request body (REGISTRY_BODY_TIMEOUT).")
 @click.option("--idle-timeout", type=float, help="Seconds an idle keep-alive connection lives (REGISTRY_IDLE_TIMEOUT).")
 @click.option("--max-connections", type=int, help="Open connections per process (REGISTRY_MAX_CONNECTIONS).")
 @click.option(
@@ -118,6 +119,9 @@ def serve(**flags: Any) -> None:
             log_config=None,  # configure_logging routes uvicorn's loggers through the one format
             loop="uvloop",
             http=HTTP_PROTOCOL,
+            # Forwarded headers are honoured by registry.http.forwarded, from REGISTRY_TRUSTED_PROXIES only
+            # (uvicorn's own handling trusts any loopback peer).
+            proxy_headers=False,
             timeout_keep_alive=max(1, round(settings.idle_timeout)),
             timeout_graceful_shutdown=5,
         )

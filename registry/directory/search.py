@@ -3,8 +3,12 @@ JSONPath over the stored documents, and what the index holds."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
+import threading
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from registry.auth.tenancy import EVERYTHING, TenantScope
@@ -19,6 +23,59 @@ from registry.store.rdf import rdf_statistics
 from registry.store.things import ThingStore
 
 
+class JsonPathThreads:
+    """The threads JSONPath searches are evaluated on: ``threads`` of their own, one search each, apart from the
+    executor that decodes, validates and projects the bodies of writes, so that searches, however many, never make
+    a write wait for a thread. A search waits for a thread at most as long as it may run (503 after); one client
+    may have ``per_client`` searches running or waiting (429 beyond; 0 = no per-client cap)."""
+
+    def __init__(self, threads: int, per_client: int) -> None:
+        self.threads = threads
+        self.per_client = per_client
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="registry-jsonpath")
+        self._free = asyncio.Semaphore(threads)
+        self._in_flight: collections.Counter[str] = collections.Counter()
+
+    async def start(self) -> None:
+        """Start every thread now: starting one while a request holds the GIL stalls the event loop."""
+        started = threading.Barrier(self.threads)
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.run_in_executor(self.executor, started.wait) for _ in range(self.threads)))
+
+    def stop(self) -> None:
+        """Stop taking work; a search still running ends at its deadline."""
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    @contextlib.asynccontextmanager
+    async def thread_for(self, client: str, wait: float) -> AsyncIterator[None]:
+        """Hold one of the threads for a search of ``client``, waiting at most ``wait`` seconds for one."""
+        if self.per_client and self._in_flight[client] >= self.per_client:
+            raise TooManyRequests(
+                f"This client already has {self.per_client} JSONPath searches in flight "
+                "(REGISTRY_JSONPATH_CLIENT_CONCURRENCY); wait for their answers",
+                headers={"Retry-After": "1"},
+            )
+        self._in_flight[client] += 1
+        try:
+            try:
+                async with asyncio.timeout(wait):
+                    await self._free.acquire()
+            except TimeoutError:
+                raise ServiceUnavailable(
+                    f"All {self.threads} JSONPath threads stayed busy for {wait:g} s "
+                    "(REGISTRY_JSONPATH_CONCURRENCY); retry shortly",
+                    headers={"Retry-After": str(max(1, round(wait)))},
+                ) from None
+            try:
+                yield
+            finally:
+                self._free.release()
+        finally:
+            self._in_flight[client] -= 1
+            if not self._in_flight[client]:
+                del self._in_flight[client]
+
+
 class SearchService:
     def __init__(
         self,
@@ -29,15 +86,18 @@ class SearchService:
         *,
         per_client: int = 8,
         jsonpath_limits: JsonPathLimits | None = None,
+        jsonpath_threads: JsonPathThreads | None = None,
     ) -> None:
         """``per_client``: SPARQL queries one client may have in flight (one client cannot fill the worker's
-        queue and starve the others)."""
+        queue and starve the others); ``jsonpath_threads``: where JSONPath searches run (by default two threads,
+        two searches per client)."""
         self.database = database
         self.things = things
         self.worker = worker
         self.library = library
         self.per_client = per_client
         self.jsonpath_limits = jsonpath_limits or JsonPathLimits()
+        self.jsonpath_threads = jsonpath_threads or JsonPathThreads(2, 2)
         self._in_flight: collections.Counter[str] = collections.Counter()
 
     async def sparql(
@@ -70,12 +130,19 @@ class SearchService:
             if not self._in_flight[client]:
                 del self._in_flight[client]
 
-    async def jsonpath(self, expression: str, readers: TenantScope = EVERYTHING) -> bytes:
-        """The JSON array of the values the expression selects from the array of the descriptions ``readers`` see."""
-        compile_query(expression, self.jsonpath_limits.max_depth)  # a syntax error is a 400 before anything is read
-        return await search(
-            expression, self.things.documents(readers), lambda: self.things.count(readers), self.jsonpath_limits
-        )
+    async def jsonpath(self, expression: str, readers: TenantScope = EVERYTHING, client: str = "") -> bytes:
+        """The JSON array of the values the expression selects from the array of the descriptions ``readers`` see,
+        evaluated on one of the JSONPath threads (``client``'s searches are capped)."""
+        limits = self.jsonpath_limits
+        compile_query(expression, limits.max_depth)  # a syntax error is a 400 before anything is read
+        async with self.jsonpath_threads.thread_for(client, limits.timeout):
+            return await search(
+                expression,
+                self.things.documents(readers),
+                lambda: self.things.count(readers),
+                limits,
+                self.jsonpath_threads.executor,
+            )
 
     async def stats(self, readers: TenantScope = EVERYTHING) -> dict[str, Any]:
         """Whether the index is ready, and the descriptions ``readers`` may see whose RDF is incomplete (unknown
@@ -99,4 +166,4 @@ def _within(requested: list[str], visible: set[str]) -> list[str]:
     return chosen or [NO_GRAPH]
 
 
-__all__ = ["SearchService"]
+__all__ = ["JsonPathThreads", "SearchService"]

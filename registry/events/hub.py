@@ -2,8 +2,10 @@
 
 Each change is encoded once per payload variant and offered to every interested subscriber's bounded queue
 without waiting: a subscriber that cannot keep up is dropped (told to reconnect, and resumes from the log with
-``Last-Event-ID``), so it never slows writers or other subscribers. A subscriber only ever gets the changes of
-descriptions its reader may see (registry/auth/tenancy.py), live and replayed.
+``Last-Event-ID``), so it never slows writers or other subscribers. A queue is bounded in events
+(``REGISTRY_SSE_QUEUE_SIZE``) and in bytes (``REGISTRY_SSE_QUEUE_BYTES``): with ``diff=true`` an event carries a
+whole description, and a subscriber that does not read would otherwise hold a thousand of them. A subscriber only
+ever gets the changes of descriptions its reader may see (registry/auth/tenancy.py), live and replayed.
 """
 
 from __future__ import annotations
@@ -83,8 +85,24 @@ class _Frames:
         return self.plain
 
 
+#: Bytes of events a subscriber's queue holds at most, by default (REGISTRY_SSE_QUEUE_BYTES).
+DEFAULT_QUEUE_BYTES = 8 * 1024 * 1024
+
+
 class Subscriber:
-    __slots__ = ("diff", "dropped", "farewell", "idle", "query", "queue", "readers", "start", "types")
+    __slots__ = (
+        "diff",
+        "dropped",
+        "farewell",
+        "idle",
+        "max_bytes",
+        "query",
+        "queue",
+        "queued_bytes",
+        "readers",
+        "start",
+        "types",
+    )
 
     def __init__(
         self,
@@ -94,6 +112,7 @@ class Subscriber:
         readers: TenantScope,
         queue_size: int,
         start: int,
+        max_bytes: int = DEFAULT_QUEUE_BYTES,
     ) -> None:
         self.types = types
         self.diff = diff
@@ -102,6 +121,9 @@ class Subscriber:
         #: Feed position when subscribed: later changes arrive through the queue, earlier ones only by replay.
         self.start = start
         self.queue: asyncio.Queue[Item] = asyncio.Queue(queue_size + 1)
+        #: Bytes of the events in ``queue``, and the most it may hold (one event of any size fits an empty queue).
+        self.queued_bytes = 0
+        self.max_bytes = max_bytes
         self.dropped = False
         #: The comment the stream ends with once dropped.
         self.farewell = DROPPED
@@ -117,10 +139,12 @@ class Subscriber:
         self.idle = False
         if self.dropped:
             return
-        if self.queue.qsize() >= self.queue.maxsize - 1:
+        too_many = self.queue.qsize() >= self.queue.maxsize - 1
+        if too_many or (self.queued_bytes and self.queued_bytes + len(frame) > self.max_bytes):
             SSE_DROPPED.inc()
             self.end(DROPPED)
             return
+        self.queued_bytes += len(frame)
         self.queue.put_nowait((seq, frame))
 
     def end(self, farewell: bytes) -> None:
@@ -129,6 +153,7 @@ class Subscriber:
         self.farewell = farewell
         while not self.queue.empty():
             self.queue.get_nowait()
+        self.queued_bytes = 0
         self.queue.put_nowait(None)
 
     async def next_chunk(self, after: int) -> bytes | None:
@@ -141,16 +166,25 @@ class Subscriber:
             if item is None:
                 return None
             seq, frame = item
+            self.queued_bytes -= len(frame)
             if seq > after or seq < 0:
                 frames.append(frame)
         return b"".join(frames)
 
 
 class EventHub:
-    def __init__(self, feed: ChangeFeed, database: Database, queue_size: int, keepalive: float) -> None:
+    def __init__(
+        self,
+        feed: ChangeFeed,
+        database: Database,
+        queue_size: int,
+        keepalive: float,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+    ) -> None:
         self.feed = feed
         self.database = database
         self.queue_size = queue_size
+        self.queue_bytes = queue_bytes
         self.keepalive = keepalive
         self._plain: set[Subscriber] = set()
         self._filtered: set[Subscriber] = set()
@@ -188,7 +222,7 @@ class EventHub:
     def subscribe(
         self, types: frozenset[str], diff: bool, query: DescriptionFilter, readers: TenantScope
     ) -> Subscriber:
-        subscriber = Subscriber(types, diff, query, readers, self.queue_size, self.feed.position)
+        subscriber = Subscriber(types, diff, query, readers, self.queue_size, self.feed.position, self.queue_bytes)
         (self._filtered if query.active else self._plain).add(subscriber)
         return subscriber
 

@@ -9,8 +9,7 @@ The guard is installed only when authentication or a limit is on, so an open loo
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from litestar import Litestar
@@ -22,8 +21,9 @@ from litestar.types import Guard
 from registry.auth.authenticator import AuthMode
 from registry.auth.principal import Principal, Scope
 from registry.auth.tenancy import EVERYTHING, TenantScope, tenant_scope
-from registry.errors import NotFound
-from registry.http.dependencies import ServiceHolder
+from registry.errors import NotFound, Unauthorized
+from registry.http.addresses import client_key
+from registry.http.dependencies import Access, ServiceHolder
 from registry.store.changes import last_tenant
 from registry.store.things import ThingStore
 
@@ -36,6 +36,9 @@ BEARER = "bearer"
 READ_METHODS = frozenset({"GET", "HEAD"})
 #: Path prefixes of routes the framework adds (the OpenAPI document and its renderers).
 PUBLIC_PREFIXES = ("/schema",)
+#: ``opt`` of routes whose handler counts the writes of a request itself (a batch counts one per description): the
+#: guard only checks that one more fits, so that a client out of writes is refused before its body is read.
+WRITES_COUNTED_BY_HANDLER = "writes_counted_by_handler"
 
 
 def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
@@ -43,19 +46,15 @@ def requester(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     principal = principal_of(connection)
     if principal is not None:
         return f"principal:{principal.actor}"
-    client = connection.client
-    return f"address:{_address_block(client.host) if client else 'unknown'}"
+    return client_address(connection.scope)
 
 
-def _address_block(host: str) -> str:
-    """An IPv6 client by its /64: one host is routinely given a whole /64, and would otherwise have a fresh budget
-    with each of its addresses."""
-    if ":" not in host:
-        return host
-    try:
-        return str(ipaddress.IPv6Network(f"{host}/64", strict=False))
-    except ValueError:
-        return host
+def client_address(scope: Mapping[str, object]) -> str:
+    """The client a request counts against by its address (``client_key``: an IPv6 client by its /64), as a
+    requester: what failed authentications count, and anonymous requests."""
+    client = scope.get("client")
+    host = client[0] if isinstance(client, tuple | list) and client else None
+    return f"address:{client_key(host) if isinstance(host, str) else 'unknown'}"
 
 
 def tenant_scope_of(connection: ASGIConnection[Any, Any, Any, Any]) -> TenantScope:
@@ -125,6 +124,20 @@ def declare_security(app: Litestar, mode: AuthMode) -> None:
             handler.security = [{BEARER: []}] if required else [{}, {BEARER: []}]
 
 
+async def authenticate(access: Access, authorization: str | None, needed: Scope, address: str) -> Principal | None:
+    """``Authenticator.authorize``, with the failed authentications of the client at ``address`` counted: once
+    they are used up (``REGISTRY_RATE_LIMIT_AUTH_FAILURES``), a request carrying credentials gets 429 without them
+    being checked, so nobody can go on guessing keys or tokens."""
+    if authorization is None:
+        return await access.authenticator.authorize(None, needed)
+    access.limits.refuse_after_failed_authentications(address)
+    try:
+        return await access.authenticator.authorize(authorization, needed)
+    except Unauthorized:
+        access.limits.count_failed_authentication(address)
+        raise
+
+
 def access_guard(holder: ServiceHolder) -> Guard:
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
         needed = needed_access(connection, handler)
@@ -134,10 +147,13 @@ def access_guard(holder: ServiceHolder) -> Guard:
         authorization = connection.headers.get("authorization")
         if authorization is None and handler.opt.get(QUERY_TOKEN) and "access_token" in connection.query_params:
             authorization = "Bearer " + connection.query_params["access_token"]
-        principal = await access.authenticator.authorize(authorization, needed)
+        principal = await authenticate(access, authorization, needed, client_address(connection.scope))
         connection.scope["user"] = principal
         connection.scope["auth"] = tenant_scope(principal, access.authenticator.mode)
-        access.limits.hit(needed, requester(connection))
+        if handler.opt.get(WRITES_COUNTED_BY_HANDLER):
+            access.limits.check(needed, requester(connection))
+        else:
+            access.limits.hit(needed, requester(connection))
 
     return guard
 
@@ -145,7 +161,10 @@ def access_guard(holder: ServiceHolder) -> Guard:
 __all__ = [
     "PUBLIC",
     "QUERY_TOKEN",
+    "WRITES_COUNTED_BY_HANDLER",
     "access_guard",
+    "authenticate",
+    "client_address",
     "declare_security",
     "needed_access",
     "principal_of",

@@ -2,6 +2,8 @@
 
 What ``registry import`` sends: each description is checked, validated and projected exactly as a PUT of it
 would be, but the request, the commit and the client's round trip are paid once per batch, not per description.
+Against ``REGISTRY_RATE_LIMIT_WRITES`` a batch counts one write per description, all or none: a batch that does not
+fit in what the limit leaves is refused whole (429), before anything is written.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import msgspec
 from litestar import Request, Response, post
 from litestar.di import NamedDependency
 
+from registry.auth.principal import Scope
 from registry.directory.service import DirectoryService, WriteOutcome
 from registry.errors import BadRequest, RegistryError
-from registry.http.access import principal_of
+from registry.http.access import WRITES_COUNTED_BY_HANDLER, principal_of, requester
 from registry.http.bodies import JSON, JsonLimits, read_json
 from registry.http.contract import Answer, Body, documented, ref
+from registry.http.dependencies import Access
 from registry.metrics import FAILED_VALIDATIONS
 from registry.wire import MAX_BATCH, BatchItem, BatchResult, Problem
 
@@ -44,7 +48,8 @@ def _item(result: WriteOutcome | RegistryError, document: Any) -> BatchItem:
     summary="Create or replace many Thing Descriptions (each with its id) in one request",
     tags=["Things"],
     status_code=200,
-    opt=documented(
+    opt={WRITES_COUNTED_BY_HANDLER: True}
+    | documented(
         body=Body(
             {JSON: {"type": "array", "maxItems": MAX_BATCH, "items": ref("ThingDescription")}},
             f"Up to {MAX_BATCH} Thing Descriptions, each with its id; each is checked as PUT /things/{{id}} would",
@@ -58,13 +63,14 @@ def _item(result: WriteOutcome | RegistryError, document: Any) -> BatchItem:
     ),
 )
 async def register_batch(
-    request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
+    request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService], access: NamedDependency[Access]
 ) -> Response[BatchResult]:
     documents = await read_json(request, (JSON,), JsonLimits.of(directory.settings))
     if not isinstance(documents, list):
         raise BadRequest("A batch is a JSON array of Thing Descriptions")
     if len(documents) > MAX_BATCH:
         raise BadRequest(f"A batch holds at most {MAX_BATCH} descriptions; this one holds {len(documents)}")
+    access.limits.hit(Scope.WRITE, requester(request), max(1, len(documents)))
     outcomes = await directory.put_many(documents, principal=principal_of(request))
     items = [_item(outcome, document) for outcome, document in zip(outcomes, documents, strict=True)]
     written = sum(item.problem is None for item in items)

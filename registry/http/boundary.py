@@ -70,10 +70,16 @@ def check_headers(headers: Iterable[tuple[bytes, bytes]]) -> None:
             raise InputRefused(400, f"The header {name.decode('latin-1')} contains a NUL byte")
 
 
+#: Scope key the connection protocol (registry/http/connections.py) sets when a body did not arrive within
+#: ``REGISTRY_BODY_TIMEOUT``: it has answered 408 itself, and the application's read of the body ends with that 408.
+BODY_TIMED_OUT = "registry.body_timed_out"
+
+
 class _Utf8Body:
     """``receive`` that checks the body is UTF-8 as it streams in (every body this directory reads is text)."""
 
-    def __init__(self, receive: Receive) -> None:
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self._scope = scope
         self._receive = receive
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._offset = 0
@@ -88,6 +94,8 @@ class _Utf8Body:
             except UnicodeDecodeError as error:
                 raise BadRequest(f"The request body is not valid UTF-8 (byte {self._offset + error.start})") from error
             self._offset += len(chunk)
+        elif message["type"] == "http.disconnect" and BODY_TIMED_OUT in self._scope:
+            raise InputRefused(408, self._scope[BODY_TIMED_OUT])  # type: ignore[literal-required]
         return message
 
 
@@ -162,9 +170,16 @@ def input_boundary(app: ASGIApp, *, max_url_bytes: int, sites: SitePolicy | None
             check_headers(scope.get("headers", []))
         except InputRefused as refusal:
             scope[REFUSAL] = refusal  # type: ignore[literal-required]
-        await app(scope, _Utf8Body(receive), send)
+        await app(scope, _Utf8Body(scope, receive), send)
 
     return middleware
 
 
-__all__ = ["InputRefused", "check_request_line", "input_boundary", "refuse_marked_input", "site_refusal"]
+__all__ = [
+    "BODY_TIMED_OUT",
+    "InputRefused",
+    "check_request_line",
+    "input_boundary",
+    "refuse_marked_input",
+    "site_refusal",
+]

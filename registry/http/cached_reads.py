@@ -10,9 +10,10 @@ content type, counted in the same request metrics under the same route template.
 It answers only when the full pipeline would answer exactly that: a GET without a query or conditional headers,
 a request line (and Host) the boundary accepted, no Origin (the application adds CORS headers), credentials the
 authenticator accepts for reads (none needed when reads are open), no rate limit on reads (a hit counted here and
-again on the fall-through would count twice), a cached entry the reader's tenant may see. Everything else, and
-any error here, goes on to the application, which decides as usual: a refusal, a 401 or a miss is the
-framework's to answer.
+again on the fall-through would count twice), a client that has not used up its failed authentications (when it
+sends credentials: the application answers 429), a cached entry the reader's tenant may see. Everything else, and
+any error here, goes on to the application, which decides as usual: a refusal, a 401 or a miss is the framework's
+to answer (credentials refused here are counted once, as the application refuses them again).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from registry.auth.principal import Scope as Access
 from registry.auth.tenancy import tenant_scope
+from registry.http.access import client_address
 from registry.http.bodies import TD_JSON
 from registry.http.boundary import REFUSAL
 from registry.http.dependencies import ServiceHolder
@@ -57,11 +59,15 @@ def _plain_read(scope: Scope) -> str | None:
     return segment
 
 
-async def _cached_answer(holder: ServiceHolder, segment: str, authorization: bytes | None) -> tuple[bytes, str] | None:
+async def _cached_answer(
+    holder: ServiceHolder, scope: Scope, segment: str, authorization: bytes | None
+) -> tuple[bytes, str] | None:
     """The body and entity tag the handler would send, if the cache holds them for this reader."""
     services = holder.services
     access = services.access
     if access.limits.limits_reads:
+        return None
+    if authorization is not None and access.limits.failed_authentications_used_up(client_address(scope)):
         return None
     now = dt.datetime.now(dt.UTC)
     entry = services.directory.cache.lookup(thing_id_from(segment), now)
@@ -92,7 +98,7 @@ def answer_cached_reads(app: ASGIApp, holder: ServiceHolder) -> ASGIApp:
             if name == b"authorization" and authorization is None:
                 authorization = value
         try:
-            answer = await _cached_answer(holder, segment, authorization)
+            answer = await _cached_answer(holder, scope, segment, authorization)
         except Exception as error:  # the application answers (and reports) whatever it was: a 401, a bad id
             log.debug("cached read of %r left to the application: %r", segment, error)
             answer = None

@@ -10,7 +10,7 @@ from litestar.di import NamedDependency
 
 from registry.directory.search import SearchService
 from registry.errors import BadRequest
-from registry.http.access import tenant_scope_of
+from registry.http.access import requester, tenant_scope_of
 from registry.http.bodies import JSON, media_type, require_media_type
 from registry.http.contract import JSON_OBJECT, Answer, Body, Param, documented
 from registry.http.problems import problem_response
@@ -47,6 +47,10 @@ _RESULTS = {
     )
 }
 _BUSY = {429: "This client already has REGISTRY_SPARQL_CLIENT_CONCURRENCY queries in flight"}
+_JSONPATH_BUSY = {
+    429: "This client already has REGISTRY_JSONPATH_CLIENT_CONCURRENCY searches in flight",
+    503: "Every JSONPath thread stayed busy for REGISTRY_JSONPATH_TIMEOUT, or the database is unavailable",
+}
 _QUERY = Param("query", "The SPARQL 1.1 query (read-only)", required=True)
 
 
@@ -70,7 +74,7 @@ async def _answer(
     default_graphs: list[str],
     named_graphs: list[str],
 ) -> Response[bytes]:
-    client = request.client.host if request.client else ""
+    client = requester(request)
     query, notices = canonical_lmos_namespace(query)
     check_prefixes(query)
     answer = await search.sparql(
@@ -161,6 +165,7 @@ class SearchController(Controller):
         opt=documented(
             parameters=[Param("query", "The JSONPath expression (RFC 9535)", required=True)],
             answers={200: Answer("The matches, in document order", {JSON: {"type": "array", "items": {}}})},
+            problems=_JSONPATH_BUSY,
         ),
     )
     async def jsonpath(
@@ -168,7 +173,8 @@ class SearchController(Controller):
     ) -> Response[bytes]:
         """The query is applied to the array of all stored descriptions; the answer is the array of matches."""
         expression = _single_query(request.query_params.getall("query", []))
-        return Response(content=await search.jsonpath(expression, tenant_scope_of(request)), media_type=JSON)
+        answer = await search.jsonpath(expression, tenant_scope_of(request), requester(request))
+        return Response(content=answer, media_type=JSON)
 
     @get("/xpath", operation_id="searchXPath", summary="XPath search (not supported)", include_in_schema=False)
     async def xpath(self) -> Response[bytes]:

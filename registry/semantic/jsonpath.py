@@ -12,19 +12,36 @@ of the whole array, as RFC 9535 and jsonpath-rfc9535 define them):
 Descriptions are read page by page and evaluated off the event loop as they come, so memory holds one page and
 the answer (capped). Only queries that refer to the root again (``$`` inside a filter) need the array itself: they
 may hold at most ``max_bytes`` of descriptions.
+
+The deadline is kept inside the evaluation, not only between descriptions: one description with nested descendant
+segments and filters can take minutes, and a thread cannot be stopped from outside. The evaluator is pure Python
+and reads two settings of its environment in its loops, ``max_recursion_depth`` at every node a descendant segment
+visits and ``nondeterministic`` in every descendant segment and every filter or wildcard applied to an object; the
+directory's environment answers them from properties that look at the clock of the query the thread evaluates,
+as does every description and every value found, and ``match()``/``search()`` run their regular expressions with
+the time left. Between two looks at the clock the evaluator does at most about one pass over a description, so a
+query stops shortly after its deadline and its thread is free again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
+import threading
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator
+from concurrent.futures import Executor
+from typing import TypeVar
 
 import jsonpath_rfc9535
 import msgspec
+import regex
+from iregexp_check import check as is_iregexp
 from jsonpath_rfc9535 import JSONPathNode, JSONPathQuery
+from jsonpath_rfc9535.function_extensions import Match, Search
+from jsonpath_rfc9535.function_extensions._pattern import map_re
 from jsonpath_rfc9535.segments import JSONPathChildSegment, JSONPathRecursiveDescentSegment
 from jsonpath_rfc9535.selectors import FilterSelector, IndexSelector, JSONPathSelector, SliceSelector, WildcardSelector
 
@@ -34,8 +51,7 @@ from registry.errors import BadRequest
 BATCH = 500
 #: Deepest document registration accepts by default (REGISTRY_MAX_JSON_DEPTH).
 DEFAULT_MAX_DEPTH = 128
-#: Nodes visited between two looks at the clock.
-CLOCK_EVERY = 1000
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -50,11 +66,119 @@ class JsonPathLimits:
     max_depth: int = DEFAULT_MAX_DEPTH
 
 
+class _Clock:
+    """The deadline of one query."""
+
+    __slots__ = ("deadline", "timeout")
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+
+    def check(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise self.expired()
+
+    def expired(self) -> BadRequest:
+        return BadRequest(
+            f"The JSONPath query did not finish within {self.timeout:g} s (REGISTRY_JSONPATH_TIMEOUT); narrow it"
+        )
+
+    def remaining(self) -> float:
+        return max(0.001, self.deadline - time.monotonic())
+
+
+#: The clock of the query the current thread evaluates (None while it evaluates none).
+_running = threading.local()
+
+
+def _clock() -> _Clock | None:
+    clock: _Clock | None = getattr(_running, "clock", None)
+    return clock
+
+
+def _look_at_the_clock() -> None:
+    """A step of the evaluation on this thread: past its query's deadline, the query ends (400)."""
+    clock = _clock()
+    if clock is not None:
+        clock.check()
+
+
+@contextlib.contextmanager
+def _timed(clock: _Clock) -> Iterator[None]:
+    """Evaluate on this thread under ``clock``."""
+    _running.clock = clock
+    try:
+        clock.check()
+        yield
+    finally:
+        _running.clock = None
+
+
+def _regex_timeout() -> float | None:
+    clock = _clock()
+    return None if clock is None else clock.remaining()
+
+
+def _out_of_time(error: TimeoutError) -> BadRequest:
+    """The query's timeout, for a regular expression that ran out of the time the query had left."""
+    clock = _clock()
+    if clock is None:  # no time limit was given to the expression: not one of ours
+        raise error
+    return clock.expired()
+
+
+class _Match(Match):
+    """``match()`` with the time the query has left for its regular expression (the ``regex`` module matches
+    without looking at the query's clock)."""
+
+    def __call__(self, string: str, pattern: object) -> bool:
+        if not isinstance(pattern, str) or not is_iregexp(pattern):
+            return False
+        try:
+            return bool(regex.fullmatch(map_re(pattern), string, timeout=_regex_timeout()))
+        except (TypeError, regex.error):
+            return False
+        except TimeoutError as error:
+            raise _out_of_time(error) from None
+
+
+class _Search(Search):
+    """``search()`` with the time the query has left for its regular expression."""
+
+    def __call__(self, string: str, pattern: object) -> bool:
+        if not isinstance(pattern, str) or not is_iregexp(pattern):
+            return False
+        try:
+            return bool(regex.search(map_re(pattern), string, regex.VERSION1, timeout=_regex_timeout()))
+        except (TypeError, regex.error):
+            return False
+        except TimeoutError as error:
+            raise _out_of_time(error) from None
+
+
 class _Environment(jsonpath_rfc9535.JSONPathEnvironment):
     def __init__(self, max_depth: int) -> None:
-        super().__init__()
         # The directory's array and the description add two levels to the deepest document accepted.
-        self.max_recursion_depth = max_depth + 2
+        self._max_depth = max_depth + 2
+        super().__init__()
+
+    @property
+    def max_recursion_depth(self) -> int:  # type: ignore[override]
+        """Read by a descendant segment at every node it visits."""
+        _look_at_the_clock()
+        return self._max_depth
+
+    @property
+    def nondeterministic(self) -> bool:  # type: ignore[override]
+        """Read by every descendant segment and by every filter or wildcard applied to an object."""
+        _look_at_the_clock()
+        return False
+
+    def setup_function_extensions(self) -> None:
+        super().setup_function_extensions()
+        self.function_extensions["match"] = _Match()
+        self.function_extensions["search"] = _Search()
 
 
 @functools.cache
@@ -118,16 +242,15 @@ class _Answer:
 
     def __init__(self, limits: JsonPathLimits) -> None:
         self.limits = limits
-        self.deadline = time.monotonic() + limits.timeout
+        self.clock = _Clock(limits.timeout)
         self.count = 0
         self.size = 2
-        self.visited = 0
 
     def encode(self, nodes: Iterable[JSONPathNode]) -> list[bytes]:
         values = []
         try:
             for node in nodes:
-                self.tick()
+                _look_at_the_clock()
                 encoded = msgspec.json.encode(node.value)
                 self.count += 1
                 self.size += len(encoded) + 1
@@ -146,14 +269,6 @@ class _Answer:
             raise BadRequest(f"The JSONPath expression cannot be evaluated: {error}") from error
         return values
 
-    def tick(self, nodes: int = 1) -> None:
-        before, self.visited = self.visited, self.visited + nodes
-        if before // CLOCK_EVERY != self.visited // CLOCK_EVERY and time.monotonic() > self.deadline:
-            raise BadRequest(
-                f"The JSONPath query did not finish within {self.limits.timeout:g} s (REGISTRY_JSONPATH_TIMEOUT); "
-                "narrow it"
-            )
-
 
 class _Streamed:
     """A plan's values, kept apart per part (and for the descendant walk) until all descriptions are seen."""
@@ -169,18 +284,22 @@ class _Streamed:
         self.each: list[bytes] = []
 
     def evaluate(self, texts: list[str]) -> None:
-        for text in texts:
-            self.answer.tick(CLOCK_EVERY)  # a description is a visit of its own, matching or not
-            document = msgspec.json.decode(text)
-            for index, part in enumerate(self.plan.parts):
-                positions = self.positions[index]
-                if positions is None:
-                    self.in_order[index] += self.answer.encode(part.query.finditer([document]))
-                elif self.position in positions and (values := self.answer.encode(part.query.finditer(document))):
-                    self.at[index][self.position] = values
-            if self.plan.each is not None:
-                self.each += self.answer.encode(self.plan.each.finditer(document))
-            self.position += 1
+        with _timed(self.answer.clock):
+            for text in texts:
+                self._evaluate(text)
+
+    def _evaluate(self, text: str) -> None:
+        self.answer.clock.check()  # a description may be large: each starts with a look at the clock
+        document = msgspec.json.decode(text)
+        for index, part in enumerate(self.plan.parts):
+            positions = self.positions[index]
+            if positions is None:
+                self.in_order[index] += self.answer.encode(part.query.finditer([document]))
+            elif self.position in positions and (values := self.answer.encode(part.query.finditer(document))):
+                self.at[index][self.position] = values
+        if self.plan.each is not None:
+            self.each += self.answer.encode(self.plan.each.finditer(document))
+        self.position += 1
 
     def values(self) -> Iterable[bytes]:
         for index, positions in enumerate(self.positions):
@@ -208,27 +327,39 @@ async def search(
     documents: AsyncIterable[str],
     count: Callable[[], Awaitable[int]],
     limits: JsonPathLimits | None = None,
+    executor: Executor | None = None,
 ) -> bytes:
     """The JSON array of the values of the matched nodes, within ``limits`` (a 400 names the limit reached).
-    ``count``: how many descriptions ``documents`` yields, asked only by queries selecting positions."""
+    ``count``: how many descriptions ``documents`` yields, asked only by queries selecting positions; ``executor``:
+    the threads that evaluate (None: the event loop's default executor)."""
     limits = limits or JsonPathLimits()
     query = compile_query(expression, limits.max_depth)
     answer = _Answer(limits)
     plan = _plan(query, expression)
+    loop = asyncio.get_running_loop()
+
+    def off_the_loop(function: Callable[[], T]) -> Awaitable[T]:
+        return loop.run_in_executor(executor, function)
+
     if plan is None:
-        return await _whole(query, documents, answer)
+        return await _whole(query, documents, answer, off_the_loop)
     streamed = _Streamed(plan, answer, await count() if any(part.by_position for part in plan.parts) else 0)
     batch: list[str] = []
     async for text in documents:
         batch.append(text)
         if len(batch) >= BATCH:
-            await asyncio.to_thread(streamed.evaluate, batch)
+            await off_the_loop(functools.partial(streamed.evaluate, batch))
             batch = []
-    await asyncio.to_thread(streamed.evaluate, batch)
+    await off_the_loop(functools.partial(streamed.evaluate, batch))
     return b"[" + b",".join(streamed.values()) + b"]"
 
 
-async def _whole(query: JSONPathQuery, documents: AsyncIterable[str], answer: _Answer) -> bytes:
+async def _whole(
+    query: JSONPathQuery,
+    documents: AsyncIterable[str],
+    answer: _Answer,
+    off_the_loop: Callable[[Callable[[], bytes]], Awaitable[bytes]],
+) -> bytes:
     """A query over the array itself: the descriptions held at once, at most ``max_bytes`` of them."""
     texts: list[str] = []
     held = 0
@@ -243,6 +374,8 @@ async def _whole(query: JSONPathQuery, documents: AsyncIterable[str], answer: _A
         texts.append(text)
 
     def evaluate() -> bytes:
-        return b"[" + b",".join(answer.encode(query.finditer([msgspec.json.decode(text) for text in texts]))) + b"]"
+        with _timed(answer.clock):
+            array = [msgspec.json.decode(text) for text in texts]
+            return b"[" + b",".join(answer.encode(query.finditer(array))) + b"]"
 
-    return await asyncio.to_thread(evaluate)
+    return await off_the_loop(evaluate)

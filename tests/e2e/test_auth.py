@@ -84,6 +84,9 @@ def setup(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
             "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
             "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
             "REGISTRY_PURGE_INTERVAL": "86400",
+            # Every refused credential of the matrices below comes from this one address (the limit itself:
+            # tests/integration/test_request_limits.py).
+            "REGISTRY_RATE_LIMIT_AUTH_FAILURES": "100000/minute",
         }
         with ServerProcess(url, env) as server:
             yield Setup(server, credentials, url)

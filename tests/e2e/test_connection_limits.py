@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import httpx
+import pytest
 
 from tests.support.servers import ServerProcess
 
@@ -96,3 +97,73 @@ def test_per_client_limit_and_oversized_heads(start_server: Callable[..., Server
         answer = sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
     assert httpx.get(server.base_url + "/.well-known/wot").status_code == 200
+
+
+def read_answer(sock: socket.socket, within: float) -> bytes:
+    """What the server sends until it closes the connection (or ``within`` seconds pass)."""
+    sock.settimeout(within)
+    data = b""
+    with contextlib.suppress(TimeoutError, ConnectionResetError):
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def test_a_body_trickled_too_slowly_gets_408_within_the_body_timeout(
+    start_server: Callable[..., ServerProcess],
+) -> None:
+    """Headers complete, then one byte of the body every half second: the request is answered 408 problem+json
+    and the connection closed once REGISTRY_BODY_TIMEOUT has passed, not held for as long as the client likes."""
+    server = start_server({"REGISTRY_BODY_TIMEOUT": "2"})
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(
+            b"PUT /things/urn:test:slow-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/td+json\r\n"
+            b"Content-Length: 1000\r\n\r\n{"
+        )
+        started = time.monotonic()
+        answer = b""
+        while time.monotonic() - started < 6 and not answer:
+            with contextlib.suppress(OSError):
+                sock.sendall(b" ")
+            answer = read_answer(sock, 0.5)
+        elapsed = time.monotonic() - started
+    print(f"408 to a trickled body {elapsed:.2f} s after its headers (body timeout 2 s)")
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
+    assert b"application/problem+json" in answer
+    assert b"did not arrive within 2 s" in answer
+    assert 1.8 <= elapsed <= 3.0, f"408 after {elapsed:.2f} s"
+    # A body sent at an ordinary pace in several pieces is not cut short, and the server serves on.
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /search/sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
+            b"Accept: application/sparql-results+json\r\nConnection: close\r\nContent-Length: 10\r\n\r\nASK "
+        )
+        time.sleep(1)
+        sock.sendall(b"{ }   ")
+        answer = read_answer(sock, 30)
+    assert not answer.startswith(b"HTTP/1.1 408"), answer[:300]
+    assert httpx.get(server.base_url + "/.well-known/wot").status_code == 200
+
+
+def test_the_per_client_cap_holds_over_ipv6(start_server: Callable[..., ServerProcess]) -> None:
+    """An IPv6 client is capped as an IPv4 one (by its /64: tests/unit/test_client_addresses.py shows many
+    addresses of one /64 sharing the cap)."""
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    server = start_server({"REGISTRY_HOST": "::1", "REGISTRY_MAX_CONNECTIONS_PER_CLIENT": "3"})
+    held = [socket.create_connection(("::1", server.port), timeout=5) for _ in range(3)]
+    try:
+        for sock in held:
+            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\n")
+        with socket.create_connection(("::1", server.port), timeout=5) as fourth:
+            answer = fourth.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 503"), answer
+        assert b"connections per client" in answer
+    finally:
+        for sock in held:
+            sock.close()

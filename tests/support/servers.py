@@ -89,7 +89,8 @@ class ServerProcess:
 
     def __init__(self, database_url: str, env: dict[str, str] | None = None, *, port: int | None = None) -> None:
         self.port = port or free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        host = (env or {}).get("REGISTRY_HOST", "127.0.0.1")
+        self.base_url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
         self.database_url = database_url
         self.data_dir = tempfile.mkdtemp(prefix="registry-serve-data-")
         self.env = {

@@ -191,11 +191,3 @@ def test_a_transfer_event_says_who_gave_what_to_whom_and_leaves_the_document() -
     assert encode_event(transfer, False) == encode_event(transfer, True) == expected
     document = {"id": "urn:x", "title": "T"}
     assert apply_change(document, "thing_transferred", transfer.diff) == document
-
-
-def test_an_ipv6_client_is_limited_by_its_64_block() -> None:
-    from registry.http.access import _address_block
-
-    assert _address_block("2001:db8:1:2:aaaa::1") == _address_block("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
-    assert _address_block("2001:db8:1:3::1") != _address_block("2001:db8:1:2::1")
-    assert _address_block("192.0.2.7") == "192.0.2.7"
