@@ -46,7 +46,7 @@ def livez() -> Response[bytes]:
 async def readyz(readiness: NamedDependency[Readiness]) -> Response[bytes]:
     """Database reachable with the expected schema, SPARQL worker up, change feed not lagging; else 503."""
     checks = await readiness.checks()
-    report = {check.name: {"ok": check.ok, "detail": check.detail} for check in checks}
+    report = {check.name: {"ok": check.ok, "status": check.state, "detail": check.detail} for check in checks}
     failing = [check for check in checks if not check.ok and check.counts]
     if failing:
         named = "; ".join(f"{check.name}: {check.detail}" for check in failing)
