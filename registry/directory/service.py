@@ -268,6 +268,7 @@ class DirectoryService:
         then checks, under the lock, that the description is still at that revision, and starts over if not. A
         patch overtaken that way several times is computed under the lock, so that it always gets through.
         """
+        InvalidId.check(thing_id)
         if not isinstance(patch, dict):
             raise BadRequest("A merge patch of a Thing Description must be a JSON object")
         if "id" in patch and patch["id"] != thing_id:
