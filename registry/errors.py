@@ -51,7 +51,7 @@ class InvalidId(BadRequest):
     def __init__(self, thing_id: str, reason: str, *, parameter: str | None = None) -> None:
         shown = thing_id if len(thing_id) <= self.SHOWN else thing_id[: self.SHOWN] + "…"
         where = f"The query parameter {parameter}" if parameter else "The id"
-        detail = f"{where} {shown!r} is not an id this directory accepts (an absolute IRI, RFC 3987): {reason}"
+        detail = f"{where} {shown!r} is not an id this directory accepts: {reason}"
         if parameter:
             super().__init__(detail, invalidParams=[{"name": parameter, "reason": reason}])
         else:

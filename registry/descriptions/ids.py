@@ -67,7 +67,12 @@ class IdProblem:
 
 
 #: How characters without a Unicode name are described, by general category.
-_UNNAMED = {"Cc": "a control character", "Co": "a private-use character", "Cs": "a surrogate", "Cn": "unassigned"}
+_UNNAMED = {
+    "Cc": "a control character",
+    "Co": "a private-use character",
+    "Cs": "a surrogate",
+    "Cn": "a noncharacter or unassigned",
+}
 
 
 def _described(character: str) -> str:

@@ -74,9 +74,12 @@ class SkippedDescriptions:
         self.total = 0
 
     def skip(self, thing_id: str, reason: object) -> None:
+        if self.reasons.get(thing_id) != str(reason):  # once, not again at each retry of the same write
+            log.warning(
+                "the %s leaves out the description %r: its RDF cannot be loaded (%s)", self.copy, thing_id, reason
+            )
         self.reasons[thing_id] = str(reason)
         self.total += 1
-        log.warning("the %s leaves out the description %r: its RDF cannot be loaded (%s)", self.copy, thing_id, reason)
 
     def taken(self, thing_ids: Iterable[str]) -> None:
         for thing_id in thing_ids:
