@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
+from registry.descriptions.ids import id_problem
 from registry.descriptions.validation import FieldError
 
 
@@ -36,6 +37,32 @@ class InvalidDescription(BadRequest):
             validationErrors=[{"field": error.field, "description": error.description} for error in errors],
         )
         self.errors = list(errors)
+
+
+class InvalidId(BadRequest):
+    """An id that is not an absolute IRI (RFC 3987) within the size limit (registry/descriptions/ids.py).
+
+    ``parameter`` names the query parameter the id came in (``invalidParams``); without it the id is the
+    description's ``id`` (the path's and the body's, which must be equal: ``validationErrors``)."""
+
+    #: Characters of the refused id repeated in the problem's detail.
+    SHOWN = 120
+
+    def __init__(self, thing_id: str, reason: str, *, parameter: str | None = None) -> None:
+        shown = thing_id if len(thing_id) <= self.SHOWN else thing_id[: self.SHOWN] + "…"
+        where = f"The query parameter {parameter}" if parameter else "The id"
+        detail = f"{where} {shown!r} is not an id this directory accepts: {reason}"
+        if parameter:
+            super().__init__(detail, invalidParams=[{"name": parameter, "reason": reason}])
+        else:
+            super().__init__(detail, validationErrors=[{"field": "id", "description": reason}])
+
+    @classmethod
+    def check(cls, thing_id: str, *, parameter: str | None = None) -> None:
+        """Refuse ``thing_id`` unless the directory accepts it as an id."""
+        problem = id_problem(thing_id)
+        if problem is not None:
+            raise cls(thing_id, problem.reason, parameter=parameter)
 
 
 class Unauthorized(RegistryError):

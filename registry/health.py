@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds the database check may take before it counts as failed.
 DATABASE_CHECK_TIMEOUT = 2.0
+#: Seconds the SPARQL worker has to tell what its index leaves out (the check passes without it).
+STATS_TIMEOUT = 1.0
 _SCHEMA_REVISION = sa.text("SELECT version_num FROM alembic_version")
 #: The checks that fail with the primary (the SPARQL worker is restarted until it can follow the change log).
 _PRIMARY_CHECKS = {"database", "sparql_worker", "change_feed"}
@@ -48,12 +50,14 @@ class Check:
     detail: str
     #: Whether a failure makes the process unready.
     counts: bool = True
+    #: Passing, but serving less than everything (the SPARQL index leaves out descriptions it cannot load).
+    degraded: bool = False
 
     @property
     def state(self) -> str:
-        """What anyone may know of the check: ok or failing (and whether that counts), nothing it found."""
+        """What anyone may know of the check: ok, degraded or failing (and whether that counts), nothing it found."""
         if self.ok:
-            return "ok"
+            return "degraded" if self.degraded else "ok"
         return "failing" if self.counts else "failing, not counted"
 
     def shown(self, detailed: bool) -> dict[str, Any]:
@@ -96,7 +100,7 @@ class Readiness:
         return checks
 
     async def _checks(self) -> list[Check]:
-        checks = [await self._database(), self._sparql_worker(), self._change_feed()]
+        checks = [await self._database(), await self._sparql_worker(), self._change_feed()]
         if self.tokens is not None:
             checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         if self.database.replicas:
@@ -128,11 +132,32 @@ class Readiness:
             )
         return Check("database", True, f"reachable, schema at {revision}")
 
-    def _sparql_worker(self) -> Check:
+    async def _sparql_worker(self) -> Check:
         problem = self.worker.unready_reason()
         # Ready once it has caught up at start; after that a bulk import may put it behind for a while, and a query
         # waits for the writes before it (or is told to retry), so this does not claim it is caught up.
-        return Check("sparql_worker", problem is None, problem or "up, answering queries")
+        if problem is not None:
+            return Check("sparql_worker", False, problem)
+        skipped = await self._skipped_descriptions()
+        if skipped:
+            return Check(
+                "sparql_worker",
+                True,
+                f"up, answering queries; degraded: {skipped} description{'s' if skipped != 1 else ''} left out of "
+                "the index because their RDF cannot be loaded (their ids are in the log; "
+                "registry_sparql_index_skipped_descriptions)",
+                degraded=True,
+            )
+        return Check("sparql_worker", True, "up, answering queries")
+
+    async def _skipped_descriptions(self) -> int:
+        """Descriptions the SPARQL index leaves out (0 when its worker does not tell in time)."""
+        try:
+            async with asyncio.timeout(STATS_TIMEOUT):
+                stats = await self.worker.stats()
+        except (RegistryError, TimeoutError):
+            return 0
+        return int(stats.get("skippedDescriptions", 0))
 
     def _change_feed(self) -> Check:
         lag = self.feed.lag
@@ -144,7 +169,7 @@ class Readiness:
 def status(checks: Sequence[Check]) -> str:
     """The one-word summary of checks that let the process serve (none failing that counts)."""
     if all(check.ok for check in checks):
-        return "ready"
+        return "ready, degraded" if any(check.degraded for check in checks) else "ready"
     if any(check.name in _PRIMARY_CHECKS and not check.ok for check in checks):
         return "ready for searches only"
     return "ready, degraded"

@@ -14,11 +14,14 @@ import datetime as dt
 import logging
 import math
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusMiddleware
 from litestar.types import Message, Receive, Scope, Send
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 from registry.descriptions.summary import KIND_AGENT, KIND_THING, KIND_TOOL
 from registry.errors import RegistryError
@@ -141,6 +144,29 @@ SSE_SUBSCRIBERS = Gauge("registry_sse_subscribers", "Open SSE subscriptions on t
 SPARQL_INDEX_LAG = Gauge(
     "registry_sparql_index_lag_changes", "Changes the SPARQL index is behind this replica's change feed"
 )
+SPARQL_INDEX_SKIPPED = Gauge(
+    "registry_sparql_index_skipped_descriptions",
+    "Descriptions the SPARQL index leaves out because their RDF cannot be loaded (their ids are logged)",
+)
+
+
+class _SkippedTotal(Collector):
+    """``registry_sparql_index_skipped_total``: descriptions the SPARQL worker (or, on the replica that pushes, the
+    pusher to the external store) has left out since it started, as it last told (a restart starts it over)."""
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily(
+            "registry_sparql_index_skipped",
+            "Descriptions left out of the SPARQL index since its worker started (each time one is left out)",
+            value=self.value,
+        )
+
+
+SPARQL_INDEX_SKIPPED_TOTAL = _SkippedTotal()
+REGISTRY.register(SPARQL_INDEX_SKIPPED_TOTAL)
 FEED_LAG = Gauge("registry_change_feed_lag_seconds", "Seconds the change feed has been behind the change log")
 DB_POOL_SIZE = Gauge("registry_db_pool_connections", "Pooled database connections of this replica")
 DB_POOL_IN_USE = Gauge("registry_db_pool_in_use", "Pooled database connections lent out")
@@ -212,6 +238,9 @@ async def _refresh(database: Database, feed: ChangeFeed, events: EventHub, worke
             async with asyncio.timeout(REFRESH_TIMEOUT):
                 stats = await worker.stats()
             SPARQL_INDEX_LAG.set(max(0, feed.position - int(stats["indexPosition"])))
+            if "skippedDescriptions" in stats:
+                SPARQL_INDEX_SKIPPED.set(int(stats["skippedDescriptions"]))
+                SPARQL_INDEX_SKIPPED_TOTAL.value = float(stats["skippedTotal"])
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from google.protobuf.json_format import ParseError
 from registry.descriptions.model import A2A_CARD_TYPE, A2A_NAMESPACE, LMOS_NAMESPACE, TD11_CONTEXT, lmos_member
 from registry.descriptions.summary import summarise
 from registry.descriptions.validation import SEMVER, FieldError
+from registry.descriptions.versions import version_problem
 
 #: The type that marks a description imported from an Agent Card (the ``a2a`` convention).
 CARD_TYPE = A2A_CARD_TYPE
@@ -69,6 +70,10 @@ def parse_card(card: Any) -> AgentCard:
     """
     if not isinstance(card, dict):
         raise CardError([FieldError("(root)", "an Agent Card must be a JSON object")])
+    version = card.get("version")
+    problem = version_problem(version) if isinstance(version, str) else None
+    if problem is not None:
+        raise CardError([FieldError("version", f"the card's version is out of bounds: {problem}")])
     try:
         parsed = parse_agent_card(copy.deepcopy(card))
     except ParseError as error:

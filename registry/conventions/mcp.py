@@ -20,6 +20,7 @@ import jsonschema_rs
 
 from registry.descriptions.model import LMOS_NAMESPACE, MCP_NAMESPACE, MCP_SERVER_TYPE, TD11_CONTEXT
 from registry.descriptions.validation import SEMVER, FieldError, field_path
+from registry.descriptions.versions import version_problem
 
 SERVER_TYPE = MCP_SERVER_TYPE
 SERVER_MEMBER = "mcp:server"
@@ -53,6 +54,10 @@ def _validator() -> jsonschema_rs.Draft7Validator:
 def validate_server(server: Any) -> None:
     """:class:`ServerError` naming every way ``server`` breaks the official ``server.schema.json``."""
     errors = [FieldError(field_path(error.instance_path), error.message) for error in _validator().iter_errors(server)]
+    version = server.get("version") if isinstance(server, dict) else None
+    problem = version_problem(version) if isinstance(version, str) else None
+    if problem is not None:
+        errors.append(FieldError("version", f"the server's version is out of bounds: {problem}"))
     if errors:
         raise ServerError(errors)
 

@@ -26,7 +26,7 @@ from registry.conventions import a2a, mcp
 from registry.descriptions.summary import KIND_AGENT, summarise
 from registry.descriptions.versions import precedence, sort_key
 from registry.directory.service import DirectoryService
-from registry.errors import BadRequest, Conflict, InvalidDescription, NotFound
+from registry.errors import BadRequest, Conflict, InvalidDescription, InvalidId, NotFound
 from registry.store.servers import PublishedVersion, ServerQuery, ServerStore
 from registry.wire import CardSignature, ImportedAgent, SignatureReport
 
@@ -124,6 +124,8 @@ class ConventionService:
         self, card: Any, thing_id: str | None = None, *, principal: Principal | None = None
     ) -> ImportedAgent:
         """Store an Agent Card as an ``lmos:Agent`` description (re-importing the same card replaces it)."""
+        if thing_id is not None:
+            InvalidId.check(thing_id, parameter="id")
         try:
             parsed = a2a.parse_card(card)
         except a2a.CardError as error:

@@ -28,7 +28,7 @@ from registry.descriptions.model import (
     lmos_member,
     strings_of,
 )
-from registry.descriptions.versions import normalise_version
+from registry.descriptions.versions import normalise_version, version_problem
 
 
 class FieldError(msgspec.Struct, frozen=True):
@@ -135,7 +135,7 @@ def _lmos_errors(document: dict[str, Any], kind: LmosKind) -> Iterator[FieldErro
     version = document.get("version")
     if isinstance(version, dict) and isinstance(version.get("instance"), str):
         instance = version["instance"]
-        if not SEMVER.match(instance):
+        if version_problem(instance) is None and not SEMVER.match(instance):
             yield FieldError(
                 "version.instance",
                 f"the {label} version {instance!r} is not a semantic version (MAJOR.MINOR.PATCH, semver.org)",
@@ -168,7 +168,12 @@ def _capability_errors(document: dict[str, Any]) -> Iterator[FieldError]:
                 if key is not None and not isinstance(entry[key], str):
                     yield FieldError(field_path([*where, key]), f"the capability {name} must be a string")
             version = entry.get(members.get("version", ""))
-            if isinstance(version, str) and normalise_version(version) is None:
+            if isinstance(version, str) and version_problem(version) is not None:
+                yield FieldError(
+                    field_path([*where, members["version"]]),
+                    f"the capability version is out of bounds: {version_problem(version)}",
+                )
+            elif isinstance(version, str) and normalise_version(version) is None:
                 yield FieldError(
                     field_path([*where, members["version"]]),
                     f"the capability version {version!r} is not a semantic version "
@@ -184,6 +189,26 @@ def _capability_errors(document: dict[str, Any]) -> Iterator[FieldError]:
                     yield FieldError(field_path([*where, examples_key]), "the capability examples must be strings")
 
 
+def _version_bounds_errors(document: dict[str, Any]) -> Iterator[FieldError]:
+    """Every version a description declares (``version.instance``, ``lmos:version`` beside it or in
+    ``lmos:metadata``) within the bounds that let every reader compare it (registry/descriptions/versions.py);
+    capability versions are checked with the capabilities."""
+    version = document.get("version")
+    declared: list[tuple[str, Any]] = []
+    if isinstance(version, dict):
+        declared.append(("version.instance", version.get("instance")))
+    key, value = lmos_member(document, "version")
+    declared.append((key or "lmos:version", value))
+    metadata_key, metadata = lmos_member(document, "metadata")
+    if isinstance(metadata, dict):
+        key, value = lmos_member(metadata, "version")
+        declared.append((f"{metadata_key}.{key}", value))
+    for field, value in declared:
+        problem = version_problem(value) if isinstance(value, str) else None
+        if problem is not None:
+            yield FieldError(field, f"the version is out of bounds: {problem}")
+
+
 def validate(document: Any) -> list[FieldError]:
     """All problems with ``document`` as a Thing Description; empty when it is valid."""
     if not isinstance(document, dict):
@@ -193,5 +218,6 @@ def validate(document: Any) -> list[FieldError]:
     kind = lmos_kind(document)
     if kind is not None:
         errors.extend(_lmos_errors(document, kind))
+    errors.extend(_version_bounds_errors(document))
     errors.extend(_capability_errors(document))
     return errors

@@ -12,6 +12,15 @@ from typing import Any
 
 import nodesemver
 
+#: Longest version the directory accepts (``version.instance``, an LMOS version, capability versions, MCP server
+#: and A2A card versions).
+MAX_VERSION_CHARS = 256
+#: Most digits in one numeric component of a version (MAJOR, MINOR, PATCH, a numeric pre-release identifier):
+#: 18 digits always fit a signed 64-bit integer, and no conversion of a component to a number can fail.
+MAX_VERSION_DIGITS = 18
+#: The components of a version text: what lies between ``.``, ``-`` and ``+`` (a leading ``v`` or ``=`` aside).
+_COMPONENT_SEPARATORS = re.compile(r"[.+\-]")
+_DIGITS = re.compile(r"[0-9]+")
 _SHORT_VERSION = re.compile(r"^\s*[vV=]?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?P<rest>[-+][0-9A-Za-z.+-]*)?\s*$")
 #: One Ivy/Maven interval: ``[1.0,2.0)``, ``(,2.0]``, ``[1.5]``, and Ivy's reversed brackets ``]1.0,2.0[``.
 _INTERVAL = re.compile(r"([\[\]\(])\s*([^,\[\]\(\)]*?)\s*(?:,\s*([^,\[\]\(\)]*?)\s*)?([\]\[\)])")
@@ -21,9 +30,26 @@ class RangeError(ValueError):
     """A version range that neither npm nor Ivy/Maven syntax can read."""
 
 
+def version_problem(text: str) -> str | None:
+    """Why the directory does not accept ``text`` as a version (too long, or a numeric component with too many
+    digits); None when it is within the bounds. Says nothing of the syntax (see ``normalise_version``)."""
+    if len(text) > MAX_VERSION_CHARS:
+        return f"it is {len(text)} characters long; this directory accepts versions of up to {MAX_VERSION_CHARS}"
+    for component in _COMPONENT_SEPARATORS.split(text.strip().lstrip("vV=")):
+        if len(component) > MAX_VERSION_DIGITS and _DIGITS.fullmatch(component):
+            return (
+                f"a numeric component has {len(component)} digits; this directory accepts up to "
+                f"{MAX_VERSION_DIGITS} per component"
+            )
+    return None
+
+
 @functools.lru_cache(maxsize=8192)
 def normalise_version(text: str) -> str | None:
-    """``1.2`` → ``1.2.0``, ``v2`` → ``2.0.0``; None when ``text`` is no version at all."""
+    """``1.2`` → ``1.2.0``, ``v2`` → ``2.0.0``; None when ``text`` is no version at all, or one out of the bounds
+    of ``version_problem`` (stored before they were checked, it is read as no version rather than fail)."""
+    if version_problem(text) is not None:
+        return None
     match = _SHORT_VERSION.match(text)
     if match is None:
         return None

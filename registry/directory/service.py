@@ -36,6 +36,7 @@ from registry.errors import (
     BadRequest,
     Forbidden,
     InvalidDescription,
+    InvalidId,
     NotFound,
     PreconditionFailed,
     RegistryError,
@@ -110,8 +111,6 @@ class _RevisionMoved(Exception):
     """Another write changed the description between reading it and locking it: compute the candidate again."""
 
 
-#: Longest id accepted, in UTF-8 bytes: PostgreSQL cannot index (and so cannot store) much longer keys.
-MAX_ID_BYTES = 2048
 #: Attempts of a PATCH computed outside the lock before it is computed under it (so that it cannot be overtaken).
 OPTIMISTIC_PATCH_ATTEMPTS = 3
 
@@ -306,6 +305,7 @@ class DirectoryService:
         then checks, under the lock, that the description is still at that revision, and starts over if not. A
         patch overtaken that way several times is computed under the lock, so that it always gets through.
         """
+        InvalidId.check(thing_id)
         if not isinstance(patch, dict):
             raise BadRequest("A merge patch of a Thing Description must be a JSON object")
         if "id" in patch and patch["id"] != thing_id:
@@ -355,6 +355,7 @@ class DirectoryService:
 
     async def renew_lease(self, thing_id: str, *, principal: Principal | None = None) -> Lease:
         """Extend a registration by its ttl; agents call this instead of registering again."""
+        InvalidId.check(thing_id)
         if principal is not None:
             held = await self.things.owner(thing_id)
             missing = NotFound(f"No Thing Description with id {thing_id!r} (never registered, deleted or expired)")
@@ -370,6 +371,7 @@ class DirectoryService:
     async def transfer(self, thing_id: str, owner: str, *, principal: Principal | None = None) -> StoredDescription:
         """Give a description to another owner (an admin's decision, checked by the caller); the change log
         records who gave it from whom to whom. Returns the description as it was before."""
+        InvalidId.check(thing_id)
         async with self.database.transaction() as tx:
             now, current = await self._locked(tx, thing_id)
             await self.things.transfer(tx, current, owner, now, principal.actor if principal else None)
@@ -407,6 +409,8 @@ class DirectoryService:
         return stored_document, lifetime, msgspec.json.encode(stored_document).decode()
 
     async def _candidate(self, thing_id: str, document: Any) -> Candidate:
+        # Every write of a description computes its candidate here: no id the directory does not accept is stored.
+        InvalidId.check(thing_id)
         # Validating a large document takes long enough to stall every other request: off the event loop then.
         if len(msgspec.json.encode(document)) <= INLINE_PROJECTION_BYTES:
             stored_document, lifetime, document_text = self._checked(document)
@@ -612,12 +616,9 @@ def _at_revision(revision: int, candidate: Candidate) -> Produce:
 
 
 def _check_put_id(thing_id: str, document: Any) -> None:
-    """PUT's rules for the id: not too long, and the body's id equal to the path's."""
-    if len(thing_id.encode()) > MAX_ID_BYTES:
-        raise BadRequest(
-            f"The id is {len(thing_id.encode())} bytes long; this directory accepts ids of up to {MAX_ID_BYTES}",
-            validationErrors=[{"field": "id", "description": f"at most {MAX_ID_BYTES} bytes of UTF-8"}],
-        )
+    """PUT's rules for the id: one the directory accepts (registry/descriptions/ids.py), and the body's id equal
+    to the path's."""
+    InvalidId.check(thing_id)
     if isinstance(document, dict):
         body_id = document.get("id")
         if body_id is None:

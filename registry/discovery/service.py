@@ -38,9 +38,10 @@ from registry.descriptions.versions import (
     satisfies,
     sort_key,
     version_order,
+    version_problem,
 )
 from registry.directory.service import DirectoryService
-from registry.errors import BadRequest, NotFound
+from registry.errors import BadRequest, InvalidId, NotFound
 from registry.store import catalog
 from registry.store.catalog import (
     CatalogStore,
@@ -421,6 +422,14 @@ class DiscoveryService:
     ) -> ImportedTool:
         """Store a tool as an ``lmos:Tool``; without ``id`` the id is derived from vendor and name (re-import
         replaces)."""
+        if thing_id is not None:
+            InvalidId.check(thing_id, parameter="id")
+        version_refused = None if version is None else version_problem(version)
+        if version_refused is not None:
+            raise BadRequest(
+                f"The query parameter version is out of bounds: {version_refused}",
+                invalidParams=[{"name": "version", "reason": version_refused}],
+            )
         notices = []
         if tool_format is None:
             tool_format = detect_format(body)

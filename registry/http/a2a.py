@@ -12,6 +12,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from registry.conventions.service import ConventionService
+from registry.descriptions.ids import as_uri
 from registry.directory.service import DirectoryService
 from registry.http.access import principal_of, require_visible
 from registry.http.bodies import reject_unknown_parameters
@@ -44,7 +45,7 @@ class A2AController(Controller):
     ) -> Response[ImportedAgent]:
         reject_unknown_parameters(request, frozenset({"format", "id"}))
         imported = await conventions.import_card(data, thing_id, principal=principal_of(request))
-        headers = {"Location": imported.location, **notice_headers(imported.notices)}
+        headers = {"Location": as_uri(imported.location), **notice_headers(imported.notices)}
         return Response(imported, status_code=HTTP_201_CREATED if imported.created else HTTP_200_OK, headers=headers)
 
     @get(

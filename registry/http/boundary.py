@@ -30,8 +30,14 @@ from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 from registry.errors import BadRequest, RegistryError
 from registry.http.sites import UNSAFE_METHODS, SitePolicy
 
-#: C0 controls and DEL: never part of an id or a path (``%0d%0a`` in a path would forge log lines).
-_PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: C0 controls and DEL: never part of a path (``%0d%0a`` would forge log lines where logs are not escaped), except
+#: percent-encoded in the id of a description stored before ids were checked (``_ID_PATHS``).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_RAW_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+#: Paths whose next segments are a description's id. No id the directory accepts holds a control character (every
+#: write refuses them with the id rule, registry/descriptions/ids.py, which names the character), but one stored
+#: before must still be readable and deletable; logs escape them (registry/logs.py).
+_ID_PATHS = (b"/things/", b"/api/v1/things/", b"/a2a/")
 
 
 class InputRefused(RegistryError):
@@ -53,9 +59,14 @@ def check_request_line(path: bytes, query: bytes, max_url_bytes: int) -> None:
         raise InputRefused(
             414, f"The URL is {len(path) + len(query)} bytes long; this directory accepts up to {max_url_bytes}"
         )
-    text = path.decode("ascii") if path.isascii() and b"%" not in path else _decoded(path, "path")
-    if _PATH_CONTROL.search(text):
+    if _RAW_CONTROL.search(path):
         raise InputRefused(400, "The path contains a control character (U+0000 to U+001F or U+007F)")
+    if b"%" in path or not path.isascii():
+        text = _decoded(path, "path")
+        if "\x00" in text:
+            raise InputRefused(400, "The path contains a U+0000 (NUL), which nothing this directory holds contains")
+        if not path.startswith(_ID_PATHS) and _CONTROL.search(text):
+            raise InputRefused(400, "The path contains a control character (U+0000 to U+001F or U+007F)")
     for pair in query.split(b"&") if query else ():
         name, _, value = pair.partition(b"=")
         name_text = _decoded(name.replace(b"+", b" "), "query string")

@@ -17,6 +17,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from registry.conventions.service import ConventionService
+from registry.descriptions.ids import as_uri
 from registry.discovery.service import DiscoveryService, SearchParams
 from registry.http.access import principal_of, require_visible, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
@@ -278,6 +279,9 @@ class DiscoveryController(Controller):
             principal=principal_of(request),
         )
         # The body carries every notice; the header is capped.
-        headers = {"Location": imported.location, **notice_headers(imported.notices, discovery.directory.settings)}
+        headers = {
+            "Location": as_uri(imported.location),
+            **notice_headers(imported.notices, discovery.directory.settings),
+        }
         status = HTTP_201_CREATED if imported.created else HTTP_200_OK
         return Response(imported, status_code=status, headers=headers)

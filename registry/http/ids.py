@@ -1,8 +1,9 @@
 """Description ids in paths. Ids are IRIs (``urn:uuid:…``, ``https://host/a/b``) that hold ``/`` and ``//``,
 which routing would split or collapse. ``ids_as_segments`` wraps the ASGI application and rewrites
-``/things/{id}``, ``/api/v1/things/{id}/{tail}``, ``/a2a/{id}/.well-known/agent-card.json`` and the MCP Registry
-API's ``/v0.1/servers/{name}/…`` so the id (or server name), percent-encoded, is a single path segment; handlers
-declare ``{thing_id:str}`` and decode it with ``thing_id_from``. Clients may send ids percent-encoded or not.
+``/things/{id}``, ``/api/v1/things/{id}/{tail}`` (summary, versions, export, lease, owner),
+``/a2a/{id}/.well-known/agent-card.json`` and the MCP Registry API's ``/v0.1/servers/{name}/…`` so the id (or
+server name), percent-encoded, is a single path segment; handlers declare ``{thing_id:str}`` and decode it with
+``thing_id_from``. Clients may send ids percent-encoded or not.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ A2A_PREFIX = "/a2a/"
 MCP_SERVERS_PREFIX = "/v0.1/servers/"
 #: An MCP server name has exactly one "/" (``io.github.user/weather``); a version none.
 _MCP_TAIL = re.compile(r"^(?P<name>[^/]+/[^/]+)/(?P<tail>status|versions(?:/(?P<version>[^/]+)(?P<status>/status)?)?)$")
-_A2A_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>\.well-known/agent-card\.json)$")
-_API_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>summary|export|lease|versions(?:/[^/]+)?)$")
+_A2A_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>\.well-known/agent-card\.json)$", re.DOTALL)
+#: Every route under ``/api/v1/things/{id}/`` (tests/integration/test_ids_in_paths.py checks none is missing).
+_API_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>summary|export|lease|owner|versions(?:/[^/]+)?)$", re.DOTALL)
 
 
 def _raw_rest(scope: Scope, prefix: str) -> bytes:
@@ -69,7 +71,8 @@ def ids_as_segments(app: ASGIApp) -> ASGIApp:
 
 def thing_id_from(segment: str) -> str:
     """The id of a segment made by ``ids_as_segments`` (the input boundary has checked it is UTF-8 without
-    control characters)."""
+    U+0000; other control characters may name a description stored before ids were checked, which can then be
+    read and deleted)."""
     thing_id = unquote_to_bytes(segment).decode("utf-8")
     if not thing_id:
         raise BadRequest("The path names no Thing Description id")

@@ -16,6 +16,7 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from registry.config import Settings
+from registry.descriptions.ids import as_uri
 from registry.descriptions.model import DISCOVERY_CONTEXT
 from registry.directory.service import DirectoryService, WriteOutcome
 from registry.errors import BadRequest
@@ -127,7 +128,7 @@ def _write_response(outcome: WriteOutcome, settings: Settings, *, location: bool
     headers = {"ETag": outcome.stored.etag, **notice_headers(outcome.notices, settings)}
     if location:
         # The bare local id, as LinkSmart and Domus do: clients resolve it against /things/.
-        headers["Location"] = outcome.stored.id
+        headers["Location"] = as_uri(outcome.stored.id)
     if NOTICES_TOTAL in headers:
         # A replacement answers 200 rather than 204 here, because 204 cannot carry the full list.
         status = HTTP_201_CREATED if outcome.created else HTTP_200_OK

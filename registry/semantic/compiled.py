@@ -21,9 +21,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from registry.descriptions.ids import is_iri
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
-_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\x00-\x20<>\"{}|^`\\]*\Z")
 _LANGUAGE = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*\Z")
 _GEN_DELIMS = tuple(":/?#[]@")
 _TERM_KEYS = frozenset({"@id", "@type", "@container", "@index", "@language", "@context", "@prefix", "@direction"})
@@ -105,7 +106,7 @@ class Context:
 
 
 def _checked(iri: str) -> str:
-    if not _ABSOLUTE.match(iri):
+    if not is_iri(iri):  # what no RDF parser would read back (the index loads the N-Triples strictly)
         raise Unsupported(f"not a plain absolute IRI: {iri!r}")
     return iri
 

@@ -31,6 +31,17 @@ def graph_name(thing_id: str) -> ox.NamedNode:
         return ox.NamedNode("urn:lmos-registry:thing:" + uuid.uuid5(uuid.NAMESPACE_URL, thing_id).hex)
 
 
+def rdf_problem(ntriples: str) -> str | None:
+    """Why ``ntriples`` cannot be loaded by oxigraph's strict parser (what the SPARQL indexes load with); None
+    when it can."""
+    try:
+        for _ in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES):
+            pass
+    except (SyntaxError, ValueError) as error:
+        return str(error)
+    return None
+
+
 def quads_in(graph: ox.NamedNode, ntriples: str) -> str:
     """The N-Triples statements as N-Quads of ``graph``."""
     return _STATEMENT_END.sub(f"{graph} .", ntriples)
@@ -71,4 +82,4 @@ def _datetime(moment: dt.datetime) -> ox.Literal:
     )
 
 
-__all__ = ["blank_nodes_apart", "graph_name", "quads_in", "registration_triples"]
+__all__ = ["blank_nodes_apart", "graph_name", "quads_in", "rdf_problem", "registration_triples"]

@@ -105,12 +105,15 @@ class StoreEndpoint:
         return None
 
     async def stats(self) -> dict[str, Any]:
-        return {
+        stats: dict[str, Any] = {
             "indexPosition": self._position() or 0,
             "queriesRunning": self._running,
             "externalStore": self.settings.sparql_store_query_url,
             "pushedByThisReplica": self.pusher is not None,
         }
+        if self.pusher is not None:  # what the store leaves out is known where it is pushed from
+            stats |= {"skippedDescriptions": len(self.pusher.skipped), "skippedTotal": self.pusher.skipped.total}
+        return stats
 
     async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
         SPARQL_QUERIES.inc()

@@ -14,9 +14,9 @@ import logging
 
 from registry.events.feed import ChangeFeed
 from registry.metrics import SPARQL_STORE_PUSHES
-from registry.semantic.graphs import blank_nodes_apart, graph_name
+from registry.semantic.graphs import blank_nodes_apart, graph_name, rdf_problem
 from registry.sparql_store.store import SparqlStore, StoreState, state_update
-from registry.sparql_worker.follower import ChangeFollower
+from registry.sparql_worker.follower import ChangeFollower, SkippedDescriptions
 from registry.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,9 @@ class StorePusher(ChangeFollower):
         self.store = store
         #: The state the store holds as far as this pusher knows (it is the only writer while it holds the lock).
         self.state: StoreState | None = None
+        #: Descriptions whose RDF does not parse: never sent (one would make the store refuse the whole request).
+        #: Known to the replica that pushes, since it took over.
+        self.skipped = SkippedDescriptions(self.copy)
 
     async def holds_its_copy(self) -> bool:
         """Whether the store still holds what this pusher wrote (nobody emptied it or restored a backup since)."""
@@ -50,22 +53,35 @@ class StorePusher(ChangeFollower):
     async def _clear(self) -> None:
         await self.store.update("DROP ALL")
         self.state = None
+        self.skipped.reasons.clear()
+
+    def _loadable(self, thing_id: str, ntriples: str) -> bool:
+        """Whether the RDF parses (checked here with the parser the local index loads with); else left out."""
+        problem = rdf_problem(ntriples)
+        if problem is not None:
+            self.skipped.skip(thing_id, problem)
+        return problem is None
 
     async def _load(self, rows: list[tuple[str, str]]) -> None:
         graphs = [
             (graph_name(thing_id), blank_nodes_apart(ntriples, f"d{number}x"))
             for number, (thing_id, ntriples) in enumerate(rows)
-            if ntriples
+            if ntriples and self._loadable(thing_id, ntriples)
         ]
         await self.store.load(graphs)
 
     async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
         operations = [f"DROP SILENT GRAPH {graph_name(thing_id)}" for thing_id in [*gone, *current]]
+        left_out = set()
         for number, (thing_id, ntriples) in enumerate(current.items()):
-            if ntriples:
-                # Blank node labels are scoped to the request (and may not recur across INSERT DATA operations).
-                renamed = blank_nodes_apart(ntriples, f"d{number}x")
-                operations.append(f"INSERT DATA {{ GRAPH {graph_name(thing_id)} {{ {renamed} }} }}")
+            if not ntriples:
+                continue
+            if not self._loadable(thing_id, ntriples):
+                left_out.add(thing_id)
+                continue
+            # Blank node labels are scoped to the request (and may not recur across INSERT DATA operations).
+            renamed = blank_nodes_apart(ntriples, f"d{number}x")
+            operations.append(f"INSERT DATA {{ GRAPH {graph_name(thing_id)} {{ {renamed} }} }}")
         moved = position is not None and (self.state is None or self.state.position != position)
         if position is not None and (moved or operations):
             operations.append(state_update(StoreState(self.identity, position)))
@@ -73,6 +89,7 @@ class StorePusher(ChangeFollower):
             return
         await self.store.update(" ;\n".join(operations))
         SPARQL_STORE_PUSHES.inc()
+        self.skipped.taken(thing_id for thing_id in [*gone, *current] if thing_id not in left_out)
         if position is not None:
             self.state = StoreState(self.identity, position)
 

@@ -113,6 +113,8 @@ async def _serve() -> None:
                     "indexPosition": 0 if index.state is None else index.state.position,  # what it applied
                     "pendingDescriptions": follower.pending,
                     "queriesRunning": sparql.running,
+                    "skippedDescriptions": len(index.skipped),
+                    "skippedTotal": index.skipped.total,
                 }
             else:
                 await caught_up()

@@ -24,7 +24,7 @@ import datetime as dt
 import heapq
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
@@ -59,6 +59,37 @@ STEP_BYTES = 16 * 2**20
 STEP_DESCRIPTIONS = 2000
 #: Descriptions whose size is read in one statement while building.
 _BUILD_PAGE = 10_000
+
+
+class SkippedDescriptions:
+    """Descriptions a copy does not hold because their RDF cannot be loaded (stored before ids and IRIs were
+    checked): each is logged with its id, counted, and left out while the others are taken. A description taken
+    later (registered again) or gone leaves the set."""
+
+    def __init__(self, copy: str, ids: Iterable[str] = ()) -> None:
+        self.copy = copy
+        #: Id → why its RDF could not be loaded.
+        self.reasons: dict[str, str] = dict.fromkeys(ids, "skipped before the copy was opened again")
+        #: Descriptions skipped since this process started (one skipped again counts again).
+        self.total = 0
+
+    def skip(self, thing_id: str, reason: object) -> None:
+        if self.reasons.get(thing_id) != str(reason):  # once, not again at each retry of the same write
+            log.warning(
+                "the %s leaves out the description %r: its RDF cannot be loaded (%s)", self.copy, thing_id, reason
+            )
+        self.reasons[thing_id] = str(reason)
+        self.total += 1
+
+    def taken(self, thing_ids: Iterable[str]) -> None:
+        for thing_id in thing_ids:
+            self.reasons.pop(thing_id, None)
+
+    def __len__(self) -> int:
+        return len(self.reasons)
+
+    def __contains__(self, thing_id: object) -> bool:
+        return thing_id in self.reasons
 
 
 class ChangeFollower:
@@ -287,4 +318,4 @@ def steps(ids: Sequence[str], sizes: dict[str, int]) -> Iterator[Sequence[str]]:
         yield ids[start:]
 
 
-__all__ = ["BATCH_DELAY", "QUIET", "STEP_BYTES", "STEP_DESCRIPTIONS", "ChangeFollower", "steps"]
+__all__ = ["BATCH_DELAY", "QUIET", "STEP_BYTES", "STEP_DESCRIPTIONS", "ChangeFollower", "SkippedDescriptions", "steps"]

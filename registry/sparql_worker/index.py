@@ -30,7 +30,7 @@ import pyoxigraph as ox
 
 from registry.events.feed import ChangeFeed
 from registry.semantic.graphs import blank_nodes_apart, graph_name, quads_in
-from registry.sparql_worker.follower import ChangeFollower
+from registry.sparql_worker.follower import ChangeFollower, SkippedDescriptions
 from registry.store.database import Database
 from registry.store.rdf import same_history
 
@@ -75,6 +75,8 @@ class IndexState:
     position: int
     descriptions: int
     layout: int = 1
+    #: Descriptions left out because their RDF cannot be loaded (see ``SkippedDescriptions``).
+    skipped: tuple[str, ...] = ()
 
 
 class RdfIndex:
@@ -95,6 +97,7 @@ class RdfIndex:
         self.store = ox.Store() if directory is None else ox.Store(str(directory / STORE_DIRECTORY))
         self.state = state
         self.descriptions = 0 if state is None else state.descriptions
+        self.skipped = SkippedDescriptions("SPARQL index", () if state is None else state.skipped)
         self._lock: IO[str] | None = None
         #: Bytes written since the memtables were last flushed (see ``FLUSH_AFTER_BYTES``).
         self._unflushed = 0
@@ -137,7 +140,7 @@ class RdfIndex:
 
     def remember(self, database: str, position: int) -> None:
         """Record that every change up to ``position`` is applied (written atomically beside the store)."""
-        self.state = IndexState(database, position, self.descriptions, LAYOUT)
+        self.state = IndexState(database, position, self.descriptions, LAYOUT, tuple(self.skipped.reasons))
         if self.directory is None:
             return
         temporary = self.directory / (STATE_FILE + ".tmp")
@@ -149,7 +152,8 @@ class RdfIndex:
 
         ``BULK_FROM`` new descriptions or more (a burst of registrations the index catches up on), or new ones of
         ``BULK_FROM_CHARACTERS`` of RDF or more, are added together with oxigraph's bulk loader instead
-        (:meth:`load`), which skips the memtables.
+        (:meth:`load`), which skips the memtables. Every path parses strictly, so a description is indexed or left
+        out (``skipped``) the same way whichever path takes it; one left out never stops the others.
         """
         new: list[tuple[str, str]] = []
         for thing_id, ntriples in rows:
@@ -157,37 +161,94 @@ class RdfIndex:
             if not self.store.contains_named_graph(graph):
                 if ntriples:
                     new.append((thing_id, ntriples))
+                else:
+                    self.skipped.taken([thing_id])
             elif ntriples:
-                self.store.update(f"DROP GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }}")
-                self._written(len(ntriples))
+                self._put_back(thing_id, graph, ntriples)
             else:
                 self._remove(graph)
+                self.skipped.taken([thing_id])
         if len(new) >= BULK_FROM or sum(len(ntriples) for _, ntriples in new) >= BULK_FROM_CHARACTERS:
             self.load(new)
             return
         for thing_id, ntriples in new:
             # A load (atomic, blank nodes renamed as by INSERT DATA): a third cheaper than an update.
-            self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph_name(thing_id), lenient=True)
+            try:
+                self.store.load(ntriples, ox.RdfFormat.N_TRIPLES, to_graph=graph_name(thing_id))
+            except (SyntaxError, ValueError) as error:
+                self.skipped.skip(thing_id, error)
+                continue
+            self.skipped.taken([thing_id])
             self.descriptions += 1
             self._written(len(ntriples))
+
+    def _put_back(self, thing_id: str, graph: ox.NamedNode, ntriples: str) -> None:
+        """Replace the description in ``graph``; one whose new RDF cannot be loaded is taken out (what the graph
+        holds is no longer what the directory serves) and left out."""
+        try:
+            self.store.update(f"DROP GRAPH {graph} ; INSERT DATA {{ GRAPH {graph} {{ {ntriples} }} }}")
+        except (SyntaxError, ValueError) as error:
+            self._remove(graph)
+            self.skipped.skip(thing_id, error)
+            return
+        self.skipped.taken([thing_id])
+        self._written(len(ntriples))
 
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
         """Add descriptions that are not there yet with oxigraph's bulk loader: it sorts their index entries and
         writes them to files, ingested all at once when it commits (atomic: queries see all or none of them).
-        One parse for the whole batch, so blank node labels are made distinct per description first."""
-        batch: list[str] = []
+        One parse for the whole batch, so blank node labels are made distinct per description first.
+
+        A batch the loader refuses (a description whose RDF does not parse) is loaded again without the
+        descriptions that do not parse on their own, which are left out (``skipped``)."""
+        batch: list[tuple[str, str]] = []
         for thing_id, ntriples in rows:
             if ntriples:
-                batch.append(quads_in(graph_name(thing_id), blank_nodes_apart(ntriples, f"d{self.descriptions}x")))
-                self.descriptions += 1
-        if batch:
-            self.store.bulk_load("\n".join(batch).encode(), ox.RdfFormat.N_QUADS)
+                prefix = f"d{self.descriptions + len(batch)}x"
+                batch.append((thing_id, quads_in(graph_name(thing_id), blank_nodes_apart(ntriples, prefix))))
+        if not batch:
+            return
+        try:
+            self.store.bulk_load("\n".join(quads for _, quads in batch).encode(), ox.RdfFormat.N_QUADS)
+        except (SyntaxError, ValueError):
+            batch = self._load_parsing(batch)
+        self.skipped.taken(thing_id for thing_id, _ in batch)
+        self.descriptions += len(batch)
+
+    def _load_parsing(self, batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Load the descriptions of ``batch`` (id, N-Quads) that parse, leaving out the others; the loaded ones."""
+        loadable = []
+        for thing_id, quads in batch:
+            try:
+                for _ in ox.parse(quads, ox.RdfFormat.N_QUADS):
+                    pass
+            except (SyntaxError, ValueError) as error:
+                self.skipped.skip(thing_id, error)
+            else:
+                loadable.append((thing_id, quads))
+        try:
+            if loadable:
+                self.store.bulk_load("\n".join(quads for _, quads in loadable).encode(), ox.RdfFormat.N_QUADS)
+            return loadable
+        except (SyntaxError, ValueError):
+            pass
+        # What parses alone but not in one load with the others: one load each (each atomic).
+        loaded = []
+        for thing_id, quads in loadable:
+            try:
+                self.store.load(quads, ox.RdfFormat.N_QUADS)
+            except (SyntaxError, ValueError) as error:
+                self.skipped.skip(thing_id, error)
+            else:
+                loaded.append((thing_id, quads))
+        return loaded
 
     def remove(self, thing_ids: Iterable[str]) -> None:
         for thing_id in thing_ids:
             graph = graph_name(thing_id)
             if self.store.contains_named_graph(graph):
                 self._remove(graph)
+            self.skipped.taken([thing_id])
 
     def _remove(self, graph: ox.NamedNode) -> None:
         self.store.remove_graph(graph)
@@ -204,6 +265,7 @@ class RdfIndex:
     def clear(self) -> None:
         self.store.clear()
         self.descriptions = 0
+        self.skipped.reasons.clear()
         self.state = None
 
     def __len__(self) -> int:
@@ -224,7 +286,8 @@ def _lower_priority() -> None:
 
 def _read_state(path: Path) -> IndexState | None:
     try:
-        return IndexState(**json.loads(path.read_text()))
+        state = IndexState(**json.loads(path.read_text()))
+        return dataclasses.replace(state, skipped=tuple(str(thing_id) for thing_id in state.skipped))
     except (OSError, ValueError, TypeError):
         return None
 

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable
 
 import msgspec
+import pytest
 
 from registry.store.database import Database
 from registry.store.leases import RENEWALS_CHANNEL
@@ -43,12 +44,17 @@ async def test_renewed_ids_are_notified_in_parts_under_the_payload_limit(databas
         await listening.close()
 
 
-async def test_an_id_too_long_to_notify_is_announced_as_unnamed(database: Database) -> None:
+async def test_an_id_too_long_to_notify_is_announced_as_unnamed(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     directory = directory_service(database)
-    # 2,000 control characters: 12,000 bytes of JSON, more than a notification holds.
+    # 2,000 control characters: 12,000 bytes of JSON, more than a notification holds. Only an id stored before ids
+    # were checked can hold them (registry/descriptions/ids.py): written here as it was then.
     document = thing("Unnameable", registration={"ttl": 60})
     document["id"] = "urn:test:" + "\x01" * 2000
-    await directory.put(document["id"], document)
+    with monkeypatch.context() as unchecked:
+        unchecked.setattr("registry.errors.id_problem", lambda value: None)
+        await directory.put(document["id"], document)
     payloads: list[str] = []
     listening = await database.listen({RENEWALS_CHANNEL: payloads.append})
     try:

@@ -5,14 +5,19 @@ from __future__ import annotations
 import pytest
 
 from registry.descriptions.versions import (
+    MAX_VERSION_CHARS,
+    MAX_VERSION_DIGITS,
     RangeError,
     bump,
     maven_to_npm,
     normalise_version,
     parse_range,
     precedence,
+    previous_version,
     satisfies,
+    sort_key,
     version_order,
+    version_problem,
 )
 
 
@@ -106,3 +111,43 @@ def test_version_order_is_semantic_then_text() -> None:
         "v2",
         "banana",
     ]
+
+
+HUGE = "9" * 4301
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [
+        ("1.2.3", False),
+        ("1." + "9" * 18 + ".0", False),
+        ("1." + "9" * 19 + ".0", True),
+        ("1.0.0-rc." + "9" * 19, True),
+        ("v" + "9" * 19, True),
+        ("1.0.0-a" + "9" * 30, False),  # an alphanumeric identifier is never read as a number
+        ("1.0.0+" + "x" * 250, False),
+        ("1.0.0+" + "x" * 251, True),
+        (f"1.{HUGE}.0", True),
+    ],
+)
+def test_versions_are_bounded_in_length_and_digits(version: str, refused: bool) -> None:
+    assert (version_problem(version) is not None) == refused
+    assert len(version) <= MAX_VERSION_CHARS or refused
+
+
+@pytest.mark.parametrize("version", [f"1.{HUGE}.0", f"1.0.0-{HUGE}", f"1.0.0-rc.{HUGE}", HUGE, "1." + "9" * 19])
+def test_a_version_out_of_bounds_reads_as_no_version_everywhere(version: str) -> None:
+    """Stored before the bounds were checked, it is compared as a text that is no version, never raises."""
+    assert normalise_version(version) is None
+    assert sort_key(version) is None
+    assert not satisfies(version, "^1")
+    assert bump("1.0.0", version) == "unknown"
+    assert version_order(version)[0] == 1
+    assert previous_version([version, "1.0.0"], "2.0.0") == "1.0.0"
+    assert previous_version(["1.0.0"], version) is None
+    with pytest.raises(RangeError):
+        parse_range(f"[1.0,{version})")
+
+
+def test_the_digit_bound_keeps_every_component_in_a_signed_64_bit_integer() -> None:
+    assert int("9" * MAX_VERSION_DIGITS) < 2**63
