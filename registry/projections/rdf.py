@@ -10,12 +10,15 @@ from typing import Any
 import msgspec
 
 from registry.errors import BadRequest
-from registry.semantic.graphs import registration_triples
+from registry.semantic.graphs import own_statements, owns, registration_triples
 from registry.semantic.rdf import Rdf, RdfConverter
 from registry.store.database import Transaction
 from registry.store.rdf import RdfWrite, remove_rdf, store_rdf
 from registry.store.things import StoredDescription
 from registry.wire import Notice
+
+#: Foreign subjects named one by one in the notices of a write; the rest are counted in one more notice.
+NAMED_FOREIGN_SUBJECTS = 10
 
 
 @dataclasses.dataclass(slots=True)
@@ -43,7 +46,12 @@ class RdfProjector:
                     ],
                 )
         rdf = self.converter.convert(document)
-        notices = [
+        dropped: dict[str, int] = {}
+        if rdf.subjects is None or not all(owns(thing_id, subject) for subject in rdf.subjects):
+            own = own_statements(thing_id, rdf.ntriples)
+            rdf, dropped = dataclasses.replace(rdf, ntriples=own.ntriples), own.dropped
+        notices = foreign_subject_notices(thing_id, dropped)
+        notices += [
             Notice(
                 code="unknown-context",
                 message=f"The remote context {url} is not available offline; the RDF was computed without it",
@@ -78,4 +86,26 @@ class RdfProjector:
         await remove_rdf(tx, thing_ids)
 
 
-__all__ = ["RdfProjection", "RdfProjector"]
+def foreign_subject_notices(thing_id: str, dropped: dict[str, int]) -> list[Notice]:
+    """What the registrant is told of the statements about other subjects that were left out of its RDF."""
+    notices = [
+        Notice(
+            code="foreign-subject",
+            message=f"{count} RDF statement(s) about <{subject}> were left out: a description states facts only "
+            f"about itself (its id {thing_id!r}, IRIs under it with a fragment, its blank nodes)",
+        )
+        for subject, count in list(dropped.items())[:NAMED_FOREIGN_SUBJECTS]
+    ]
+    rest = list(dropped.values())[NAMED_FOREIGN_SUBJECTS:]
+    if rest:
+        notices.append(
+            Notice(
+                code="foreign-subject",
+                message=f"{sum(rest)} more RDF statement(s) about {len(rest)} more subject(s) other than the "
+                "description itself were left out",
+            )
+        )
+    return notices
+
+
+__all__ = ["RdfProjection", "RdfProjector", "foreign_subject_notices"]

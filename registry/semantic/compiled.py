@@ -240,6 +240,8 @@ class Writer:
         self._prefix = "b" + uuid.uuid4().hex
         self._count = 0
         self._labels: dict[str, str] = {}
+        #: The IRIs the written statements are about (blank nodes aside).
+        self.subjects: set[str] = set()
 
     def node_term(self, identifier: str | None) -> str:
         if identifier is None:
@@ -290,6 +292,8 @@ class Writer:
             else:
                 properties.append((key, iri, term, value))
         subject = self.node_term(subject_id)
+        if subject_id is not None and not subject_id.startswith("_:"):
+            self.subjects.add(subject[1:-1])
         write = self.lines.append
         if extra is not None:
             write(f"{subject} {extra[0]} {extra[1]} .\n")

@@ -46,6 +46,8 @@ class Rdf:
     unknown_contexts: tuple[str, ...] = ()
     #: Why no RDF could be computed at all (the document is still stored and served).
     error: str | None = None
+    #: The IRIs the statements are about, when the conversion kept count (None: look at the statements).
+    subjects: frozenset[str] | None = None
 
 
 class RdfConverter:
@@ -65,7 +67,8 @@ class RdfConverter:
         document = explicit_capabilities(document)
         context, unknown = self._local_context(document)
         try:
-            return Rdf(self._compiled(context, document), tuple(unknown))
+            text, subjects = self._compiled(context, document)
+            return Rdf(text, tuple(unknown), subjects=frozenset(subjects))
         except Unsupported:
             return self._general(context, unknown, document)
 
@@ -91,7 +94,7 @@ class RdfConverter:
             text = ox.serialize([_normalised(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
         return Rdf(text.decode(), tuple(unknown))
 
-    def _compiled(self, context: list[Any], document: dict[str, Any]) -> str:
+    def _compiled(self, context: list[Any], document: dict[str, Any]) -> tuple[str, set[str]]:
         active = self._root
         for entry in context:
             if isinstance(entry, dict) and id(entry) not in self._lasting:
@@ -108,7 +111,7 @@ class RdfConverter:
             text.encode("utf-8")
         except UnicodeEncodeError as error:
             raise Unsupported("text that is not valid Unicode") from error
-        return text
+        return text, writer.subjects
 
     def _inline(self, url: str) -> Any:
         if url not in self._inlined:
