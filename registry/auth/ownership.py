@@ -7,8 +7,9 @@ such as an MCP front end). Rules, each named in the 403 it causes:
 - ``owner``: an existing description may be changed only by its owner or an admin (one without an owner, stored
   while authentication was off, only by an admin, who may transfer it);
 - ``namespace``: a principal bound to id patterns may only register (create) ids matching one of them;
-- ``vendor``: a principal bound to vendor names may only register descriptions whose ``lmos:vendor`` name is one
-  of them (what stops a team registering agents in another vendor's name).
+- ``vendor``: a principal bound to vendor names may only register descriptions whose ``lmos:vendor`` names are all
+  among them (what stops a team registering agents in another vendor's name), the names read by what the keys
+  expand to in the description's JSON-LD context, as SPARQL reads them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from typing import Any
 
 from registry.auth.principal import Principal
-from registry.descriptions.summary import vendor_of
+from registry.descriptions.summary import vendor_names
 from registry.errors import Forbidden
 
 
@@ -30,11 +31,6 @@ def _pattern(namespace: str) -> re.Pattern[str]:
 
 def in_namespaces(thing_id: str, namespaces: tuple[str, ...]) -> bool:
     return any(_pattern(namespace).fullmatch(thing_id) for namespace in namespaces)
-
-
-def vendor_name(document: dict[str, Any]) -> str | None:
-    vendor = vendor_of(document)
-    return vendor.name if vendor is not None else None
 
 
 def authorize_write(
@@ -68,14 +64,14 @@ def authorize_write(
             rule="namespace",
         )
     if principal.vendors and document is not None:
-        vendor = vendor_name(document)
         allowed = {name.casefold() for name in principal.vendors}
-        if vendor is not None and vendor.casefold() not in allowed:
-            raise Forbidden(
-                f"The description names the vendor {vendor!r}; {principal.name!r} may only register for "
-                f"{', '.join(principal.vendors)}",
-                rule="vendor",
-            )
+        for vendor in vendor_names(document):
+            if vendor.casefold() not in allowed:
+                raise Forbidden(
+                    f"The description names the vendor {vendor!r}; {principal.name!r} may only register for "
+                    f"{', '.join(principal.vendors)}",
+                    rule="vendor",
+                )
 
 
-__all__ = ["authorize_write", "in_namespaces", "vendor_name"]
+__all__ = ["authorize_write", "in_namespaces"]

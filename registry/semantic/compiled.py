@@ -55,13 +55,15 @@ class Term:
 class Context:
     """An active context; derived contexts are memoised on their parent by the identity of the local context."""
 
-    __slots__ = ("_derived", "language", "terms", "vocab")
+    __slots__ = ("_derived", "keys", "language", "terms", "vocab")
 
     def __init__(self) -> None:
         self.terms: dict[str, Term] = {}
         self.vocab: str | None = None
         self.language: str | None = None
         self._derived: dict[int, tuple[Any, Context]] = {}
+        #: What readers of documents made of keys in this context (registry.semantic.expansion), kept for reuse.
+        self.keys: dict[str, Any] = {}
 
     def derive(self, local: Any, resolve: Callable[[str], Any]) -> Context:
         """``self`` with ``local`` applied. ``local`` must stay alive and unchanged (bundled or cached contexts)."""
