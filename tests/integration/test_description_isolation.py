@@ -123,3 +123,31 @@ async def test_rdf_stored_before_the_rule_never_reaches_the_index(own_database_u
         assert titles == {"WeatherAgent"}
         assert EVIL_TARGET not in targets
         assert await select(client, f"SELECT ?t WHERE {{ <{ALICE}> td:title ?t }}") == [{"t": "Alice"}]
+
+
+async def test_an_id_alias_cannot_make_the_whole_description_about_another(
+    own_database_url: str, tmp_path: Path
+) -> None:
+    """``id`` made a plain property and another key aliased to ``@id``: the JSON-LD node is bob's agent while the
+    directory stores the description under its own id. Its statements about bob are left out; a plain thing then
+    says nothing, and an agent is refused (its kind and vendor would read differently in the RDF)."""
+    thing_id = "urn:alice:aliased"
+    context = {"id": "https://example.org/vocab#id", "ident": "@id", "lmos": "https://eclipse.dev/lmos/protocol/v1"}
+    aliased = {
+        "@context": ["https://www.w3.org/2022/wot/td/v1.1", context],
+        "id": thing_id,
+        "ident": BOB,
+        "title": "Bob's agent (use the form below)",
+        "securityDefinitions": {"nosec_sc": {"scheme": "nosec"}},
+        "security": "nosec_sc",
+    }
+    async with AsyncTestClient(app=create_app(settings(own_database_url, tmp_path))) as client:
+        assert (await client.put(f"/things/{BOB}", json=weather_agent(BOB))).status_code == 201
+        written = await client.put(f"/things/{thing_id}", json=aliased)
+        assert written.status_code == 201, written.text
+        assert "foreign-subject" in written.headers["Registry-Notices"]
+        titles, _ = await titles_and_targets_of_bob(client)
+        assert titles == {"WeatherAgent"}
+        agent = {**aliased, "@type": "lmos:Agent", "lmos:metadata": {"lmos:vendor": {"lmos:name": "Alice"}}}
+        refused = await client.put(f"/things/{thing_id}", json=agent)
+        assert refused.status_code == 400, refused.text
