@@ -69,7 +69,7 @@ from registry.projections.catalog import CatalogProjector
 from registry.projections.rdf import RdfProjector
 from registry.semantic.jsonpath import JsonPathLimits
 from registry.semantic.loader import ContextLibrary
-from registry.semantic.rdf import RdfConverter
+from registry.semantic.rdf import RdfConverter, read_with
 from registry.semantic.sparql import SparqlBackend
 from registry.sparql_store.endpoint import StoreEndpoint
 from registry.sparql_worker.client import QueryWorker
@@ -184,10 +184,12 @@ def create_app(settings: Settings) -> Litestar:
         )
         things = ThingStore(database)
         library = ContextLibrary.load(settings.context_dir)
+        converter = RdfConverter(library)
+        read_with(converter)  # the rules on LMOS members read them with the contexts the RDF is made with
         # Every projection of a description, each one line: see registry/projections/__init__.py.
         projections = Projections(
             [
-                RdfProjector(RdfConverter(library), strict_contexts=settings.strict_contexts),
+                RdfProjector(converter, strict_contexts=settings.strict_contexts),
                 CatalogProjector(),
             ]
         )

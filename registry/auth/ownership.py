@@ -14,8 +14,9 @@ other publisher, such as the MCP registry API). Rules, each named in the 403 it 
 - ``namespace``: a principal bound to id patterns may only register (create) ids matching one of them, and only
   import A2A cards whose URL matches one; no principal may create an id held by a description it cannot see
   (another tenant's): both refusals are one answer (``unavailable_id``), so it does not tell them apart;
-- ``vendor``: a principal bound to vendor names may only register descriptions whose ``lmos:vendor`` name is one
-  of them (what stops a team registering agents in another vendor's name).
+- ``vendor``: a principal bound to vendor names may only register descriptions whose ``lmos:vendor`` names are all
+  among them (what stops a team registering agents in another vendor's name), the names read by what the keys
+  expand to in the description's JSON-LD context, as SPARQL reads them.
 
 Ids the directory derives from what a description says of itself (a tool's ``uuid5(vendor:name)``, an A2A card's
 from its URL and name) belong to the party bound to that vendor or URL: such a rightful party takes the id over
@@ -40,7 +41,7 @@ from registry.auth.principal import (
     unescape_issuer,
 )
 from registry.auth.tenancy import writer_scope
-from registry.descriptions.summary import vendor_of
+from registry.descriptions.summary import vendor_names
 from registry.errors import BadRequest, Forbidden, NotFound
 
 
@@ -52,11 +53,6 @@ def _pattern(namespace: str) -> re.Pattern[str]:
 
 def in_namespaces(thing_id: str, namespaces: tuple[str, ...]) -> bool:
     return any(_pattern(namespace).fullmatch(thing_id) for namespace in namespaces)
-
-
-def vendor_name(document: dict[str, Any]) -> str | None:
-    vendor = vendor_of(document)
-    return vendor.name if vendor is not None else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -210,14 +206,14 @@ def _refuse_holder(principal: Principal, thing_id: str, holder: Holder, *, creat
 def _check_vendor(principal: Principal, document: dict[str, Any] | None) -> None:
     if not principal.vendors or document is None:
         return
-    vendor = vendor_name(document)
     allowed = {name.casefold() for name in principal.vendors}
-    if vendor is not None and vendor.casefold() not in allowed:
-        raise Forbidden(
-            f"The description names the vendor {vendor!r}; {principal.name!r} may only register for "
-            f"{', '.join(principal.vendors)}",
-            rule="vendor",
-        )
+    for vendor in vendor_names(document):
+        if vendor.casefold() not in allowed:
+            raise Forbidden(
+                f"The description names the vendor {vendor!r}; {principal.name!r} may only register for "
+                f"{', '.join(principal.vendors)}",
+                rule="vendor",
+            )
 
 
 #: How an admin names the new owner of a transfer.
@@ -266,5 +262,4 @@ __all__ = [
     "not_found",
     "parse_owner",
     "unavailable_id",
-    "vendor_name",
 ]

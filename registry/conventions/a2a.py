@@ -25,6 +25,7 @@ from registry.descriptions.model import A2A_CARD_TYPE, A2A_NAMESPACE, LMOS_NAMES
 from registry.descriptions.summary import summarise
 from registry.descriptions.validation import SEMVER, FieldError
 from registry.descriptions.versions import version_problem
+from registry.semantic.rdf import lmos_normalised
 
 #: The type that marks a description imported from an Agent Card (the ``a2a`` convention).
 CARD_TYPE = A2A_CARD_TYPE
@@ -256,11 +257,11 @@ def description_to_card(document: dict[str, Any]) -> dict[str, Any]:
         card["description"] = summary.description or card["name"]
     if "version" not in card:
         card["version"] = summary.version or "0.0.0"
-    _, metadata = lmos_member(document, "metadata")
+    _, metadata = lmos_member(lmos_normalised(document), "metadata")
     if "provider" not in card and summary.vendor is not None and summary.vendor.name and summary.vendor.url:
         card["provider"] = {"organization": summary.vendor.name, "url": summary.vendor.url}
     if "skills" not in card:
-        card["skills"] = _skills(document, metadata if isinstance(metadata, dict) else {})
+        card["skills"] = _skills(lmos_normalised(document), metadata if isinstance(metadata, dict) else {})
     for link in document.get("links", []) if isinstance(document.get("links"), list) else []:
         if not isinstance(link, dict) or not isinstance(link.get("href"), str):
             continue

@@ -29,6 +29,7 @@ import msgspec
 from registry.descriptions.model import capability_lists, lmos_local_name, lmos_member, strings_of
 from registry.descriptions.summary import version_of
 from registry.descriptions.versions import bump, sort_key
+from registry.semantic.rdf import lmos_normalised
 from registry.wire import Change, Report
 
 BREAKING = "breaking"
@@ -921,8 +922,8 @@ class CapabilityEntry:
 
 
 def capability_entries(document: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
-    """Every member of every LMOS capability list, with its path."""
-    for path, value in capability_lists(document):
+    """Every member of every LMOS capability list (found by what its key expands to), with its path."""
+    for path, value in capability_lists(lmos_normalised(document)):
         for index, entry in enumerate(value if isinstance(value, list) else []):
             yield [*path, index], entry
 

@@ -55,7 +55,10 @@ def _lmos_prefixes(document: dict[str, Any]) -> set[str]:
     return prefixes
 
 
-def lmos_local_name(term: str, prefixes: set[str] | frozenset[str] = frozenset({"lmos"})) -> str | None:
+_LMOS_ONLY = frozenset({"lmos"})
+
+
+def lmos_local_name(term: str, prefixes: set[str] | frozenset[str] = _LMOS_ONLY) -> str | None:
     """``metadata`` for ``lmos:metadata`` or a full LMOS IRI; None for anything else."""
     for spelling in LMOS_NAMESPACE_SPELLINGS:
         if term.startswith(spelling) and len(term) > len(spelling):
@@ -68,8 +71,11 @@ def lmos_local_name(term: str, prefixes: set[str] | frozenset[str] = frozenset({
 
 def lmos_member(obj: dict[str, Any], local_name: str) -> tuple[str | None, Any]:
     """The key and value of the LMOS member ``local_name`` of ``obj`` (e.g. ``lmos:vendor``), if present."""
+    canonical = "lmos:" + local_name
+    if canonical in obj:
+        return canonical, obj[canonical]
     for key, value in obj.items():
-        if lmos_local_name(key, frozenset({"lmos"})) == local_name:
+        if ":" in key and lmos_local_name(key, _LMOS_ONLY) == local_name:  # no LMOS spelling lacks a colon
             return key, value
     return None, None
 
@@ -121,5 +127,5 @@ def capability_lists(document: dict[str, Any]) -> Iterator[tuple[list[str], Any]
         holders.append(([metadata_key], metadata))
     for prefix, holder in holders:
         for key, value in holder.items():
-            if lmos_local_name(key) in CAPABILITY_LISTS:
+            if ":" in key and lmos_local_name(key) in CAPABILITY_LISTS:
                 yield [*prefix, key], value

@@ -22,6 +22,7 @@ from registry.descriptions.model import (
     strings_of,
     types_of,
 )
+from registry.semantic.rdf import lmos_normalised
 from registry.wire import Capability, Vendor
 
 KIND_AGENT = "agent"
@@ -97,7 +98,11 @@ def vendor_fuzzy_matches(query: str, name: str | None) -> bool:
 
 def kind_of(document: dict[str, Any]) -> str:
     """agent, tool or thing: the one vocabulary of ``kind`` (search, facets, events, summaries)."""
-    return {LmosKind.AGENT: KIND_AGENT, LmosKind.TOOL: KIND_TOOL, None: KIND_THING}[lmos_kind(document)]
+    return _kind_of(lmos_normalised(document))
+
+
+def _kind_of(reading: dict[str, Any]) -> str:
+    return {LmosKind.AGENT: KIND_AGENT, LmosKind.TOOL: KIND_TOOL, None: KIND_THING}[lmos_kind(reading)]
 
 
 def _text(value: Any) -> str | None:
@@ -121,19 +126,54 @@ def _texts(document: dict[str, Any], single: str, plural: str) -> tuple[str | No
 
 
 def vendor_of(document: dict[str, Any]) -> Vendor | None:
-    """The ``lmos:vendor`` of a description (its name is what namespaces of vendors are checked against)."""
-    _, metadata = lmos_member(document, "metadata")
+    """The ``lmos:vendor`` of a description: ``lmos:metadata`` → ``lmos:vendor`` → ``lmos:name`` and ``lmos:url``,
+    whatever spelling the description's context gives them (None for a vendor stated more than once)."""
+    return _vendor_of(lmos_normalised(document))
+
+
+def _vendor_of(reading: dict[str, Any]) -> Vendor | None:
+    _, metadata = lmos_member(reading, "metadata")
     if not isinstance(metadata, dict):
         return None
     _, vendor = lmos_member(metadata, "vendor")
     if not isinstance(vendor, dict):
         return None
-    name, url = _text(_field(vendor, "name")), _text(_field(vendor, "url"))
+    name, url = _text(lmos_member(vendor, "name")[1]), _text(lmos_member(vendor, "url")[1])
     return Vendor(name=name, url=url) if name or url else None
+
+
+def vendor_names(document: dict[str, Any]) -> list[str]:
+    """Every vendor name a description states (``lmos:metadata`` → ``lmos:vendor`` → ``lmos:name``, whatever the
+    spelling, and however many times): what SPARQL sees as its vendors, and what a key bound to vendors is checked
+    against. Validation lets one through at most."""
+    return _vendor_names(lmos_normalised(document))
+
+
+def _vendor_names(reading: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for metadata in _all(lmos_member(reading, "metadata")[1]):
+        for vendor in _all(lmos_member(metadata, "vendor")[1]):
+            names.extend(name.strip() for name in _all(lmos_member(vendor, "name")[1], str) if name.strip())
+    return list(dict.fromkeys(names))
+
+
+def kind_and_vendor_names(document: dict[str, Any]) -> tuple[str, list[str]]:
+    """:func:`kind_of` and :func:`vendor_names` of a description, read once."""
+    reading = lmos_normalised(document)
+    return _kind_of(reading), _vendor_names(reading)
+
+
+def _all(value: Any, kind: type = dict) -> list[Any]:
+    """The values of kind ``kind`` of a member that may be one value or a list of them."""
+    return [item for item in (value if isinstance(value, list) else [value]) if isinstance(item, kind)]
 
 
 def version_of(document: dict[str, Any]) -> str | None:
     """The version a description declares (``version.instance``, else an LMOS version), as its summary has it."""
+    return _version_of(lmos_normalised(document))
+
+
+def _version_of(document: dict[str, Any]) -> str | None:
     version = document.get("version")
     if isinstance(version, dict) and _text(version.get("instance")):
         return _text(version["instance"])
@@ -154,10 +194,12 @@ def _schema(value: Any) -> dict[str, Any] | None:
 
 
 def summarise(document: dict[str, Any]) -> Summary:
-    kind = kind_of(document)
+    """The summary of a description, its LMOS members read by what their keys expand to."""
+    document = lmos_normalised(document)
+    kind = _kind_of(document)
     title, title_languages = _texts(document, "title", "titles")
     description, description_languages = _texts(document, "description", "descriptions")
-    version = version_of(document)
+    version = _version_of(document)
     capabilities: list[Capability] = []
     for entry in _capability_entries(document):
         if not isinstance(entry, dict):
@@ -194,7 +236,7 @@ def summarise(document: dict[str, Any]) -> Summary:
         title=title,
         description=description,
         languages=sorted(set(title_languages) | set(description_languages)),
-        vendor=vendor_of(document),
+        vendor=_vendor_of(document),
         version=version,
         types=types_of(document),
         capabilities=capabilities,

@@ -29,6 +29,7 @@ from registry.descriptions.model import (
     strings_of,
 )
 from registry.descriptions.versions import normalise_version, version_problem
+from registry.semantic.rdf import lmos_normalised
 
 
 class FieldError(msgspec.Struct, frozen=True):
@@ -109,29 +110,50 @@ SEMVER = re.compile(
 _HTTP_URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.IGNORECASE)
 
 
+#: Said of a member stated more than once, under several spellings or as a list.
+_ONCE = "is stated more than once (under several spellings of its key, or as a list); a description states one"
+
+
+def _vendor_errors(reading: dict[str, Any], kind: LmosKind | None) -> Iterator[FieldError]:
+    """The vendor of any description (what keys bound to vendors are checked against, and search filters by): one
+    ``lmos:metadata`` object with at most one ``lmos:vendor``, an object with one non-empty ``lmos:name`` and an
+    optional absolute http(s) ``lmos:url``. ``reading``: the description with its LMOS members keyed by what they
+    expand to (fields are named by those canonical keys). Agents and tools must have an object as metadata."""
+    metadata_key, metadata = lmos_member(reading, "metadata")
+    if metadata_key is None:
+        return
+    if isinstance(metadata, list):
+        yield FieldError(metadata_key, f"{metadata_key} {_ONCE}")
+        return
+    if not isinstance(metadata, dict):
+        if kind is not None:
+            yield FieldError(metadata_key, f"{metadata_key} must be an object")
+        return
+    vendor_key, vendor = lmos_member(metadata, "vendor")
+    if vendor_key is None:
+        return
+    path = f"{metadata_key}.{vendor_key}"
+    if isinstance(vendor, list):
+        yield FieldError(path, f"the vendor {_ONCE}")
+    elif not isinstance(vendor, dict):
+        yield FieldError(path, "the vendor must be an object with a name and an optional url")
+    else:
+        name_key, name = lmos_member(vendor, "name")
+        if isinstance(name, list):
+            yield FieldError(f"{path}.{name_key}", f"the vendor name {_ONCE}")
+        elif not isinstance(name, str) or not name.strip():
+            yield FieldError(f"{path}.{name_key or 'lmos:name'}", "the vendor needs a non-empty name")
+        url_key, url = lmos_member(vendor, "url")
+        if url_key is not None and not (isinstance(url, str) and _HTTP_URL.match(url)):
+            yield FieldError(f"{path}.{url_key}", "the vendor url must be an absolute http(s) URL")
+
+
 def _lmos_errors(document: dict[str, Any], kind: LmosKind) -> Iterator[FieldError]:
-    """Rules of the LMOS Agent / Tool Description Format (seeds): vendor shape and a semantic version.
+    """Rules of the LMOS Agent / Tool Description Format (seeds) besides the vendor: a semantic version.
 
     Agents and tools are resolved by version range, so their ``version.instance`` must be SemVer 2.0.
     """
     label = "agent" if kind is LmosKind.AGENT else "tool"
-    metadata_key, metadata = lmos_member(document, "metadata")
-    if metadata_key is not None:
-        if not isinstance(metadata, dict):
-            yield FieldError(metadata_key, f"{metadata_key} must be an object")
-        else:
-            vendor_key, vendor = lmos_member(metadata, "vendor")
-            if vendor_key is not None:
-                path = f"{metadata_key}.{vendor_key}"
-                if not isinstance(vendor, dict):
-                    yield FieldError(path, "the vendor must be an object with a name and an optional url")
-                else:
-                    name_key, name = lmos_member(vendor, "name")
-                    if not isinstance(name, str) or not name.strip():
-                        yield FieldError(f"{path}.{name_key or 'lmos:name'}", "the vendor needs a non-empty name")
-                    url_key, url = lmos_member(vendor, "url")
-                    if url_key is not None and not (isinstance(url, str) and _HTTP_URL.match(url)):
-                        yield FieldError(f"{path}.{url_key}", "the vendor url must be an absolute http(s) URL")
     version = document.get("version")
     if isinstance(version, dict) and isinstance(version.get("instance"), str):
         instance = version["instance"]
@@ -215,9 +237,12 @@ def validate(document: Any) -> list[FieldError]:
         return [FieldError("(root)", f"a Thing Description must be a JSON object, not {type(document).__name__}")]
     errors = list(_schema_errors(document))
     errors.extend(_security_errors(document))
-    kind = lmos_kind(document)
+    # The LMOS rules read each member by what its key expands to, as SPARQL and the other rules do.
+    reading = lmos_normalised(document)
+    kind = lmos_kind(reading)
+    errors.extend(_vendor_errors(reading, kind))
     if kind is not None:
-        errors.extend(_lmos_errors(document, kind))
-    errors.extend(_version_bounds_errors(document))
-    errors.extend(_capability_errors(document))
+        errors.extend(_lmos_errors(reading, kind))
+    errors.extend(_version_bounds_errors(reading))
+    errors.extend(_capability_errors(reading))
     return errors

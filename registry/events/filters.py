@@ -12,6 +12,7 @@ from typing import Any
 from registry.descriptions.model import lmos_member
 from registry.descriptions.summary import KINDS, kind_of, vendor_matches
 from registry.errors import BadRequest
+from registry.semantic.rdf import lmos_normalised
 
 FILTER_PARAMETERS = ("kind", "vendor", "capability", "q")
 
@@ -29,7 +30,8 @@ def _names(value: Any) -> Iterator[str]:
 
 
 def capabilities_of(document: dict[str, Any]) -> set[str]:
-    """Action names and ``lmos:capabilities`` entries (top level or in ``lmos:metadata``)."""
+    """Action names and ``lmos:capabilities`` entries (top level or in ``lmos:metadata``, whatever the spelling)."""
+    document = lmos_normalised(document)
     found: set[str] = set()
     actions = document.get("actions")
     if isinstance(actions, dict):
@@ -43,7 +45,9 @@ def capabilities_of(document: dict[str, Any]) -> set[str]:
 
 
 def vendor_of(document: dict[str, Any]) -> str | None:
-    """``lmos:metadata`` → ``lmos:vendor`` → ``lmos:name`` (or the vendor itself when it is a string)."""
+    """``lmos:metadata`` → ``lmos:vendor`` → ``lmos:name`` (or the vendor itself when it is a string), whatever the
+    spelling."""
+    document = lmos_normalised(document)
     _, metadata = lmos_member(document, "metadata")
     if not isinstance(metadata, dict):
         return None

@@ -56,13 +56,15 @@ class Term:
 class Context:
     """An active context; derived contexts are memoised on their parent by the identity of the local context."""
 
-    __slots__ = ("_derived", "language", "terms", "vocab")
+    __slots__ = ("_derived", "keys", "language", "terms", "vocab")
 
     def __init__(self) -> None:
         self.terms: dict[str, Term] = {}
         self.vocab: str | None = None
         self.language: str | None = None
         self._derived: dict[int, tuple[Any, Context]] = {}
+        #: What readers of documents made of keys in this context (registry.semantic.expansion), kept for reuse.
+        self.keys: dict[str, Any] = {}
 
     def derive(self, local: Any, resolve: Callable[[str], Any]) -> Context:
         """``self`` with ``local`` applied. ``local`` must stay alive and unchanged (bundled or cached contexts)."""
@@ -241,6 +243,8 @@ class Writer:
         self._prefix = "b" + uuid.uuid4().hex
         self._count = 0
         self._labels: dict[str, str] = {}
+        #: The IRIs the written statements are about (blank nodes aside).
+        self.subjects: set[str] = set()
 
     def node_term(self, identifier: str | None) -> str:
         if identifier is None:
@@ -291,6 +295,8 @@ class Writer:
             else:
                 properties.append((key, iri, term, value))
         subject = self.node_term(subject_id)
+        if subject_id is not None and not subject_id.startswith("_:"):
+            self.subjects.add(subject[1:-1])
         write = self.lines.append
         if extra is not None:
             write(f"{subject} {extra[0]} {extra[1]} .\n")

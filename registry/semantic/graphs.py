@@ -6,9 +6,11 @@ index (one named graph per description, named by ``graph_name``).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 import uuid
+from collections import deque
 
 import pyoxigraph as ox
 
@@ -21,6 +23,9 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
 #: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples.
 _LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([A-Za-z0-9_][A-Za-z0-9_\-.]*)')
+#: One N-Triples statement: its subject (an IRI's text in group 1, or a blank node label in group 2) and its object
+#: when that is a blank node (group 3).
+_STATEMENT = re.compile(r"^(?:<([^>]*)>|(_:\S+)) \S+ (?:(_:\S+)|.*?) \.[ \t\r]*$", re.MULTILINE)
 
 
 def graph_name(thing_id: str) -> ox.NamedNode:
@@ -53,6 +58,86 @@ def blank_nodes_apart(ntriples: str, prefix: str) -> str:
     return _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:{prefix}{match.group(2)}", ntriples)
 
 
+def owns(thing_id: str, iri: str) -> bool:
+    """Whether the description ``thing_id`` may state facts about ``iri``: its id, or an IRI it mints under its id
+    with a fragment (``<id>#…``, when the id has no fragment of its own). A path or a query under an id is a
+    resource of its own (another party may hold ``https://host/a/b`` beside ``https://host/a``); a fragment is
+    defined by the document it is of (RFC 3986, section 3.5)."""
+    if iri == thing_id:
+        return True
+    return "#" not in thing_id and len(iri) > len(thing_id) and iri[len(thing_id)] == "#" and iri.startswith(thing_id)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OwnStatements:
+    """The statements a description may make (N-Triples), and how many of the others were left out, by subject."""
+
+    ntriples: str
+    #: Statements left out, by the IRI they were about (with the statements about blank nodes only they reached).
+    dropped: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+def own_statements(thing_id: str, ntriples: str) -> OwnStatements:
+    """The statements of ``ntriples`` about the description ``thing_id`` itself (see :func:`owns`) and about the
+    blank nodes reached from those. Statements about any other IRI are left out, and so are the blank nodes only
+    they reached: a description cannot add a title, a form or a vendor to another one in the union of the graphs.
+    Objects may be any IRI (links to others are statements about oneself)."""
+    lines_with_iri_subject = ntriples.count("\n<") + ntriples.startswith("<")
+    own_lines = ntriples.count(f"\n<{thing_id}>") + ntriples.startswith(f"<{thing_id}>")
+    if "#" not in thing_id:
+        own_lines += ntriples.count(f"\n<{thing_id}#") + ntriples.startswith(f"<{thing_id}#")
+    if own_lines == lines_with_iri_subject:
+        return OwnStatements(ntriples)
+    return _without_foreign_subjects(thing_id, ntriples)
+
+
+def _without_foreign_subjects(thing_id: str, ntriples: str) -> OwnStatements:
+    kept: list[str] = []
+    #: Blank node → its statements (text, object blank node or None); statements about IRIs the description
+    #: does not own, by IRI.
+    about_blank: dict[str, list[tuple[str, str | None]]] = {}
+    foreign: dict[str, list[tuple[str, str | None]]] = {}
+    reached: deque[str] = deque()
+    for match in _STATEMENT.finditer(ntriples):
+        iri, blank, blank_object = match.groups()
+        statement = (match.group(0), blank_object)
+        if blank is not None:
+            about_blank.setdefault(blank, []).append(statement)
+        elif owns(thing_id, iri):
+            kept.append(statement[0])
+            if blank_object is not None:
+                reached.append(blank_object)
+        else:
+            foreign.setdefault(iri, []).append(statement)
+    seen: set[str] = set()
+    while reached:
+        node = reached.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        for text, blank_object in about_blank.get(node, ()):
+            kept.append(text)
+            if blank_object is not None:
+                reached.append(blank_object)
+    dropped: dict[str, int] = {}
+    for iri, statements in foreign.items():
+        count = len(statements)
+        pending = deque(blank_object for _, blank_object in statements if blank_object is not None)
+        while pending:
+            node = pending.popleft()
+            if node in seen:
+                continue
+            seen.add(node)
+            for _, blank_object in about_blank.get(node, ()):
+                count += 1
+                if blank_object is not None:
+                    pending.append(blank_object)
+        dropped[iri] = count
+    # Blank nodes that nothing reaches (JSON-LD's @included, a top-level @graph) stay: they are about nobody.
+    kept.extend(text for node, statements in about_blank.items() if node not in seen for text, _ in statements)
+    return OwnStatements("".join(line + "\n" for line in kept), dropped)
+
+
 def registration_triples(
     thing_id: str, created: dt.datetime, modified: dt.datetime, expires: dt.datetime | None, ttl: float | None
 ) -> str:
@@ -82,4 +167,13 @@ def _datetime(moment: dt.datetime) -> ox.Literal:
     )
 
 
-__all__ = ["blank_nodes_apart", "graph_name", "quads_in", "rdf_problem", "registration_triples"]
+__all__ = [
+    "OwnStatements",
+    "blank_nodes_apart",
+    "graph_name",
+    "own_statements",
+    "owns",
+    "quads_in",
+    "rdf_problem",
+    "registration_triples",
+]

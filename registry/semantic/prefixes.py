@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from registry.descriptions.model import LMOS_NAMESPACE
 from registry.errors import BadRequest
-from registry.semantic.rdf import LMOS_IRI
+from registry.semantic.expansion import LMOS_IRI
 from registry.semantic.sparql import _TOKENS, PREFIXES
 from registry.wire import Notice
 

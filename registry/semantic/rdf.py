@@ -16,24 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import pyoxigraph as ox
 
-from registry.descriptions.model import (
-    LMOS_NAMESPACE,
-    LMOS_NAMESPACE_SPELLINGS,
-    capability_lists,
-    lmos_local_name,
-    strings_of,
-)
+from registry.descriptions.model import CAPABILITY_LISTS, LMOS_NAMESPACE_SPELLINGS, lmos_local_name, strings_of
 from registry.semantic.compiled import NAME_PREDICATES, Context, Unsupported, Writer
+from registry.semantic.expansion import LMOS_IRI, LMOS_NON_CANONICAL, canonical_iri, lmos_members, normalised
 from registry.semantic.loader import ContextLibrary
 
-#: The canonical LMOS namespace in RDF (and the ``lmos:`` prefix of the SPARQL endpoint).
-LMOS_IRI = LMOS_NAMESPACE + "#"
-_LMOS_NON_CANONICAL = (LMOS_NAMESPACE + "/", "lmos:")
 _DEFAULT_LMOS_BINDING: dict[str, Any] = {"lmos": LMOS_IRI}
 _TAGGED_NAME = re.compile(rb'(?:#name|#propertyName)> "(?:[^"\\]|\\.)*"@')
 
@@ -46,6 +39,8 @@ class Rdf:
     unknown_contexts: tuple[str, ...] = ()
     #: Why no RDF could be computed at all (the document is still stored and served).
     error: str | None = None
+    #: The IRIs the statements are about, when the conversion kept count (None: look at the statements).
+    subjects: frozenset[str] | None = None
 
 
 class RdfConverter:
@@ -62,17 +57,36 @@ class RdfConverter:
         return [entry for entry in _context_list(document) if isinstance(entry, str) and not self._inline(entry)]
 
     def convert(self, document: dict[str, Any]) -> Rdf:
-        document = explicit_capabilities(document)
         context, unknown = self._local_context(document)
         try:
-            return Rdf(self._compiled(context, document), tuple(unknown))
+            active = self._active(context)
+            document = explicit_capabilities(document, active, self._inline)
+            text, subjects = self._compiled(active, document)
+            return Rdf(text, tuple(unknown), subjects=frozenset(subjects))
         except Unsupported:
-            return self._general(context, unknown, document)
+            return self._general(context, unknown, self._with_explicit_capabilities(context, document))
 
     def convert_general(self, document: dict[str, Any]) -> Rdf:
         """oxigraph's JSON-LD 1.1 processor: every feature, a few milliseconds per description."""
-        document = explicit_capabilities(document)
-        return self._general(*self._local_context(document), document)
+        context, unknown = self._local_context(document)
+        return self._general(context, unknown, self._with_explicit_capabilities(context, document))
+
+    def lmos_normalised(self, document: Any) -> Any:
+        """``document`` with its LMOS members keyed ``lmos:<name>`` by what their keys expand to
+        (:func:`registry.semantic.expansion.normalised`); as it is when its context is beyond the compiled subset
+        (the RDF projection then refuses a vendor or kind that reads differently in the RDF)."""
+        if not isinstance(document, dict):
+            return document
+        try:
+            return normalised(self._active(self._local_context(document)[0]), document, self._inline, top=True)
+        except Unsupported:
+            return document
+
+    def _with_explicit_capabilities(self, context: list[Any], document: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return explicit_capabilities(document, self._active(context), self._inline)
+        except Unsupported:
+            return explicit_capabilities(document, _plain_lmos_context(), self._inline)
 
     def _general(self, context: list[Any], unknown: list[str], document: dict[str, Any]) -> Rdf:
         body = {key: value for key, value in document.items() if key != "@context"}
@@ -86,12 +100,13 @@ class RdfConverter:
             b"--ltr" in text
             or b"--rtl" in text
             or _TAGGED_NAME.search(text)
-            or any(b"<" + iri.encode() in text for iri in _LMOS_NON_CANONICAL)
+            or any(b"<" + iri.encode() in text for iri in LMOS_NON_CANONICAL)
         ):
             text = ox.serialize([_normalised(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
         return Rdf(text.decode(), tuple(unknown))
 
-    def _compiled(self, context: list[Any], document: dict[str, Any]) -> str:
+    def _active(self, context: list[Any]) -> Context:
+        """The active context of a document's top node (its processed contexts are kept for the next one)."""
         active = self._root
         for entry in context:
             if isinstance(entry, dict) and id(entry) not in self._lasting:
@@ -100,7 +115,10 @@ class RdfConverter:
                     self._inline_contexts.clear()
                 entry = self._inline_contexts.setdefault(key, entry)
             active = active.derive(entry, self._inline)
-        writer = Writer(self._inline, _canonical_iri_value)
+        return active
+
+    def _compiled(self, active: Context, document: dict[str, Any]) -> tuple[str, set[str]]:
+        writer = Writer(self._inline, canonical_iri)
         body = {key: value for key, value in document.items() if key != "@context"}
         writer.node(active, body)
         text = "".join(writer.lines)
@@ -108,7 +126,7 @@ class RdfConverter:
             text.encode("utf-8")
         except UnicodeEncodeError as error:
             raise Unsupported("text that is not valid Unicode") from error
-        return text
+        return text, writer.subjects
 
     def _inline(self, url: str) -> Any:
         if url not in self._inlined:
@@ -135,8 +153,53 @@ class RdfConverter:
         return context, unknown
 
 
-def explicit_capabilities(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` with each LMOS capability entry made an ``lmos:Capability`` node of its own.
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_LMOS_KINDS = {LMOS_IRI + "Agent": "agent", LMOS_IRI + "Tool": "tool"}
+
+
+def lmos_statements(thing_id: str, ntriples: str) -> tuple[set[str], set[str]]:
+    """What the RDF of the description ``thing_id`` says it is (``agent``, ``tool``) and the names of its vendor
+    (``<id> lmos:metadata/lmos:vendor/lmos:name``): what SPARQL answers about it."""
+    lines = "".join(line + "\n" for line in ntriples.splitlines() if LMOS_IRI in line)
+    triples = [quad.triple for quad in ox.parse(lines, ox.RdfFormat.N_TRIPLES, lenient=True)] if lines else []
+    thing = ox.NamedNode(thing_id)
+    objects: dict[tuple[Any, str], list[Any]] = {}
+    for triple in triples:
+        objects.setdefault((triple.subject, triple.predicate.value), []).append(triple.object)
+    kinds = {_LMOS_KINDS[kind.value] for kind in objects.get((thing, _RDF_TYPE), []) if kind.value in _LMOS_KINDS}
+    names = {
+        name.value.strip()
+        for metadata in objects.get((thing, LMOS_IRI + "metadata"), [])
+        for vendor in objects.get((metadata, LMOS_IRI + "vendor"), [])
+        for name in objects.get((vendor, LMOS_IRI + "name"), [])
+        if isinstance(name, ox.Literal) and name.value.strip()
+    }
+    return kinds, names
+
+
+#: The converter whose contexts the directory's rules read descriptions with (:func:`lmos_normalised`).
+_reading: RdfConverter | None = None
+
+
+def read_with(converter: RdfConverter) -> None:
+    """Read descriptions for the directory's rules with ``converter``'s contexts (the application's: bundled and
+    the operator's), so that the rules read each member as its RDF has it."""
+    global _reading
+    _reading = converter
+
+
+def lmos_normalised(document: Any) -> Any:
+    """``document`` with its LMOS members keyed ``lmos:<name>`` by what their keys expand to
+    (:meth:`RdfConverter.lmos_normalised`): what every rule on LMOS members reads."""
+    global _reading
+    if _reading is None:
+        _reading = RdfConverter(ContextLibrary.load())
+    return _reading.lmos_normalised(document)
+
+
+def explicit_capabilities(document: dict[str, Any], context: Context, resolve: Any) -> dict[str, Any]:
+    """``document`` with each LMOS capability entry made an ``lmos:Capability`` node of its own (the lists found by
+    what their keys expand to in ``context``, the document's active context).
 
     Entries are written with plain keys (``id``, ``name``, ``version``) that the TD context reads as other things:
     ``id`` as the node's IRI, so two descriptions offering ``urn:cap:weather:forecast`` shared one node and each
@@ -144,7 +207,7 @@ def explicit_capabilities(document: dict[str, Any]) -> dict[str, Any]:
     Here every member becomes an LMOS property (``lmos:id``, ``lmos:version``, …) of a blank node, which is per
     description. The stored document is not changed.
     """
-    lists = [(path, value) for path, value in capability_lists(document) if isinstance(value, list)]
+    lists = [(path, value) for path, value in _capability_lists(document, context, resolve) if isinstance(value, list)]
     if not lists:
         return document
     result = dict(document)
@@ -155,6 +218,23 @@ def explicit_capabilities(document: dict[str, Any]) -> dict[str, Any]:
         else:
             result[path[0]] = {**result[path[0]], path[1]: nodes}
     return result
+
+
+def _capability_lists(document: dict[str, Any], context: Context, resolve: Any) -> Iterator[tuple[list[str], Any]]:
+    """The path and value of every member that lists LMOS capabilities, at the top or in ``lmos:metadata``."""
+    for key, name, inner in lmos_members(context, document, resolve, top=True):
+        if name in CAPABILITY_LISTS:
+            yield [key], document[key]
+        elif name == "metadata" and isinstance(document[key], dict):
+            metadata = document[key]
+            for member, member_name, _ in lmos_members(inner, metadata, resolve):
+                if member_name in CAPABILITY_LISTS:
+                    yield [key, member], metadata[member]
+
+
+def _plain_lmos_context() -> Context:
+    """A context in which only ``lmos:`` names LMOS members: for documents beyond the compiled subset."""
+    return Context().derive(_DEFAULT_LMOS_BINDING, lambda url: None)
 
 
 def _capability_node(entry: dict[str, Any]) -> dict[str, Any]:
@@ -182,17 +262,8 @@ def _canonical_lmos_definitions(context: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _canonical_iri_value(iri: str) -> str:
-    if not iri.startswith(_LMOS_NON_CANONICAL):
-        return iri
-    for spelling in _LMOS_NON_CANONICAL:
-        if iri.startswith(spelling) and len(iri) > len(spelling):
-            return LMOS_IRI + iri[len(spelling) :]
-    return iri
-
-
 def _canonical_iri(term: Any) -> Any:
-    return ox.NamedNode(_canonical_iri_value(term.value)) if isinstance(term, ox.NamedNode) else term
+    return ox.NamedNode(canonical_iri(term.value)) if isinstance(term, ox.NamedNode) else term
 
 
 def _normalised(triple: ox.Triple) -> ox.Triple:

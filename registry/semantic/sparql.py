@@ -29,7 +29,7 @@ import pyoxigraph as ox
 
 from registry.descriptions.model import A2A_NAMESPACE, MCP_NAMESPACE
 from registry.errors import BadRequest, ServiceUnavailable
-from registry.semantic.rdf import LMOS_IRI
+from registry.semantic.expansion import LMOS_IRI
 
 PREFIXES = {
     "td": "https://www.w3.org/2019/wot/td#",

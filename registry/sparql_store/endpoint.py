@@ -36,7 +36,7 @@ from registry.semantic.sparql import (
     with_prefixes,
 )
 from registry.sparql_store.pusher import StorePusher
-from registry.sparql_store.store import RESULTS_TYPES, SparqlStore, StoreState, StoreUnavailable
+from registry.sparql_store.store import LAYOUT, RESULTS_TYPES, SparqlStore, StoreState, StoreUnavailable
 from registry.store.changes import latest_seq
 from registry.store.database import APPLICATION_NAME, Database, Listening, translated
 from registry.store.rdf import database_identity, names_first_change
@@ -152,7 +152,8 @@ class StoreEndpoint:
         if self.pusher is not None:
             return None if self.pusher.state is None else self.pusher.state.position
         state = self._state
-        return state.position if state is not None and state.database == self._identity else None
+        current = state is not None and state.database == self._identity and state.layout == LAYOUT
+        return state.position if state is not None and current else None
 
     async def _identify(self) -> None:
         """Read the database's identity (again while it has no change: its first one completes the identity)."""

@@ -15,7 +15,7 @@ import logging
 from registry.events.feed import ChangeFeed
 from registry.metrics import SPARQL_STORE_PUSHES
 from registry.semantic.graphs import blank_nodes_apart, graph_name, rdf_problem
-from registry.sparql_store.store import SparqlStore, StoreState, state_update
+from registry.sparql_store.store import LAYOUT, SparqlStore, StoreState, state_update
 from registry.sparql_worker.follower import ChangeFollower, SkippedDescriptions
 from registry.store.database import Database
 
@@ -41,10 +41,12 @@ class StorePusher(ChangeFollower):
 
     async def _position(self) -> int | None:
         self.state = await self.store.state()
-        if self.state is not None and self.state.database == self.identity:
+        if self.state is not None and self.state.database == self.identity and self.state.layout == LAYOUT:
             return self.state.position
         if self.state is None:
             log.info("the external SPARQL store holds no copy of this database; building it")
+        elif self.state.database == self.identity:
+            log.warning("the external SPARQL store holds a copy of an older layout; rebuilding it")
         else:
             log.warning("the external SPARQL store holds a copy of another database (%s); rebuilding it", self.state)
         await self._clear()  # whatever a build that did not finish left

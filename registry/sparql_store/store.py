@@ -26,10 +26,14 @@ from registry.semantic.sparql import MAX_ANSWER_BYTES, QueryTimeout, too_many
 STATE_GRAPH = ox.NamedNode("urn:lmos-registry:state")
 _DATABASE = ox.NamedNode("urn:lmos-registry:database")
 _POSITION = ox.NamedNode("urn:lmos-registry:position")
+_LAYOUT = ox.NamedNode("urn:lmos-registry:layout")
+#: How the store holds descriptions. 1: as stored; 2: each graph holds only the description's statements about itself
+#: (a copy of layout 1 may hold what a description said about others). A copy of another layout is rebuilt.
+LAYOUT = 2
 _XSD_INTEGER = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 _STATE_QUERY = (
-    f"SELECT ?database ?position WHERE {{ GRAPH {STATE_GRAPH} {{ {STATE_GRAPH} {_DATABASE} ?database ; "
-    f"{_POSITION} ?position }} }}"
+    f"SELECT ?database ?position ?layout WHERE {{ GRAPH {STATE_GRAPH} {{ {STATE_GRAPH} {_DATABASE} ?database ; "
+    f"{_POSITION} ?position . OPTIONAL {{ {STATE_GRAPH} {_LAYOUT} ?layout }} }} }}"
 )
 #: True when the store's default graph is the union of its named graphs (the state triple is only in its own graph).
 _UNION_QUERY = f"ASK {{ {STATE_GRAPH} {_POSITION} ?position }}"
@@ -54,10 +58,12 @@ class StoreUnavailable(ServiceUnavailable):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class StoreState:
-    """What the store's copy is of: a database, up to a change position."""
+    """What the store's copy is of: a database, up to a change position, in which ``LAYOUT`` (a copy recorded
+    before layouts were is of layout 1)."""
 
     database: str
     position: int
+    layout: int = LAYOUT
 
 
 class _Binding(msgspec.Struct):
@@ -77,9 +83,10 @@ def state_update(state: StoreState) -> str:
     """The SPARQL Update operations that record ``state`` (replacing the one recorded)."""
     database = ox.Literal(state.database)
     position = ox.Literal(str(state.position), datatype=_XSD_INTEGER)
+    layout = ox.Literal(str(state.layout), datatype=_XSD_INTEGER)
     return (
         f"DROP SILENT GRAPH {STATE_GRAPH} ; INSERT DATA {{ GRAPH {STATE_GRAPH} {{ {STATE_GRAPH} {_DATABASE} "
-        f"{database} ; {_POSITION} {position} }} }}"
+        f"{database} ; {_POSITION} {position} ; {_LAYOUT} {layout} }} }}"
     )
 
 
@@ -124,7 +131,8 @@ class SparqlStore:
         results = msgspec.json.decode(await self._select(_STATE_QUERY), type=_Results)
         for row in results.results.bindings if results.results else []:
             try:
-                return StoreState(row["database"].value, int(row["position"].value))
+                layout = int(row["layout"].value) if "layout" in row else 1
+                return StoreState(row["database"].value, int(row["position"].value), layout)
             except (KeyError, ValueError):
                 continue
         return None
@@ -212,4 +220,4 @@ class SparqlStore:
         self.failure = None
 
 
-__all__ = ["STATE_GRAPH", "SparqlStore", "StoreState", "StoreUnavailable", "state_update"]
+__all__ = ["LAYOUT", "STATE_GRAPH", "SparqlStore", "StoreState", "StoreUnavailable", "state_update"]

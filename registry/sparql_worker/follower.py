@@ -8,6 +8,10 @@ copy remembers the last change position it applied, with the changes of the batc
 applies only the changes since; a copy that holds nothing (or another database's RDF) is built from the stored RDF.
 Leased descriptions leave the copy when their lease ends, not only when the purge deletes them.
 
+What goes into the copy is each description's statements about itself only (:func:`own_statements`), whatever the
+stored RDF holds: rows written before that rule, or by a replica of an older version during an upgrade, may hold
+statements about other descriptions, and no copy ever serves them.
+
 A copy may hold back during a burst of writes (``defer``): the changes wait until the writes pause for
 ``QUIET`` seconds, a query needs them (:meth:`ChangeFollower.catch_up`), or ``defer`` seconds have passed since
 the first of them. The local index's writes cost more CPU than accepting the writes, and on the cores the server
@@ -28,9 +32,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
+from registry.semantic.graphs import own_statements
 from registry.store.changes import Change, latest_seq
 from registry.store.database import Database
 from registry.store.rdf import (
+    StoredRdf,
     current_rdf_of,
     database_identity,
     expired_ids,
@@ -188,7 +194,7 @@ class ChangeFollower:
                 for row in rows:
                     if row.expires is not None:
                         expiries[row.thing_id] = row.expires
-                await self._load([(row.thing_id, row.ntriples) for row in rows])
+                await self._load([(row.thing_id, _own(row)) for row in rows])
                 loaded += len(rows)
             after = page[-1][0]
         self._expiries, self._expiry_heap = {}, []
@@ -227,7 +233,7 @@ class ChangeFollower:
                 self._pending.difference_update(ids)  # kept for the next attempt if reading failed
                 last = not self._pending
                 due = self._due() if last else []
-                current = {row.thing_id: row.ntriples for row in rows}
+                current = {row.thing_id: _own(row) for row in rows}
                 for row in rows:
                     self._track_expiry(row.thing_id, row.expires)
                 gone = [thing_id for thing_id in ids if thing_id not in current]
@@ -302,6 +308,11 @@ class ChangeFollower:
                 log.exception("applying changes to the %s failed; retrying", self.copy)
                 self._wake.set()
                 await asyncio.sleep(1)
+
+
+def _own(row: StoredRdf) -> str:
+    """The stored RDF of a description without its statements about other subjects."""
+    return own_statements(row.thing_id, row.ntriples).ntriples
 
 
 def steps(ids: Sequence[str], sizes: dict[str, int]) -> Iterator[Sequence[str]]:

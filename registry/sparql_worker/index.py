@@ -60,8 +60,10 @@ _REMOVAL_BYTES = 4096
 APPLY_NICENESS = 10
 STATE_FILE = "state.json"
 #: How the store holds descriptions. 1: each also copied into the default graph (the union, materialised); 2: only
-#: in its own graph, the union being the engine's (``SparqlEngine``). A store of another layout is rebuilt.
-LAYOUT = 2
+#: in its own graph, the union being the engine's (``SparqlEngine``); 3: each graph holds only the description's
+#: statements about itself (a store of layout 2 may hold what a description said about others). A store of another
+#: layout is rebuilt.
+LAYOUT = 3
 LOCK_FILE = "lock"
 STORE_DIRECTORY = "store"
 

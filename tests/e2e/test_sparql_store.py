@@ -3,11 +3,13 @@ to: registry server processes on real PostgreSQL databases, no local SPARQL work
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import asyncpg
 import httpx
 import psutil
 import pytest
@@ -64,6 +66,17 @@ def eventually(check: Callable[[], bool], within: float = 15.0) -> bool:
             return True
         time.sleep(0.1)
     return check()
+
+
+async def append_rdf(database_url: str, thing_id: str, ntriples: str) -> None:
+    """Stored RDF as an earlier version may have written it."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        await connection.execute(
+            "UPDATE description_rdf SET ntriples = ntriples || $1 WHERE thing_id = $2", ntriples, thing_id
+        )
+    finally:
+        await connection.close()
 
 
 def pushes(server: ServerProcess) -> bool:
@@ -242,3 +255,24 @@ def test_answers_are_converted_like_the_local_index_does(
     assert graph.status_code == 200, graph.text
     assert graph.headers["content-type"].startswith("text/turtle")
     assert document["title"] in graph.text
+
+
+def test_a_copy_of_the_layout_before_is_rebuilt_without_statements_about_others(
+    own_database_url: str, oxigraph: OxigraphServer, start_server: Callable[..., ServerProcess]
+) -> None:
+    """A copy pushed before descriptions were kept to statements about themselves (its marker has no layout) may
+    hold what one said about another: it is built again, from stored RDF without such statements."""
+    victim, writer = thing("Victim"), thing("Writer")
+    with ServerProcess(own_database_url, oxigraph.env) as server:
+        register(server.base_url, victim)
+        register(server.base_url, writer)
+        assert graph_exists(server.base_url, writer["id"])
+    foreign = f'<{victim["id"]}> <https://www.w3.org/2019/wot/td#title> "Second title" .\n'
+    asyncio.run(append_rdf(own_database_url, writer["id"], foreign))
+    oxigraph.update(f"INSERT DATA {{ GRAPH <{writer['id']}> {{ {foreign} }} }}")
+    oxigraph.update("DELETE WHERE { GRAPH <urn:lmos-registry:state> { ?s <urn:lmos-registry:layout> ?layout } }")
+    plant_sentinel(oxigraph)
+    server = start_server(oxigraph.env, database=own_database_url)
+    assert graph_exists(server.base_url, writer["id"])
+    assert SENTINEL not in oxigraph.graphs()
+    assert titles(server.base_url, victim["id"]) == ["Victim"]
