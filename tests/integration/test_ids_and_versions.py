@@ -13,7 +13,7 @@ import dataclasses
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +28,7 @@ from registry.config import Settings
 from registry.conventions import mcp
 from registry.sparql_store.store import STATE_GRAPH
 from tests.support.in_process import local_client
+from tests.support.legacy import LEGACY_IDS, UNLOADABLE_ID, as_before_the_checks
 from tests.support.oxigraph import OxigraphServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -44,12 +45,6 @@ OPENAI_TOOL = {
     },
 }
 HUGE = "9" * 4301
-#: What the RDF converter accepted as an IRI before it wrote only IRIs a strict parser reads.
-OLD_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\x00-\x20<>\"{}|^`\\]*\Z")
-#: An id stored before ids were checked whose RDF no strict parser reads (``%zz`` is no percent-encoding).
-UNLOADABLE_ID = "urn:test:legacy:a%zz"
-#: Ids stored before ids were checked: control characters, characters an IRI cannot hold.
-LEGACY_IDS = [UNLOADABLE_ID, "urn:test:legacy:a\nb", "urn:test:legacy:a{b}", "urn:test:legacy:a b"]
 SPARQL_JSON = {"Accept": "application/sparql-results+json"}
 
 
@@ -72,18 +67,6 @@ def assert_refused_naming(response: httpx.Response, character: str, position: in
     detail = response.json()["detail"]
     assert f"U+{ord(character):04X}" in detail, detail
     assert f"position {position}" in detail, detail
-
-
-@contextlib.contextmanager
-def as_before_the_checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The directory as it was before ids and versions were checked: no id rule, no version bounds, and an RDF
-    converter that writes whatever looks like an absolute IRI. What it stores is what old rows hold."""
-    with monkeypatch.context() as patched:
-        patched.setattr("registry.errors.id_problem", lambda value: None)
-        patched.setattr("registry.descriptions.validation.version_problem", lambda value: None)
-        patched.setattr("registry.conventions.mcp.version_problem", lambda value: None)
-        patched.setattr("registry.semantic.compiled.is_iri", lambda value: OLD_ABSOLUTE.match(value) is not None)
-        yield
 
 
 @pytest.fixture(scope="module")
