@@ -117,7 +117,7 @@ def test_a_body_trickled_too_slowly_gets_408_within_the_body_timeout(
     server = start_server({"REGISTRY_BODY_TIMEOUT": "2"})
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
         sock.sendall(
-            b"PUT /things/urn:test:slow-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/td+json\r\n"
+            b"PUT /things/urn:test:slow-body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/td+json\r\n"
             b"Content-Length: 1000\r\n\r\n{"
         )
         started = time.monotonic()
@@ -135,7 +135,7 @@ def test_a_body_trickled_too_slowly_gets_408_within_the_body_timeout(
     # A body sent at an ordinary pace in several pieces is not cut short, and the server serves on.
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
         sock.sendall(
-            b"POST /search/sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
+            b"POST /search/sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query\r\n"
             b"Accept: application/sparql-results+json\r\nConnection: close\r\nContent-Length: 10\r\n\r\nASK "
         )
         time.sleep(1)
@@ -159,7 +159,7 @@ def test_the_per_client_cap_holds_over_ipv6(start_server: Callable[..., ServerPr
     held = [socket.create_connection(("::1", server.port), timeout=5) for _ in range(3)]
     try:
         for sock in held:
-            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         with socket.create_connection(("::1", server.port), timeout=5) as fourth:
             answer = fourth.recv(65536)
         assert answer.startswith(b"HTTP/1.1 503"), answer

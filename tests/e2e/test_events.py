@@ -169,7 +169,7 @@ async def test_slow_subscriber_does_not_stall_writers(start_server: Any) -> None
     slow = socket.socket()
     slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     slow.connect(("127.0.0.1", server.port))
-    slow.sendall(b"GET /events?diff=true HTTP/1.1\r\nHost: x\r\n\r\n")
+    slow.sendall(b"GET /events?diff=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     big = "x" * 200_000  # 8 MB of events in all: more than socket buffers hold
     try:
         async with collecting(server.base_url) as fast, AsyncRegistryClient(server.base_url) as sdk:

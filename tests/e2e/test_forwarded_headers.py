@@ -70,7 +70,7 @@ def half_open(port: int, count: int, source: str) -> Iterator[list[socket.socket
     try:
         for _ in range(count):
             sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
-            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"GET /.well-known/wot HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             sockets.append(sock)
         yield sockets
     finally:
