@@ -164,7 +164,8 @@ def in_terminal(*args: str, columns: int) -> str:
     removed."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    sizes = ("COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+    env = {key: value for key, value in os.environ.items() if key not in sizes} | {"TERM": "xterm"}
     process = subprocess.Popen(
         [sys.executable, "-m", "registry", *args],
         cwd=ROOT,
