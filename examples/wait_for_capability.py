@@ -2,6 +2,9 @@
 
     python examples/wait_for_capability.py getWeather --range '^1.2' --url http://127.0.0.1:8080 --timeout 60
 
+examples/weather_agent.py registers an agent that offers getWeather at version 1.2.0: started before or while this
+waits, it ends the wait.
+
 Subscribes to the change events of providers of the capability first (``watch`` returns once the directory has
 subscribed it), then asks the directory to resolve the requirement (POST /api/v1/resolve), and again after every
 change: a provider that appears in between is not missed, and one that appears in a version outside the range

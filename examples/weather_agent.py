@@ -1,8 +1,14 @@
-"""An agent process that registers the seed WeatherAgent on startup, keeps its lease alive and deregisters on exit.
+"""An agent process that registers the WeatherAgent on startup, keeps its lease alive and deregisters on exit.
 
     python examples/weather_agent.py --url http://127.0.0.1:8080 --ttl 30
 
-SIGTERM or Ctrl-C deregisters at once; if the process is killed outright, the lease simply expires after ttl.
+Its description is examples/weather-agent.td.json: the LMOS seed WeatherAgent (tests/fixtures/weather-agent.td.json)
+at version 1.2.0 with its capability getWeather, so that
+
+    python examples/wait_for_capability.py getWeather --range '^1.2'
+
+resolves to it. SIGTERM or Ctrl-C deregisters at once; if the process is killed outright, the lease simply expires
+after ttl.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from pathlib import Path
 
 from registry.client import AgentRegistration, AsyncRegistryClient
 
-DESCRIPTION = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "weather-agent.td.json"
+DESCRIPTION = Path(__file__).resolve().parent / "weather-agent.td.json"
 
 
 async def main() -> None:

@@ -1,7 +1,7 @@
 """Optional OpenTelemetry tracing: a span per request (Litestar's OpenTelemetry plugin), exported over OTLP/HTTP.
 
 Off by default (``REGISTRY_TRACING``); its packages come with the ``tracing`` extra
-(``pip install 'lmos-registry[tracing]'``). Where spans go is OpenTelemetry's own configuration:
+(``pip install '.[tracing]'`` in a clone). Where spans go is OpenTelemetry's own configuration:
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default ``http://localhost:4318``), ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_BSP_*``.
 """
 
@@ -28,7 +28,8 @@ def tracing_plugins(settings: Settings) -> list[InitPlugin]:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as error:
         raise ConfigError(
-            "REGISTRY_TRACING=true needs the OpenTelemetry packages: pip install 'lmos-registry[tracing]'"
+            "REGISTRY_TRACING=true needs the OpenTelemetry packages: install the registry with its tracing extra "
+            "(pip install '.[tracing]' in its clone, or pip install 'WHEEL[tracing]' for a built wheel)"
         ) from error
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -13,7 +15,8 @@ from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
-from rich.table import Column
+from rich.measure import Measurement
+from rich.table import Column, Table
 
 from registry.cli.literal import LiteralConsole, json_text, literal, styled
 from registry.client import (
@@ -147,10 +150,52 @@ def client_options(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def wants_json(as_json: bool) -> bool:
+    """Whether to print JSON: ``--json`` given after the verb or before it (``registry --json keys list``)."""
+    context = click.get_current_context(silent=True)
+    return as_json or (context is not None and bool(context.find_root().params.get("as_json")))
+
+
 def id_column(ids: Iterable[str]) -> Column:
-    """Ids are never cut: as wide as the longest while the table fits, else folded over lines, whole."""
+    """Ids are never cut: as wide as the longest while the table fits a terminal, else folded over lines, whole."""
     longest = max(map(len, ids), default=2)
     return Column("id", min_width=min(longest, max(out.width // 2, 20)), overflow="fold")
+
+
+#: Width a table is laid out in to measure its natural width (each row on one line) where stdout is no terminal.
+_UNBOUNDED_WIDTH = 1_000_000
+
+
+def stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal (not a pipe, a file or a CI log), whatever FORCE_COLOR or TTY_COMPATIBLE say."""
+    stream = out.file
+    try:
+        return os.isatty(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's capture) is no terminal
+        return False
+
+
+def print_table(table: Table) -> None:
+    """Print ``table`` without ever cutting a cell.
+
+    In a terminal the table takes the terminal's width and its cells wrap (a word longer than its column folds onto
+    the next line). Anywhere else (a pipe, a file, a CI log) Rich would assume 80 columns, or COLUMNS, and wrap or
+    cut: there each row is one line as wide as its cells need, so ids, file names, field paths and key ids are
+    whole and ``grep`` finds them; trailing blanks are left out.
+    """
+    for column in table.columns:
+        column.overflow = "fold"
+        column.no_wrap = False
+    if stdout_is_terminal():
+        out.print(table, soft_wrap=False)  # soft wrapping would lay the table out wider than the terminal
+        return
+    measuring = LiteralConsole(file=io.StringIO(), width=_UNBOUNDED_WIDTH, color_system=None)
+    width = Measurement.get(measuring, measuring.options, table).maximum
+    layout = LiteralConsole(file=io.StringIO(), width=max(width, 1), color_system=None)
+    with layout.capture() as captured:
+        layout.print(table)
+    for line in captured.get().splitlines():
+        click.echo(line.rstrip())
 
 
 def print_ids(ids: Iterable[str]) -> None:

@@ -13,6 +13,7 @@ from registry.cli.common import (
     out,
     print_ids,
     print_json,
+    print_table,
 )
 from registry.client import (
     EXPORT_FORMATS,
@@ -118,9 +119,9 @@ def search(
     if ids_only:
         print_ids(item.id for item in page.items)
         return
-    out.print(_search_table(page.items))
+    print_table(_search_table(page.items))
     if page.facets is not None:
-        out.print(_facets_table(page.facets))
+        print_table(_facets_table(page.facets))
     if page.next_cursor:
         out.print(f"more: --cursor {page.next_cursor}", highlight=False)
 
@@ -142,7 +143,7 @@ def summary(thing_id: str, url: str | None, as_json: bool) -> None:
         table.add_row(
             capability.id or capability.name, capability.version or "", capability.source, capability.description or ""
         )
-    out.print(table)
+    print_table(table)
     for warning in found.lint:
         out.print(f"  lint {warning.code} at {warning.field}: {warning.message}", highlight=False, markup=False)
 
@@ -169,7 +170,7 @@ def versions(thing_id: str, satisfies: str | None, url: str | None, as_json: boo
             item.verdict or "",
             honest,
         )
-    out.print(table)
+    print_table(table)
 
 
 @click.command(name="compat")

@@ -17,7 +17,7 @@ import click
 from rich.table import Table
 
 from registry.auth.principal import KEY_ORIGIN, identity
-from registry.cli.common import ClientFailure, out, print_json, settings_from_env
+from registry.cli.common import JSON_HELP, ClientFailure, out, print_json, print_table, settings_from_env, wants_json
 from registry.cli.literal import styled
 
 if TYPE_CHECKING:  # imported where used: they bring SQLAlchemy, which every other command would load for nothing
@@ -65,7 +65,7 @@ def _database_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = click.option(
         "--data-dir", type=click.Path(path_type=Path), help="Embedded PostgreSQL data (REGISTRY_DATA_DIR)."
     )(command)
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(command)
+    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)(command)
 
 
 def _public(record: KeyRecord) -> dict[str, Any]:
@@ -139,7 +139,7 @@ def create(
         await store.add(record)
 
     _on_keys(data_dir, database_url, add)
-    if as_json:
+    if wants_json(as_json):
         print_json({**_public(record), "secret": secret})
         return
     out.print(styled("Created key ", (name, "bold"), f" ({record.id}), scopes {', '.join(record.scopes)}."))
@@ -152,7 +152,7 @@ def create(
 def list_keys(data_dir: Path | None, database_url: str | None, as_json: bool) -> None:
     """List keys (never their secrets)."""
     records = _on_keys(data_dir, database_url, lambda store: store.all())
-    if as_json:
+    if wants_json(as_json):
         print_json([_public(record) for record in records])
         return
     table = Table("id", "name", "scopes", "owner", "namespaces", "vendors", "tenant", "expires", "state", "last used")
@@ -171,7 +171,7 @@ def list_keys(data_dir: Path | None, database_url: str | None, as_json: bool) ->
             state,
             record.last_used.isoformat(timespec="seconds") if record.last_used else "",
         )
-    out.print(table)
+    print_table(table)
 
 
 @keys.command()
@@ -182,7 +182,7 @@ def revoke(key: str, data_dir: Path | None, database_url: str | None, as_json: b
     record = _on_keys(data_dir, database_url, lambda store: store.revoke(key))
     if record is None:
         raise ClientFailure(f"no key with id or name {key!r}")
-    if as_json:
+    if wants_json(as_json):
         print_json(_public(record))
     else:
         out.print(styled("Revoked key ", (record.name, "bold"), f" ({record.id})."))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -11,8 +12,8 @@ from registry.cli.common import (
     ClientFailure,
     client_options,
     connect,
-    out,
     print_json,
+    print_table,
 )
 from registry.cli.literal import literal
 from registry.client import (
@@ -20,6 +21,9 @@ from registry.client import (
     GraphMediaType,
     UnexpectedResponse,
 )
+
+#: The graph serialisation ``--json`` prints.
+JSON_LD: GraphMediaType = "application/ld+json"
 
 
 @click.command()
@@ -38,23 +42,32 @@ def sparql(
 ) -> None:
     """Run a SPARQL 1.1 query over all descriptions (read only).
 
-    SELECT prints a table (--json: SPARQL JSON results), ASK prints true or false. Each description is the named
-    graph of its id (the default graph is their union); the prefixes td, lmos, jsonschema, hctl, htv, wotsec, dct,
-    discovery, rdf, rdfs and xsd are bound already. Example:
+    SELECT prints a table (--json: SPARQL JSON results), ASK prints true or false, CONSTRUCT and DESCRIBE print
+    the graph as --graph says (--json: JSON-LD). Each description is the named graph of its id (the default graph
+    is their union); the prefixes td, lmos, jsonschema, hctl, htv, wotsec, dct, discovery, rdf, rdfs and xsd are
+    bound already. Example:
 
         registry sparql 'SELECT ?agent WHERE { ?agent a lmos:Agent }'
     """
     text = query_file.read() if query_file else query
     if not text:
         raise click.UsageError("give a QUERY or --file")
+    if as_json and graph_type not in (None, JSON_LD):
+        raise click.UsageError(f"--json prints a graph as JSON-LD: leave out --graph or give --graph {JSON_LD}")
     with connect(url) as client:
-        if graph_type:
+        if graph_type is not None and not as_json:
             click.echo(literal(client.sparql_graph(text, media_type=graph_type, post=post)))
             return
-        try:
-            result = client.sparql(text, post=post)
-        except UnexpectedResponse as error:
-            raise ClientFailure(f"{error}; with this command use --graph text/turtle") from error
+        result = None
+        if graph_type is None:
+            try:
+                result = client.sparql(text, post=post)
+            except UnexpectedResponse as error:  # a CONSTRUCT or DESCRIBE query
+                if not as_json:
+                    raise ClientFailure(f"{error}; with this command use --graph text/turtle") from error
+        if result is None:  # a graph, printed as JSON-LD
+            print_json(json.loads(client.sparql_graph(text, media_type=JSON_LD, post=post)))
+            return
     if as_json:
         print_json(result)
     elif result.boolean is not None:
@@ -63,7 +76,7 @@ def sparql(
         table = Table(*result.variables, box=None, header_style="bold")
         for row in result.rows():
             table.add_row(*(row.get(name, "") for name in result.variables))
-        out.print(table)
+        print_table(table)
 
 
 @click.command()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from registry.cli.common import settings_from_env
+from registry.cli.common import JSON_HELP, print_json, settings_from_env, wants_json
 from registry.config import ENV_PREFIX, ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -131,17 +131,22 @@ def serve(**flags: Any) -> None:
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Embedded PostgreSQL data (REGISTRY_DATA_DIR).")
 @click.option("--database-url", help="External PostgreSQL URL (REGISTRY_DATABASE_URL).")
 @click.option("--revision", default="head", show_default=True, help="Alembic revision to migrate to.")
-def migrate(data_dir: Path | None, database_url: str | None, revision: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def migrate(data_dir: Path | None, database_url: str | None, revision: str, as_json: bool) -> None:
     """Apply the database migrations (Alembic) and exit."""
     from registry.logs import configure_logging
     from registry.store.embedded import database_url as resolve_database_url
+    from registry.store.migrations import head_revision
     from registry.store.migrations import migrate as apply_migrations
 
     settings = settings_from_env(data_dir=data_dir, database_url=database_url)
     configure_logging(settings.log_level, settings.log_format)
     with resolve_database_url(settings) as url:
         apply_migrations(url, revision, jwt_issuer=settings.auth_jwt_issuer)
-    click.echo(f"database migrated to {revision}")
+    if wants_json(as_json):
+        print_json({"revision": head_revision() if revision == "head" else revision})
+    else:
+        click.echo(f"database migrated to {revision}")
 
 
 COMMANDS = (serve, migrate)

@@ -26,6 +26,7 @@ from registry.cli.common import (
     out,
     print_ids,
     print_json,
+    print_table,
     read_document,
 )
 from registry.cli.literal import literal_lines
@@ -95,7 +96,7 @@ def list_things(offset: int | None, limit: int | None, ids_only: bool, url: str 
     elif ids_only:
         print_ids(str(document.get("id", "")) for document in documents if isinstance(document, dict))
     else:
-        out.print(_things_table(documents))
+        print_table(_things_table(documents))
 
 
 @click.command()
@@ -335,7 +336,7 @@ def import_directory(
                     f"{issue['field'] or '(document)'}: {issue['description']}" for issue in failure["validationErrors"]
                 ]
                 table.add_row(failure["file"], str(failure["status"] or "-"), literal_lines(reasons))
-            out.print(table)
+            print_table(table)
     if failed:
         sys.exit(1)
 

@@ -118,3 +118,35 @@ def test_wait_for_capability_gives_the_reason_on_timeout(base_url: str, client: 
     assert waiter.returncode == 1
     assert "no_version_in_range" in errors
     client.delete(f"/things/{WEATHER_ID}")
+
+
+def test_wait_for_capability_resolves_to_the_example_agent(
+    start_server: Callable[..., ServerProcess], own_database_url: str
+) -> None:
+    """The two examples together, as docs say: the waiter first, then the example agent with its own description."""
+    base_url = start_server(database=own_database_url).base_url
+    waiter = _waiter(base_url, "--range", "^1.2", "--timeout", "30")
+    assert waiter.stderr is not None
+    assert waiter.stderr.readline().startswith("waiting (no_provider)")
+    agent = subprocess.Popen(
+        [sys.executable, "examples/weather_agent.py", "--url", base_url],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        output, errors = waiter.communicate(timeout=30)
+        assert waiter.returncode == 0, errors
+        headline, resolution = output.split("\n", 1)
+        assert headline == f"getWeather is offered by {WEATHER_ID} (version 1.2.0)"
+        assert json.loads(resolution)["provider"]["capability"] == "getWeather"
+        summary = httpx.get(f"{base_url}/api/v1/things/{WEATHER_ID}/summary", timeout=30).json()
+        assert {"source": "lmos", "version": "1.2.0"}.items() <= summary["capabilities"][0].items()
+    finally:
+        agent.terminate()
+        assert agent.wait(10) == 0
+        assert agent.stdout is not None
+        agent.stdout.close()
+    assert httpx.get(f"{base_url}/things/{WEATHER_ID}", timeout=30).status_code == 404

