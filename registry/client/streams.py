@@ -39,7 +39,7 @@ class AsyncEventStream:
         self._messages: AsyncGenerator[httpx_sse.ServerSentEvent, None] | None = None
 
     @property
-    def last_event_id(self) -> int | None:
+    def last_event_id(self) -> int | str | None:
         return self._subscription.last_event_id
 
     async def __aenter__(self) -> Self:
@@ -131,7 +131,7 @@ class EventStream:
         self._messages: Iterator[httpx_sse.ServerSentEvent] | None = None
 
     @property
-    def last_event_id(self) -> int | None:
+    def last_event_id(self) -> int | str | None:
         return self._subscription.last_event_id
 
     def __enter__(self) -> Self:

@@ -4,8 +4,9 @@ local index's follower (:mod:`registry.sparql_worker.index`) and of the pusher t
 
 Applying a change means "write the current RDF of that id" (idempotent and order-free), so a batch of changes is
 one query for the current RDF of its ids, and a change delivered late by the feed is applied like any other. The
-copy remembers the last change position it applied, with the changes of the batch that reached it, so a restart
-applies only the changes since; a copy that holds nothing (or another database's RDF) is built from the stored RDF.
+copy remembers the position up to which every change is applied and none may still commit (the feed's settled
+position, below any sequence still pending), so a restart applies only the changes since, late ones included; a
+copy that holds nothing (or another database's RDF) is built from the stored RDF.
 Leased descriptions leave the copy when their lease ends, not only when the purge deletes them.
 
 A copy may hold back during a burst of writes (``defer``): the changes wait until the writes pause for
@@ -187,7 +188,9 @@ class ChangeFollower:
 
     async def _apply_pending(self) -> None:
         async with self._lock:
-            position = self.feed.position  # every change up to it is in _pending or applied
+            # Every change up to it is in _pending or applied, and none below it may still commit: a restart
+            # resumes there (changes after it applied again are harmless).
+            position = self.feed.settled
             while True:
                 ids: Sequence[str] = sorted(self._pending)[:STEP_DESCRIPTIONS]
                 if len(ids) > 1:
