@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -24,6 +25,9 @@ from registry.events.feed import ChangeFeed
 from registry.semantic.sparql import SparqlBackend
 from registry.store.database import Database
 from registry.store.replica import ReadReplica
+
+if TYPE_CHECKING:
+    from registry.startup import DatabaseStartup
 
 #: Seconds the database check may take before it counts as failed.
 DATABASE_CHECK_TIMEOUT = 2.0
@@ -53,8 +57,10 @@ class Readiness:
         schema_revision: str,
         max_feed_lag: float,
         tokens: TokenVerifier | None = None,
+        startup: DatabaseStartup | None = None,
     ) -> None:
         self.database = database
+        self.startup = startup
         self.worker = worker
         self.feed = feed
         self.schema_revision = schema_revision
@@ -81,6 +87,8 @@ class Readiness:
         return checks
 
     async def _database(self) -> Check:
+        if self.startup is not None and self.startup.problem is not None:
+            return Check("database", False, f"not started: {self.startup.problem}")
         try:
             async with asyncio.timeout(DATABASE_CHECK_TIMEOUT):
                 revision = await self.database.fetchval(_SCHEMA_REVISION)
