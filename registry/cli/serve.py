@@ -44,11 +44,16 @@ def serving_app() -> Litestar:
     """
     from registry.app import create_app
     from registry.lifecycle import die_with_parent
+    from registry.logs import configure_logging
 
-    die_with_parent()  # a worker of --workers N: ends with the serve process, however it ends
+    settings = Settings.from_env()
+    # A worker of --workers N (a spawned process: the serve process's logging is not inherited) ends with the
+    # serve process, however that ends.
+    if die_with_parent():
+        configure_logging(settings.log_level, settings.log_format)
     sys.setswitchinterval(0.001)
     gc.set_threshold(50_000, 20, 20)
-    app = create_app(Settings.from_env())
+    app = create_app(settings)
     gc.freeze()
     return app
 

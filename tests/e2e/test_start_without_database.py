@@ -56,9 +56,14 @@ def _assert_no_traceback(server: ServerProcess) -> None:
     assert "Traceback" not in server.output(), server.output()
 
 
-def test_serve_starts_with_the_database_down_and_migrates_it_when_it_comes(cluster: ThrowawayPostgres) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_starts_with_the_database_down_and_migrates_it_when_it_comes(
+    cluster: ThrowawayPostgres, workers: int
+) -> None:
+    """With --workers 2, both processes wait, one migrates (the other finds it done), and both serve."""
     cluster.stop()
-    with ServerProcess(cluster.url, {"REGISTRY_MIGRATE_ON_START": "true", "REGISTRY_LOG_LEVEL": "info"}) as server:
+    env = {"REGISTRY_MIGRATE_ON_START": "true", "REGISTRY_LOG_LEVEL": "info", "REGISTRY_WORKERS": str(workers)}
+    with ServerProcess(cluster.url, env) as server:
         _assert_waiting_for_the_database(server, "unreachable")
         cluster.start()  # a database never migrated: serve migrates it, then starts
         wait_until(lambda: _ready(server.base_url), 45, "ready once the database is up")
@@ -66,7 +71,9 @@ def test_serve_starts_with_the_database_down_and_migrates_it_when_it_comes(clust
         assert server.process is not None
         assert server.process.poll() is None
         _assert_no_traceback(server)
-        assert "migrating the database schema" in server.output()
+        assert server.output().count("migrating the database schema") == 1
+        for _ in range(4):  # each answer from either process
+            assert _ready(server.base_url)
 
 
 def test_serve_with_no_migrate_starts_with_the_database_down(cluster: ThrowawayPostgres) -> None:
