@@ -8,12 +8,13 @@ log, and a periodic poll covers notifications lost in between.
 
 One gap policy. Sequences are taken before commit, so a transaction may commit after a later one (held up by a
 lock, or on a replica frozen mid-transaction). The reader delivers in order while it can: a missing sequence holds
-back the ones after it for ``gap_timeout``. After that the reader moves on and keeps the sequence pending, asking
-for it at each read and delivering it late when it commits, however late. A pending sequence is given up only once
-it is proven empty: every transaction that was running when it was first seen missing has ended (the oldest
-running transaction id has passed the newest one seen then; a transaction has its id before it takes a sequence,
-migration 0013), so it rolled back. Each delivered change carries its position (``registry/events/positions.py``)
-so that a stream resumed with ``Last-Event-ID`` gets exactly what it missed, late commits included.
+back the ones after it until it commits, is proven empty, or ``gap_timeout`` has passed. After that the reader
+moves on and keeps the sequence pending, asking for it at each read and delivering it late when it commits,
+however late. A sequence is proven empty once every transaction that was running when it was first seen missing
+has ended (the oldest running transaction id has passed the newest one seen then; a transaction has its id before
+it takes a sequence, migration 0013) without committing it: it rolled back. Each delivered change carries its
+position (``registry/events/positions.py``) so that a stream resumed with ``Last-Event-ID`` gets exactly what it
+missed, late commits included.
 
 Lease renewals leave no change-log entry: they come only as notifications (``registry_renewals``), to the
 consumers of renewals, and a consumer is told when some may have been missed (its LISTEN connection was lost).
@@ -83,6 +84,8 @@ class ChangeFeed:
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._gap_since: float | None = None
+        #: The newest transaction id once the gap held back since ``_gap_since`` was seen (None until read).
+        self._gap_horizon: int | None = None
         #: Pending sequences (skipped, and may still commit): sequence → the newest transaction id when it was
         #: first seen missing (None until read); once every transaction up to it has ended, it is given up.
         self._missing: dict[int, int | None] = {}
@@ -230,10 +233,10 @@ class ChangeFeed:
         """Deliver everything committed after ``position``; True while held back by a missing sequence."""
         async with self._lock:
             while True:
-                proven_empty = await self._settle_missing()
+                oldest_running, proven_empty = await self._check_horizon()
                 page = await read_changes(self.database, self.position, limit=_BATCH, missing=list(self._missing))
                 late = [change for change in page if change.seq in self._missing]
-                ready = self._in_order([change for change in page if change.seq not in self._missing])
+                ready = self._in_order([change for change in page if change.seq not in self._missing], oldest_running)
                 if len(page) < _BATCH:  # every pending row asked for was read: those not found rolled back
                     found = {change.seq for change in late}
                     for seq in proven_empty:
@@ -249,19 +252,22 @@ class ChangeFeed:
                         self._behind_since = None
                     return False
 
-    async def _settle_missing(self) -> list[int]:
-        """Record the horizon of newly pending sequences; returns those every transaction that could have taken
-        them has ended since (committed ones are read after this, so any not read then rolled back)."""
-        if not self._missing:
-            return []
+    async def _check_horizon(self) -> tuple[int | None, list[int]]:
+        """While sequences are missing: the oldest running transaction id, after recording the horizon of those
+        newly missing (the newest transaction id now), and the pending sequences every transaction that could have
+        taken them has ended since (committed ones are read after this, so any not read then rolled back)."""
+        if not self._missing and self._gap_since is None:
+            return None, []
         oldest_running, newest = await transaction_horizon(self.database)
+        if self._gap_since is not None and self._gap_horizon is None:
+            self._gap_horizon = newest
         proven: list[int] = []
         for seq, horizon in self._missing.items():
             if horizon is None:
                 self._missing[seq] = newest
             elif horizon <= oldest_running:
                 proven.append(seq)
-        return proven
+        return oldest_running, proven
 
     def _positioned(self, late: list[Change], ready: list[Change]) -> list[Change]:
         """The changes to deliver in sequence order, each with the event id of the position after it (late ones
@@ -286,11 +292,14 @@ class ChangeFeed:
         self.position = high
         return positioned
 
-    def _in_order(self, page: list[Change]) -> list[Change]:
+    def _in_order(self, page: list[Change], oldest_running: int | None = None) -> list[Change]:
+        """The changes of ``page`` deliverable now: in order, past a gap only once it is proven empty (the
+        transactions that could have filled it have ended: ``oldest_running``, read before ``page``) or after
+        ``gap_timeout`` (it stays pending then)."""
         ready: list[Change] = []
         expected = self.position + 1
         for change in page:
-            if change.seq != expected:
+            if change.seq != expected and not self._gap_proven_empty(oldest_running):
                 now = time.monotonic()
                 if self._gap_since is None:
                     self._gap_since = now
@@ -298,10 +307,18 @@ class ChangeFeed:
                     break
                 # Not committed after gap_timeout: move on, and deliver it late when it commits.
                 self._missing.update(dict.fromkeys(range(expected, change.seq)))
-            self._gap_since = None
+            self._gap_since = self._gap_horizon = None
             ready.append(change)
             expected = change.seq + 1
         return ready
+
+    def _gap_proven_empty(self, oldest_running: int | None) -> bool:
+        """Whether the gap held back since ``_gap_since`` rolled back: every sequence in it was taken before a
+        later one committed, so by a transaction with an id below the horizon recorded then."""
+        horizon = self._gap_horizon
+        if self._gap_since is None or horizon is None or oldest_running is None:
+            return False
+        return horizon <= oldest_running
 
     def _deliver(self, batch: Sequence[Change]) -> None:
         _call_each(self._consumers, batch)
