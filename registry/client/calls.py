@@ -534,6 +534,8 @@ def event_from(kind: str, event_id: str, data: str) -> Event | None:
     return Event(type=kind, seq=seq, data=msgspec.json.decode(data) if data else {}, id=event_id)
 
 
+#: Response header of an event stream: where it starts, as an event id.
+STREAM_POSITION = "registry-stream-position"
 #: Sequences of delivered events a subscription remembers, so that none is delivered twice.
 _REMEMBERED = 10_000
 
@@ -577,9 +579,11 @@ class Subscription:
         self._delivered: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.reconnect = reconnect
         self.retry_delay = retry_delay
-        #: The newest change when the subscription began, for a reconnection before any event arrived.
-        self.began_after: int | None = None
+        #: Where the subscription began (the stream's start position the directory named, else the newest change
+        #: before it), for a reconnection before any event arrived.
+        self.began_after: int | str | None = None
         self._connected = False
+        self._resuming = False
 
     def start(self) -> Call[int] | None:
         """What to ask before the first connection: the newest event id, unless the subscription resumes."""
@@ -588,7 +592,8 @@ class Subscription:
         return Call("GET", "/api/v1/changes", _newest_event_id, params={"limit": 1})
 
     def began(self, newest_event_id: int) -> None:
-        self.began_after = newest_event_id
+        if self.began_after is None:
+            self.began_after = newest_event_id
 
     def request(self) -> tuple[str, dict[str, str], dict[str, str]]:
         # The first connection of a new subscription sends no Last-Event-ID: once the directory has answered with
@@ -597,7 +602,14 @@ class Subscription:
         if resume_after is None and self._connected:
             resume_after = self.began_after
         self._connected = True
+        self._resuming = resume_after is not None
         return events_request(self.event_type, diff=self.diff, filters=self.filters, last_event_id=resume_after)
+
+    def subscribed(self, stream_position: str | None) -> None:
+        """The directory answered the request last made; ``stream_position`` is where a stream without
+        ``Last-Event-ID`` starts (``Registry-Stream-Position``): exact, pending sequences included."""
+        if not self._resuming and stream_position:
+            self.began_after = stream_position
 
     def receive(self, message: httpx_sse.ServerSentEvent) -> Event | None:
         event = event_from(message.event, message.id, message.data)

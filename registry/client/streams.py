@@ -96,6 +96,7 @@ class AsyncEventStream:
             if source.response.status_code >= 400:
                 await source.response.aread()
                 raise problem_from(source.response)
+            self._subscription.subscribed(source.response.headers.get(calls.STREAM_POSITION))
         except BaseException as error:
             await response.aclose()
             if isinstance(error, httpx.TransportError):
@@ -188,6 +189,7 @@ class EventStream:
             if source.response.status_code >= 400:
                 source.response.read()
                 raise problem_from(source.response)
+            self._subscription.subscribed(source.response.headers.get(calls.STREAM_POSITION))
         except BaseException as error:
             response.close()
             if isinstance(error, httpx.TransportError):

@@ -25,6 +25,9 @@ from registry.http.contract import Answer, Param, documented
 from registry.http.dependencies import Access
 
 EVENT_STREAM = "text/event-stream"
+#: Response header: the position the stream starts at, as an event id (resuming with it loses nothing, repeats
+#: nothing, even when the stream breaks before its first event).
+STREAM_POSITION = "Registry-Stream-Position"
 #: Names of the Directory Thing Model's event affordances this module implements.
 EVENT_AFFORDANCES = frozenset({"thingCreated", "thingUpdated", "thingDeleted"})
 EVENT_PARAMETERS = frozenset({"diff", "lastEventId", "access_token", *FILTER_PARAMETERS})
@@ -46,7 +49,11 @@ _SUBSCRIPTION = documented(
             "the enriched TD / the merge patch; {id, from, to, actor} for a transfer of ownership). Only changes of "
             "descriptions the caller may read. Nothing precedes the first event; comments keep an idle stream open",
             {EVENT_STREAM: {"type": "string"}},
-            headers={"Cache-Control": "no-cache"},
+            headers={
+                "Cache-Control": "no-cache",
+                STREAM_POSITION: "Where the stream starts: an event id to resume with (Last-Event-ID) should the "
+                "stream break before its first event",
+            },
         )
     },
 )
@@ -114,7 +121,11 @@ async def _subscribe(request: Request[Any, Any, Any], hub: EventHub, access: Acc
     return Stream(
         _stream(hub, subscriber, last_event_id, lambda: access.limits.close_stream(who)),
         media_type=EVENT_STREAM,
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+            STREAM_POSITION: subscriber.start.event_id(subscriber.start.high),
+        },
     )
 
 

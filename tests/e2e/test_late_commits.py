@@ -116,6 +116,8 @@ async def test_a_write_held_by_a_row_lock_for_10_s_reaches_every_subscriber_once
     assert _once_each(live.events) == dict.fromkeys(every, 1)
     assert live.events[-1].seq == late_seq  # delivered when it committed, after the later sequences
     assert _once_each(subscribed_in_window.events) == {late_seq: 1}
+    # It started at a position naming the late write pending: resuming from there before any event loses nothing.
+    assert subscribed_in_window.start == f"{window[-1].seq}/{window[-1].seq}/{late_seq}"
     assert _once_each(resumed_in_window.events) == dict.fromkeys(every - {window[0].seq}, 1)
     assert _once_each(resumed_before.events) == dict.fromkeys(every, 1)
     # A stream that had every event but the late one resumes with exactly it.

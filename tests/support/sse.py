@@ -30,6 +30,8 @@ class RawStream:
     about: Collection[str]
     events: list[RawEvent] = field(default_factory=list)
     subscribed: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The directory's Registry-Stream-Position header: where the stream started.
+    start: str = ""
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def wait_for(self, count: int, within: float) -> list[RawEvent]:
@@ -56,6 +58,7 @@ async def raw_events(
             httpx_sse.aconnect_sse(http, "GET", "/events", headers=headers) as source,
         ):
             source.response.raise_for_status()
+            stream.start = source.response.headers.get("registry-stream-position", "")
             stream.subscribed.set()
             async for message in source.aiter_sse():
                 thing_id = json.loads(message.data).get("id", "") if message.data else ""

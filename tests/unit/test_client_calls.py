@@ -168,3 +168,13 @@ def test_a_subscription_delivers_a_late_change_whose_sequence_is_below_the_last_
     assert subscription.receive(_message_with_id("6")) is None
     assert subscription.receive(_message_with_id("5/7/4")) is None
     assert subscription.receive(_message_with_id("4/7/")) is not None
+
+
+def test_a_stream_broken_before_its_first_event_resumes_from_the_position_the_directory_named() -> None:
+    subscription = subscribe()
+    subscription.began(5)  # the newest change, read before subscribing
+    assert "Last-Event-ID" not in subscription.request()[2]
+    subscription.subscribed("7/7/4")  # Registry-Stream-Position: 4 was still pending when it subscribed
+    assert subscription.request()[2]["Last-Event-ID"] == "7/7/4"
+    subscription.subscribed("9")  # a resumed stream's start says nothing of what its replay delivered
+    assert subscription.request()[2]["Last-Event-ID"] == "7/7/4"
