@@ -45,7 +45,10 @@ class Position:
 
     def covers(self, seq: int) -> bool:
         """Whether a stream at this position has had change ``seq`` (or it never was committed)."""
-        return seq <= self.high and not any(first <= seq <= last for first, last in self.pending)
+        # On the path of every change to every subscriber: the usual answers first.
+        if seq > self.high:
+            return False
+        return not self.pending or not any(first <= seq <= last for first, last in self.pending)
 
     def without(self, seq: int) -> Position:
         """This position once change ``seq`` (pending) has been delivered too."""
