@@ -12,7 +12,7 @@ back the ones after it until it commits, is proven empty, or ``gap_timeout`` has
 moves on and keeps the sequence pending, asking for it at each read and delivering it late when it commits,
 however late. A sequence is proven empty once every transaction that was running when it was first seen missing
 has ended (the oldest running transaction id has passed the newest one seen then; a transaction has its id before
-it takes a sequence, migration 0013) without committing it: it rolled back. Each delivered change carries its
+it takes a sequence, migration 0015) without committing it: it rolled back. Each delivered change carries its
 position (``registry/events/positions.py``) so that a stream resumed with ``Last-Event-ID`` gets exactly what it
 missed, late commits included.
 

@@ -88,7 +88,7 @@ def capability_keys(capability_id: str | None, name: str) -> list[str]:
 changes = Table(
     "changes",
     metadata,
-    # From next_change_seq() (migration 0013): the writing transaction has its id before it takes a sequence.
+    # From next_change_seq() (migration 0015): the writing transaction has its id before it takes a sequence.
     Column("seq", BigInteger, primary_key=True, server_default=text("next_change_seq()")),
     Column("thing_id", ID_TYPE, nullable=False),
     Column("type", String(32), nullable=False),

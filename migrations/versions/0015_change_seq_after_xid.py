@@ -6,7 +6,7 @@ when the gap appeared. That holds only if a transaction has its id before it tak
 comes from ``next_change_seq()``, which asks for the id first, instead of an identity column (whose value is
 drawn before the row's insert assigns the id). The new sequence goes on after the last value the identity gave.
 
-Revision ID: 0013_change_seq_after_xid
+Revision ID: 0015_change_seq_after_xid
 Revises: 0012_rate_counts
 Create Date: 2026-11-28
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0013_change_seq_after_xid"
+revision = "0015_change_seq_after_xid"
 down_revision = "0012_rate_counts"
 branch_labels = None
 depends_on = None
