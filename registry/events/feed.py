@@ -75,6 +75,8 @@ class ChangeFeed:
         self.read_interval = read_interval
         #: Sequence of the last change delivered in order; consumers see every committed change after it.
         self.position = 0
+        #: Where the feed started (``position`` then).
+        self._start = 0
         #: Highest sequence announced by a notification.
         self.notified = 0
         #: Changes delivered late (committed after a later sequence had been delivered).
@@ -114,9 +116,11 @@ class ChangeFeed:
 
     @property
     def settled(self) -> int:
-        """The highest sequence up to which every change is delivered or proven empty: where a consumer that
-        records its progress resumes (the feed delivers again what it had after it)."""
-        return min(self._missing, default=self.position + 1) - 1
+        """The highest sequence up to which every change since the start is delivered or proven empty: where a
+        consumer that records its progress resumes (the feed delivers again what it had after it). Never below the
+        start, which the consumer had reached before; a sequence pending below it is looked for again at a
+        restart among the ``START_WINDOW`` below the position the feed is started at."""
+        return max(self._start, min(self._missing, default=self.position + 1) - 1)
 
     @property
     def pending(self) -> int:
@@ -137,6 +141,7 @@ class ChangeFeed:
     async def start(self, position: int | None = None) -> None:
         """Deliver the changes after ``position`` (default: the latest, i.e. only changes from now on)."""
         self.position = await latest_seq(self.database) if position is None else position
+        self._start = self.position
         # Sequences taken below the start by transactions still open are delivered late when they commit.
         window_start = max(0, self.position - START_WINDOW)
         committed = set(await sequences_after(self.database, window_start, self.position))
