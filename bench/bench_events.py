@@ -63,13 +63,13 @@ def _put(thing_id: str, body: bytes) -> bytes:
 async def _subscribe(port: int, arrivals: dict[int, list[float]], ready: asyncio.Event, expected: int) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
-    await reader.readuntil(b": subscribed")
+    await reader.readuntil(b"\r\n\r\n")  # the response head: subscribed (nothing precedes the first event)
     ready.set()
     seen = 0
     while seen < expected:
         line = await reader.readline()
         if line.startswith(b"id: "):
-            arrivals.setdefault(int(line[4:]), []).append(time.perf_counter())
+            arrivals.setdefault(int(line[4:].split(b"/")[0]), []).append(time.perf_counter())  # seq[/high/pending]
             seen += 1
     writer.close()
 
@@ -156,7 +156,12 @@ def main() -> None:
 
     print(f"cpu_count={os.cpu_count()}")
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
-        env = {"REGISTRY_SSE_QUEUE_SIZE": "1000", "REGISTRY_DB_POOL_SIZE": "20"}
+        env = {
+            "REGISTRY_SSE_QUEUE_SIZE": "1000",
+            "REGISTRY_DB_POOL_SIZE": "20",
+            # Every subscriber comes from this one address (the cap is per address and process).
+            "REGISTRY_MAX_CONNECTIONS_PER_CLIENT": str(args.subscribers + args.connections + 16),
+        }
         with ServerProcess(database_url, env) as server:
             assert server.process is not None
             pid = server.process.pid

@@ -73,6 +73,7 @@ from registry.semantic.rdf import RdfConverter, read_with
 from registry.semantic.sparql import SparqlBackend
 from registry.sparql_store.endpoint import StoreEndpoint
 from registry.sparql_worker.client import QueryWorker
+from registry.startup import DatabaseStartup, cancel, migrate_if_behind
 from registry.store.catalog import CatalogStore
 from registry.store.database import Database
 from registry.store.keys import KeyStore
@@ -155,7 +156,8 @@ def _cors(settings: Settings) -> CORSConfig | None:
 
 
 def create_app(settings: Settings) -> Litestar:
-    """The application for ``settings``; ``settings.database_url`` must name a migrated database."""
+    """The application for ``settings``. The database need not be there yet: what needs it starts when it comes
+    (``registry/startup.py``), migrating its schema first with ``settings.migrate_on_start``."""
     if not settings.database_url:
         raise ValueError("create_app needs a database URL (the CLI starts an embedded PostgreSQL for you)")
 
@@ -169,7 +171,6 @@ def create_app(settings: Settings) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await _start_offload_threads()
         database = Database(settings.database_url, connections=settings.db_pool_size)
-        await database.open()
         urls = settings.database_read_urls
         database.replicas = tuple(
             ReadReplica(
@@ -194,6 +195,7 @@ def create_app(settings: Settings) -> Litestar:
             ]
         )
         directory = DirectoryService(database, things, projections, settings)
+        startup = DatabaseStartup()
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(
             feed, database, settings.sse_queue_size, settings.sse_keepalive, queue_bytes=settings.sse_queue_bytes
@@ -245,33 +247,57 @@ def create_app(settings: Settings) -> Litestar:
                     schema_revision=schema_revision,
                     max_feed_lag=settings.ready_max_feed_lag,
                     tokens=tokens,
+                    startup=startup,
                 ),
             )
         )
-        async with contextlib.AsyncExitStack() as stack:
-            stack.push_async_callback(database.close)
+
+        async def start_with_database(started: contextlib.AsyncExitStack) -> None:
+            """What needs the database, in order; ``started`` stops it again."""
+            await database.open()
+            started.push_async_callback(database.close)
+            if settings.migrate_on_start:
+                await migrate_if_behind(database, schema_revision, jwt_issuer=settings.auth_jwt_issuer)
             for replica in database.replicas:
                 await replica.start()
-                stack.push_async_callback(replica.stop)
+                started.push_async_callback(replica.stop)
+            await limits.start(database)
+            started.push_async_callback(limits.stop)
+            started.callback(directory.cache.follow(feed))
+            await feed.start()
+            started.push_async_callback(feed.stop)
+            await worker.start()
+            started.push_async_callback(worker.stop)
+            purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
+            started.callback(purger.cancel)
+            statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))
+            started.callback(statistics.cancel)
+
+        async with contextlib.AsyncExitStack() as stack:
             if tokens is not None:
                 await tokens.start()
                 stack.push_async_callback(tokens.stop)
-            await limits.start(database)
-            stack.push_async_callback(limits.stop)
-            stack.callback(directory.cache.follow(feed))
-            await feed.start()
-            stack.push_async_callback(feed.stop)
             events.start()
             stack.push_async_callback(events.stop)
             stack.callback(when_draining(events.end_streams))
-            await worker.start()
-            stack.push_async_callback(worker.stop)
             await jsonpath_threads.start()
             stack.callback(jsonpath_threads.stop)
-            purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
-            stack.callback(purger.cancel)
-            statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))
-            stack.callback(statistics.cancel)
+            with_database = await stack.enter_async_context(contextlib.AsyncExitStack())
+
+            async def attempt() -> None:
+                started = contextlib.AsyncExitStack()
+                try:
+                    await start_with_database(started)
+                except BaseException:
+                    await started.aclose()
+                    raise
+                with_database.push_async_callback(started.aclose)
+
+            # The first attempt before serving (a database that is there is ready when the first request comes);
+            # the next ones while serving, /readyz saying why not yet.
+            starting = asyncio.create_task(startup.run(attempt), name="database-startup")
+            stack.push_async_callback(cancel, starting)
+            await startup.first_attempt.wait()
             yield
 
     contract = ContractDocument()

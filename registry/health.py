@@ -20,7 +20,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -33,6 +33,8 @@ from registry.store.database import Database
 from registry.store.replica import ReadReplica
 
 log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from registry.startup import DatabaseStartup
 
 #: Seconds the database check may take before it counts as failed.
 DATABASE_CHECK_TIMEOUT = 2.0
@@ -77,8 +79,10 @@ class Readiness:
         schema_revision: str,
         max_feed_lag: float,
         tokens: TokenVerifier | None = None,
+        startup: DatabaseStartup | None = None,
     ) -> None:
         self.database = database
+        self.startup = startup
         self.worker = worker
         self.feed = feed
         self.schema_revision = schema_revision
@@ -119,6 +123,8 @@ class Readiness:
         return checks
 
     async def _database(self) -> Check:
+        if self.startup is not None and self.startup.problem is not None:
+            return Check("database", False, f"not started: {self.startup.problem}")
         try:
             async with asyncio.timeout(DATABASE_CHECK_TIMEOUT):
                 revision = await self.database.fetchval(_SCHEMA_REVISION)

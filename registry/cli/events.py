@@ -23,7 +23,7 @@ from registry.client import EVENT_TYPES, KINDS, EventType, Kind
 @click.option("--vendor")
 @click.option("--capability")
 @click.option("-q", "--query", "text", help="Free text in title or description.")
-@click.option("--last-event-id", type=click.IntRange(min=0), help="Replay the events after this one first.")
+@click.option("--last-event-id", help="Replay the events after this one first (an event id printed before).")
 @click.option("--count", type=click.IntRange(min=1), help="Stop after this many events.")
 @client_options
 def watch(
@@ -33,7 +33,7 @@ def watch(
     vendor: str | None,
     capability: str | None,
     text: str | None,
-    last_event_id: int | None,
+    last_event_id: str | None,
     count: int | None,
     url: str | None,
     as_json: bool,
@@ -54,7 +54,7 @@ def watch(
             if as_json:
                 click.echo(json_text(event, indent=None))
             else:
-                line = f"{event.seq}\t{event.type}\t{event.thing_id}"
+                line = f"{event.id or event.seq}\t{event.type}\t{event.thing_id}"
                 out.print(line + (f"\t{json.dumps(event.data)}" if diff else ""))
             sys.stdout.flush()
             seen += 1

@@ -43,10 +43,17 @@ def serving_app() -> Litestar:
     generation) cut the decoding of a 4 MB body, which holds the GIL throughout, from ~130 ms to ~40 ms.
     """
     from registry.app import create_app
+    from registry.lifecycle import die_with_parent
+    from registry.logs import configure_logging
 
+    settings = Settings.from_env()
+    # A worker of --workers N (a spawned process: the serve process's logging is not inherited) ends with the
+    # serve process, however that ends.
+    if die_with_parent():
+        configure_logging(settings.log_level, settings.log_format)
     sys.setswitchinterval(0.001)
     gc.set_threshold(50_000, 20, 20)
-    app = create_app(Settings.from_env())
+    app = create_app(settings)
     gc.freeze()
     return app
 
@@ -58,7 +65,8 @@ def _export(settings: Settings, overrides: dict[str, Any]) -> None:
             rendered = str(value).lower() if isinstance(value, bool) else str(value)
             os.environ[ENV_PREFIX + name.upper()] = rendered
     os.environ[ENV_PREFIX + "DATABASE_URL"] = settings.database_url
-    os.environ[ENV_PREFIX + "MIGRATE_ON_START"] = "false"
+    # Each server process migrates when the database answers, one at a time (registry/startup.py).
+    os.environ[ENV_PREFIX + "MIGRATE_ON_START"] = str(settings.migrate_on_start).lower()
 
 
 def _raise_descriptor_limit(connections: int) -> None:
@@ -91,9 +99,9 @@ def serve(**flags: Any) -> None:
     import uvicorn
 
     from registry.auth.authenticator import auth_mode
+    from registry.lifecycle import child_environment
     from registry.logs import configure_logging
     from registry.store.embedded import database_url as resolve_database_url
-    from registry.store.migrations import migrate as apply_migrations
 
     overrides = {("migrate_on_start" if name == "migrate" else name): value for name, value in flags.items()}
     settings = settings_from_env(**overrides)
@@ -105,9 +113,8 @@ def serve(**flags: Any) -> None:
     signal.signal(signal.SIGTERM, _exit_cleanly)
     _raise_descriptor_limit(settings.max_connections)
     with resolve_database_url(settings) as url:
-        if settings.migrate_on_start:
-            apply_migrations(url, jwt_issuer=settings.auth_jwt_issuer)
         _export(dataclasses.replace(settings, database_url=url), overrides)
+        os.environ.update(child_environment(dict(os.environ)))  # the workers of --workers N die with this process
         uvicorn.run(
             APP_FACTORY,
             factory=True,

@@ -8,6 +8,7 @@ and docstrings of their methods are these functions'.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
@@ -62,6 +63,13 @@ TD_JSON = "application/td+json"
 MERGE_PATCH_JSON = "application/merge-patch+json"
 
 
+#: Methods whose request may be sent twice with the effect of once (RFC 9110, 9.2.2).
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+#: Failures of a request on a connection the server closed before answering: a kept-alive connection it closed
+#: after its idle timeout just as the request went out (it read nothing, or nothing it acted on).
+CLOSED_BEFORE_ANSWER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Call(Generic[T]):
     """One request and how to read its answer."""
@@ -72,6 +80,13 @@ class Call(Generic[T]):
     params: Mapping[str, Any] | None = None
     headers: Mapping[str, str] | None = None
     content: bytes | None = None
+    #: A POST that may be sent twice with the effect of once (a lease renewal, a query); other methods by RFC 9110.
+    repeatable: bool = False
+
+    def retried_after(self, error: httpx.TransportError) -> bool:
+        """Whether the request is sent once more after ``error``: an idempotent one whose connection the server
+        closed before answering. A POST that creates something never is (it may have been acted on)."""
+        return (self.repeatable or self.method in IDEMPOTENT_METHODS) and isinstance(error, CLOSED_BEFORE_ANSWER)
 
     def request(self, http: httpx.AsyncClient | httpx.Client) -> httpx.Request:
         return http.build_request(
@@ -238,7 +253,7 @@ def iter_things(*, page_size: int = 100) -> Call[Page[dict[str, Any]]]:
 
 def renew_lease(thing_id: str) -> Call[Lease]:
     """Keep a registration with a ttl alive: expires = now + its ttl."""
-    return Call("POST", api_thing_path(thing_id, "lease"), _decoded(Lease))
+    return Call("POST", api_thing_path(thing_id, "lease"), _decoded(Lease), repeatable=True)
 
 
 # -- discovery (/api/v1)
@@ -391,7 +406,7 @@ def _sparql_call(query: str, accept: str, parse: Callable[[httpx.Response], T], 
     """SPARQL 1.1 protocol: the query in the URL (GET), or as the body (POST, for long queries)."""
     if post:
         headers = {"Accept": accept, "Content-Type": "application/sparql-query"}
-        return Call("POST", "/search/sparql", parse, headers=headers, content=query.encode())
+        return Call("POST", "/search/sparql", parse, headers=headers, content=query.encode(), repeatable=True)
     return Call("GET", "/search/sparql", parse, params={"query": query}, headers={"Accept": accept})
 
 
@@ -431,11 +446,13 @@ def jsonpath(query: str) -> Call[list[Any]]:
 def resolve(requirements: Sequence[Requirement | str | Mapping[str, Any]]) -> Call[ResolveResult]:
     """Requirements as ``Requirement``, a capability name or id (any version, highest), or a mapping sent as is."""
     body = [Requirement(item) if isinstance(item, str) else item for item in requirements]
-    return Call("POST", "/api/v1/resolve", _decoded(ResolveResult), **_json_body({"requirements": body}))
+    return Call(
+        "POST", "/api/v1/resolve", _decoded(ResolveResult), repeatable=True, **_json_body({"requirements": body})
+    )
 
 
 def _compatibility(body: Mapping[str, Any]) -> Call[CompatibilityResult]:
-    return Call("POST", "/api/v1/compatibility", _decoded(CompatibilityResult), **_json_body(body))
+    return Call("POST", "/api/v1/compatibility", _decoded(CompatibilityResult), repeatable=True, **_json_body(body))
 
 
 def compatibility(thing_id: str, from_version: str, to_version: str) -> Call[CompatibilityResult]:
@@ -490,7 +507,11 @@ def export(thing_id: str, tool_format: ExportFormat) -> Call[Exported]:
 
 
 def events_request(
-    event_type: EventType | None, *, diff: bool, filters: Mapping[str, str | None], last_event_id: int | None
+    event_type: EventType | None,
+    *,
+    diff: bool,
+    filters: Mapping[str, str | None],
+    last_event_id: int | str | None,
 ) -> tuple[str, dict[str, str], dict[str, str]]:
     """(path, params, headers) of an event subscription."""
     if event_type is not None and event_type not in EVENT_TYPES:
@@ -505,16 +526,38 @@ def events_request(
 
 
 def event_from(kind: str, event_id: str, data: str) -> Event | None:
-    """An SSE message as an Event; None for messages that are not change events."""
+    """An SSE message as an Event; None for messages that are not change events. The id is the change's
+    sequence, alone or followed by the stream's position (``seq/high/pending``)."""
     if kind not in EVENT_TYPES or not event_id:
         return None
-    return Event(type=kind, seq=int(event_id), data=msgspec.json.decode(data) if data else {})
+    seq = int(event_id.partition("/")[0])
+    return Event(type=kind, seq=seq, data=msgspec.json.decode(data) if data else {}, id=event_id)
+
+
+#: Response header of an event stream: where it starts, as an event id.
+STREAM_POSITION = "registry-stream-position"
+#: Sequences of delivered events a subscription remembers, so that none is delivered twice.
+_REMEMBERED = 10_000
+
+
+def covered_by(event_id: int | str, seq: int) -> bool:
+    """Whether a stream resumed after ``event_id`` has had change ``seq``: it is at or below the id's position and
+    not in its pending ranges (``seq/high/first-last,…``). False for an id this SDK cannot read."""
+    first, _, position = str(event_id).strip().partition("/")
+    high_text, _, pending = position.partition("/")
+    try:
+        high = int(high_text or first)
+        spans = [part.partition("-") for part in pending.split(",") if part]
+        return seq <= high and not any(int(low) <= seq <= int(up or low) for low, _, up in spans)
+    except ValueError:
+        return False
 
 
 class Subscription:
-    """An event subscription, and where a reconnection resumes: after the last event delivered, or (none yet)
-    after the newest change when the subscription began, so a broken stream loses nothing. An event at or
-    before the last one delivered is never delivered twice."""
+    """An event subscription, and where a reconnection resumes: after the last event delivered (its id names the
+    stream's position, changes committed late included), or (none yet) after the newest change when the
+    subscription began, so a broken stream loses nothing. A change committed late comes after changes of higher
+    sequence; no change is delivered twice."""
 
     def __init__(
         self,
@@ -522,7 +565,7 @@ class Subscription:
         *,
         diff: bool,
         filters: Mapping[str, str | None],
-        last_event_id: int | None,
+        last_event_id: int | str | None,
         reconnect: bool,
         retry_delay: float,
     ) -> None:
@@ -531,12 +574,16 @@ class Subscription:
         self.diff = diff
         self.filters = filters
         #: Id of the last event delivered (the one given, at first): a reconnection resumes after it.
-        self.last_event_id = last_event_id
+        self.last_event_id: int | str | None = last_event_id
+        #: Sequences of the latest events delivered, oldest first.
+        self._delivered: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.reconnect = reconnect
         self.retry_delay = retry_delay
-        #: The newest change when the subscription began, for a reconnection before any event arrived.
-        self.began_after: int | None = None
+        #: Where the subscription began (the stream's start position the directory named, else the newest change
+        #: before it), for a reconnection before any event arrived.
+        self.began_after: int | str | None = None
         self._connected = False
+        self._resuming = False
 
     def start(self) -> Call[int] | None:
         """What to ask before the first connection: the newest event id, unless the subscription resumes."""
@@ -545,7 +592,8 @@ class Subscription:
         return Call("GET", "/api/v1/changes", _newest_event_id, params={"limit": 1})
 
     def began(self, newest_event_id: int) -> None:
-        self.began_after = newest_event_id
+        if self.began_after is None:
+            self.began_after = newest_event_id
 
     def request(self) -> tuple[str, dict[str, str], dict[str, str]]:
         # The first connection of a new subscription sends no Last-Event-ID: once the directory has answered with
@@ -554,13 +602,25 @@ class Subscription:
         if resume_after is None and self._connected:
             resume_after = self.began_after
         self._connected = True
+        self._resuming = resume_after is not None
         return events_request(self.event_type, diff=self.diff, filters=self.filters, last_event_id=resume_after)
+
+    def subscribed(self, stream_position: str | None) -> None:
+        """The directory answered the request last made; ``stream_position`` is where a stream without
+        ``Last-Event-ID`` starts (``Registry-Stream-Position``): exact, pending sequences included."""
+        if not self._resuming and stream_position:
+            self.began_after = stream_position
 
     def receive(self, message: httpx_sse.ServerSentEvent) -> Event | None:
         event = event_from(message.event, message.id, message.data)
-        if event is None or (self.last_event_id is not None and event.seq <= self.last_event_id):
+        if event is None or event.seq in self._delivered:
             return None
-        self.last_event_id = event.seq
+        if self.last_event_id is not None and covered_by(self.last_event_id, event.seq):
+            return None
+        self.last_event_id = event.id
+        self._delivered[event.seq] = None
+        if len(self._delivered) > _REMEMBERED:
+            self._delivered.popitem(last=False)
         return event
 
     def may_retry(self, error: Exception) -> bool:
@@ -579,7 +639,7 @@ def subscribe(
     vendor: str | None = None,
     capability: str | None = None,
     q: str | None = None,
-    last_event_id: int | None = None,
+    last_event_id: int | str | None = None,
     reconnect: bool = True,
     retry_delay: float = 1.0,
 ) -> Subscription:

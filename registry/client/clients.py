@@ -226,7 +226,12 @@ class AsyncRegistryClient(_ClientOptions):
         try:
             response = await self.http.send(call.request(self.http))
         except httpx.TransportError as error:
-            raise self._unreachable(error) from error
+            if not call.retried_after(error):
+                raise self._unreachable(error) from error
+            try:  # on a new connection: the pool has dropped the one the server closed
+                response = await self.http.send(call.request(self.http))
+            except httpx.TransportError as again:
+                raise self._unreachable(again) from again
         return call.parse(response)
 
     def _operation(self, build: Callable[P, calls.Call[T]]) -> Callable[P, Coroutine[Any, Any, T]]:
@@ -292,7 +297,12 @@ class RegistryClient(_ClientOptions):
         try:
             response = self.http.send(call.request(self.http))
         except httpx.TransportError as error:
-            raise self._unreachable(error) from error
+            if not call.retried_after(error):
+                raise self._unreachable(error) from error
+            try:  # on a new connection: the pool has dropped the one the server closed
+                response = self.http.send(call.request(self.http))
+            except httpx.TransportError as again:
+                raise self._unreachable(again) from again
         return call.parse(response)
 
     def _operation(self, build: Callable[P, calls.Call[T]]) -> Callable[P, T]:

@@ -55,11 +55,14 @@ class Lease(msgspec.Struct, frozen=True, rename={"last_seen": "lastSeen"}):
 
 
 class Event(msgspec.Struct, frozen=True):
-    """One change event: ``type`` is thing_created/updated/deleted/transferred, ``seq`` the event id to resume after."""
+    """One change event: ``type`` is thing_created/updated/deleted/transferred, ``seq`` the change's sequence (the
+    ETag of the revision), ``id`` the event id to resume after: ``seq``, or with the stream's position when the
+    change was delivered while earlier ones were pending (a change committed late comes after later sequences)."""
 
     type: EventType
     seq: int
     data: dict[str, Any]
+    id: str = ""
 
     @property
     def thing_id(self) -> str:

@@ -39,7 +39,7 @@ class AsyncEventStream:
         self._messages: AsyncGenerator[httpx_sse.ServerSentEvent, None] | None = None
 
     @property
-    def last_event_id(self) -> int | None:
+    def last_event_id(self) -> int | str | None:
         return self._subscription.last_event_id
 
     async def __aenter__(self) -> Self:
@@ -96,6 +96,7 @@ class AsyncEventStream:
             if source.response.status_code >= 400:
                 await source.response.aread()
                 raise problem_from(source.response)
+            self._subscription.subscribed(source.response.headers.get(calls.STREAM_POSITION))
         except BaseException as error:
             await response.aclose()
             if isinstance(error, httpx.TransportError):
@@ -131,7 +132,7 @@ class EventStream:
         self._messages: Iterator[httpx_sse.ServerSentEvent] | None = None
 
     @property
-    def last_event_id(self) -> int | None:
+    def last_event_id(self) -> int | str | None:
         return self._subscription.last_event_id
 
     def __enter__(self) -> Self:
@@ -188,6 +189,7 @@ class EventStream:
             if source.response.status_code >= 400:
                 source.response.read()
                 raise problem_from(source.response)
+            self._subscription.subscribed(source.response.headers.get(calls.STREAM_POSITION))
         except BaseException as error:
             response.close()
             if isinstance(error, httpx.TransportError):

@@ -6,10 +6,15 @@ rows of the ``changes`` log after the last delivered sequence and hands each bat
 the source of truth, the notification only a wake-up call: after a lost connection the reader catches up from the
 log, and a periodic poll covers notifications lost in between.
 
-One gap policy. Sequences are taken before commit, so a transaction may commit after a later one. The reader
-delivers in order: a missing sequence holds back the ones after it for ``gap_timeout``; after that the reader
-moves on and keeps asking for the missing sequence for ``late_patience`` (a slow transaction), delivering it late
-if it commits, and forgetting it afterwards (it rolled back).
+One gap policy. Sequences are taken before commit, so a transaction may commit after a later one (held up by a
+lock, or on a replica frozen mid-transaction). The reader delivers in order while it can: a missing sequence holds
+back the ones after it until it commits, is proven empty, or ``gap_timeout`` has passed. After that the reader
+moves on and keeps the sequence pending, asking for it at each read and delivering it late when it commits,
+however late. A sequence is proven empty once every transaction that was running when it was first seen missing
+has ended (the oldest running transaction id has passed the newest one seen then; a transaction has its id before
+it takes a sequence, migration 0015) without committing it: it rolled back. Each delivered change carries its
+position (``registry/events/positions.py``) so that a stream resumed with ``Last-Event-ID`` gets exactly what it
+missed, late commits included.
 
 Lease renewals leave no change-log entry: they come only as notifications (``registry_renewals``), to the
 consumers of renewals, and a consumer is told when some may have been missed (its LISTEN connection was lost).
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -27,7 +33,8 @@ from typing import TypeVar
 import msgspec
 
 from registry.errors import RegistryError
-from registry.store.changes import Change, latest_seq, read_changes, sequences_after
+from registry.events.positions import Position
+from registry.store.changes import Change, latest_seq, read_changes, sequences_after, transaction_horizon
 from registry.store.database import Database, Listening
 from registry.store.leases import RENEWALS_CHANNEL
 from registry.store.things import CHANGES_CHANNEL
@@ -56,7 +63,6 @@ class ChangeFeed:
         *,
         poll_interval: float = 5.0,
         gap_timeout: float = 2.0,
-        late_patience: float = 120.0,
         reconnect_delay: float = 1.0,
         read_interval: float = 0.0,
     ) -> None:
@@ -65,11 +71,12 @@ class ChangeFeed:
         self.database = database
         self.poll_interval = poll_interval
         self.gap_timeout = gap_timeout
-        self.late_patience = late_patience
         self.reconnect_delay = reconnect_delay
         self.read_interval = read_interval
         #: Sequence of the last change delivered in order; consumers see every committed change after it.
         self.position = 0
+        #: Where the feed started (``position`` then).
+        self._start = 0
         #: Highest sequence announced by a notification.
         self.notified = 0
         #: Changes delivered late (committed after a later sequence had been delivered).
@@ -79,8 +86,11 @@ class ChangeFeed:
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._gap_since: float | None = None
-        #: Skipped sequences that may still commit: sequence → when it was skipped.
-        self._missing: dict[int, float] = {}
+        #: The newest transaction id once the gap held back since ``_gap_since`` was seen (None until read).
+        self._gap_horizon: int | None = None
+        #: Pending sequences (skipped, and may still commit): sequence → the newest transaction id when it was
+        #: first seen missing (None until read); once every transaction up to it has ended, it is given up.
+        self._missing: dict[int, int | None] = {}
         #: Since when the feed has known of committed changes it has not delivered (or failed to read the log).
         self._behind_since: float | None = None
         self._listening = False
@@ -100,6 +110,24 @@ class ChangeFeed:
         return lambda: self._renewal_consumers.remove(consumer)
 
     @property
+    def cursor(self) -> Position:
+        """Where a stream subscribing now starts: it gets every change this position does not cover."""
+        return Position.of(self.position, self._missing)
+
+    @property
+    def settled(self) -> int:
+        """The highest sequence up to which every change since the start is delivered or proven empty: where a
+        consumer that records its progress resumes (the feed delivers again what it had after it). Never below the
+        start, which the consumer had reached before; a sequence pending below it is looked for again at a
+        restart among the ``START_WINDOW`` below the position the feed is started at."""
+        return max(self._start, min(self._missing, default=self.position + 1) - 1)
+
+    @property
+    def pending(self) -> int:
+        """Sequences skipped and not yet committed nor proven empty."""
+        return len(self._missing)
+
+    @property
     def lag(self) -> float:
         """Seconds the feed has been behind the log (0 when it has delivered everything it knows of)."""
         return 0.0 if self._behind_since is None else time.monotonic() - self._behind_since
@@ -113,11 +141,11 @@ class ChangeFeed:
     async def start(self, position: int | None = None) -> None:
         """Deliver the changes after ``position`` (default: the latest, i.e. only changes from now on)."""
         self.position = await latest_seq(self.database) if position is None else position
+        self._start = self.position
         # Sequences taken below the start by transactions still open are delivered late when they commit.
         window_start = max(0, self.position - START_WINDOW)
         committed = set(await sequences_after(self.database, window_start, self.position))
-        now = time.monotonic()
-        self._missing = {seq: now for seq in range(window_start + 1, self.position + 1) if seq not in committed}
+        self._missing = dict.fromkeys(seq for seq in range(window_start + 1, self.position + 1) if seq not in committed)
         self._tasks = [
             asyncio.create_task(self._listen(), name="change-feed-listen"),
             asyncio.create_task(self._read(), name="change-feed-read"),
@@ -148,7 +176,7 @@ class ChangeFeed:
         with contextlib.suppress(ValueError):
             seq = int(payload)
             self.notified = max(self.notified, seq)
-            if seq <= self.position:
+            if seq <= self.position and not self._missing:
                 return
             if self._behind_since is None:
                 self._behind_since = time.monotonic()
@@ -210,17 +238,18 @@ class ChangeFeed:
         """Deliver everything committed after ``position``; True while held back by a missing sequence."""
         async with self._lock:
             while True:
-                self._forget_missing()
+                oldest_running, proven_empty = await self._check_horizon()
                 page = await read_changes(self.database, self.position, limit=_BATCH, missing=list(self._missing))
                 late = [change for change in page if change.seq in self._missing]
-                ready = self._in_order([change for change in page if change.seq not in self._missing])
-                for change in late:
-                    del self._missing[change.seq]
-                self.late_deliveries += len(late)
-                if ready:
-                    self.position = ready[-1].seq
+                ready = self._in_order([change for change in page if change.seq not in self._missing], oldest_running)
+                if len(page) < _BATCH:  # every pending row asked for was read: those not found rolled back
+                    found = {change.seq for change in late}
+                    for seq in proven_empty:
+                        if seq not in found:
+                            del self._missing[seq]
                 if late or ready:
-                    self._deliver(sorted([*late, *ready], key=lambda change: change.seq))
+                    self._deliver(self._positioned(late, ready))
+                self.late_deliveries += len(late)
                 if len(ready) + len(late) < len(page):
                     return True
                 if len(page) < _BATCH:
@@ -228,27 +257,73 @@ class ChangeFeed:
                         self._behind_since = None
                     return False
 
-    def _in_order(self, page: list[Change]) -> list[Change]:
+    async def _check_horizon(self) -> tuple[int | None, list[int]]:
+        """While sequences are missing: the oldest running transaction id, after recording the horizon of those
+        newly missing (the newest transaction id now), and the pending sequences every transaction that could have
+        taken them has ended since (committed ones are read after this, so any not read then rolled back)."""
+        if not self._missing and self._gap_since is None:
+            return None, []
+        oldest_running, newest = await transaction_horizon(self.database)
+        if self._gap_since is not None and self._gap_horizon is None:
+            self._gap_horizon = newest
+        proven: list[int] = []
+        for seq, horizon in self._missing.items():
+            if horizon is None:
+                self._missing[seq] = newest
+            elif horizon <= oldest_running:
+                proven.append(seq)
+        return oldest_running, proven
+
+    def _positioned(self, late: list[Change], ready: list[Change]) -> list[Change]:
+        """The changes to deliver in sequence order, each with the event id of the position after it (late ones
+        leave ``pending``); ``position`` moves to the last one in order."""
+        for change in late:
+            del self._missing[change.seq]
+        batch = sorted([*late, *ready], key=lambda change: change.seq)
+        if not self._missing and not late:
+            if ready:
+                self.position = ready[-1].seq
+            return batch
+        pending = set(self._missing) | {change.seq for change in late}
+        high = self.position
+        positioned: list[Change] = []
+        for change in batch:
+            if change.seq in pending:
+                pending.discard(change.seq)
+            else:
+                high = change.seq
+            event_id = Position.of(high, pending).event_id(change.seq)
+            positioned.append(dataclasses.replace(change, event_id=event_id))
+        self.position = high
+        return positioned
+
+    def _in_order(self, page: list[Change], oldest_running: int | None = None) -> list[Change]:
+        """The changes of ``page`` deliverable now: in order, past a gap only once it is proven empty (the
+        transactions that could have filled it have ended: ``oldest_running``, read before ``page``) or after
+        ``gap_timeout`` (it stays pending then)."""
         ready: list[Change] = []
         expected = self.position + 1
         for change in page:
-            if change.seq != expected:
+            if change.seq != expected and not self._gap_proven_empty(oldest_running):
                 now = time.monotonic()
                 if self._gap_since is None:
                     self._gap_since = now
                 if now - self._gap_since < self.gap_timeout:
                     break
-                # Not committed after gap_timeout: move on, and deliver it late should it commit after all.
-                self._missing.update(dict.fromkeys(range(expected, change.seq), now))
-            self._gap_since = None
+                # Not committed after gap_timeout: move on, and deliver it late when it commits.
+                self._missing.update(dict.fromkeys(range(expected, change.seq)))
+            self._gap_since = self._gap_horizon = None
             ready.append(change)
             expected = change.seq + 1
         return ready
 
-    def _forget_missing(self) -> None:
-        deadline = time.monotonic() - self.late_patience
-        for seq in [seq for seq, since in self._missing.items() if since < deadline]:
-            del self._missing[seq]
+    def _gap_proven_empty(self, oldest_running: int | None) -> bool:
+        """Whether the gap held back since ``_gap_since`` rolled back: every sequence in it was taken before a
+        later one committed, so by a transaction with an id below the horizon recorded then."""
+        horizon = self._gap_horizon
+        if self._gap_since is None or horizon is None or oldest_running is None:
+            return False
+        return horizon <= oldest_running
 
     def _deliver(self, batch: Sequence[Change]) -> None:
         _call_each(self._consumers, batch)

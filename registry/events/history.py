@@ -33,7 +33,8 @@ def apply_change(document: Document | None, change_type: str, diff: Any) -> Docu
 
 
 class DocumentStates:
-    """Rebuilds states for changes seen in sequence order; remembers the latest state of recent ids."""
+    """Rebuilds states for changes seen in sequence order (per id: a change committed late is of an id no later change
+    touched, writes to one id being serialised); remembers the latest state of recent ids."""
 
     def __init__(self, executor: Executor, cache_size: int = 10_000) -> None:
         self.executor = executor
@@ -53,6 +54,8 @@ class DocumentStates:
         else:
             before = await self._rebuild(change.thing_id, change.seq - 1)
         after = apply_change(before, change.type, change.diff)
+        if cached is not None and cached[0] > change.seq:
+            return before, after  # a change delivered late: the cached state is newer
         self._latest[change.thing_id] = (change.seq, after)
         self._latest.move_to_end(change.thing_id)
         if len(self._latest) > self.cache_size:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -23,6 +24,7 @@ from registry.descriptions.registration_info import enrich
 from registry.events.feed import ChangeFeed
 from registry.events.filters import DescriptionFilter
 from registry.events.history import DocumentStates
+from registry.events.positions import Position
 from registry.metrics import SSE_DROPPED
 from registry.store.changes import Change, iterate_changes
 from registry.store.database import Database
@@ -62,7 +64,8 @@ def encode_event(change: Change, diff: bool) -> bytes:
     else:
         # Who made the change (audit), when the directory knows: with authentication on.
         data = {"id": change.thing_id} if change.actor is None else {"id": change.thing_id, "actor": change.actor}
-    return b"event: %s\nid: %d\ndata: %s\n\n" % (change.type.encode(), change.seq, msgspec.json.encode(data))
+    event_id = change.event_id.encode() if change.event_id is not None else b"%d" % change.seq
+    return b"event: %s\nid: %s\ndata: %s\n\n" % (change.type.encode(), event_id, msgspec.json.encode(data))
 
 
 class _Frames:
@@ -111,7 +114,7 @@ class Subscriber:
         query: DescriptionFilter,
         readers: TenantScope,
         queue_size: int,
-        start: int,
+        start: Position,
         max_bytes: int = DEFAULT_QUEUE_BYTES,
     ) -> None:
         self.types = types
@@ -156,8 +159,8 @@ class Subscriber:
         self.queued_bytes = 0
         self.queue.put_nowait(None)
 
-    async def next_chunk(self, after: int) -> bytes | None:
-        """Everything queued (events after ``after`` and keep-alives) as one chunk; None once dropped."""
+    async def next_chunk(self, after: Position | None) -> bytes | None:
+        """Everything queued (events ``after`` does not cover, and keep-alives) as one chunk; None once dropped."""
         items = [await self.queue.get()]
         while not self.queue.empty():
             items.append(self.queue.get_nowait())
@@ -167,7 +170,7 @@ class Subscriber:
                 return None
             seq, frame = item
             self.queued_bytes -= len(frame)
-            if seq > after or seq < 0:
+            if seq < 0 or after is None or not after.covers(seq):
                 frames.append(frame)
         return b"".join(frames)
 
@@ -222,7 +225,7 @@ class EventHub:
     def subscribe(
         self, types: frozenset[str], diff: bool, query: DescriptionFilter, readers: TenantScope
     ) -> Subscriber:
-        subscriber = Subscriber(types, diff, query, readers, self.queue_size, self.feed.position, self.queue_bytes)
+        subscriber = Subscriber(types, diff, query, readers, self.queue_size, self.feed.cursor, self.queue_bytes)
         (self._filtered if query.active else self._plain).add(subscriber)
         return subscriber
 
@@ -235,22 +238,46 @@ class EventHub:
         self._plain.discard(subscriber)
         self._filtered.discard(subscriber)
 
-    async def replay(self, subscriber: Subscriber, after: int) -> AsyncIterator[tuple[int, bytes]]:
-        """Changes in ``(after, subscriber.start]`` the subscriber would have received: for ``Last-Event-ID``."""
+    async def replay(self, subscriber: Subscriber, after: Position) -> AsyncIterator[tuple[int, bytes]]:
+        """The changes the subscriber would have received that ``after`` (its ``Last-Event-ID``) does not cover
+        and its start does (later ones come live): first those committed late in ``after``'s pending ranges, then
+        those after it, each event with the id of the position after it."""
+        start = subscriber.start
         states = DocumentStates(self.database) if subscriber.query.active else None
-        async for change in iterate_changes(self.database, after, subscriber.start):
-            if states is not None:
-                before, now = await states.states(change)
-                if not (subscriber.query.matches(before) or subscriber.query.matches(now)):
-                    continue
-            if subscriber.wants(change):
-                yield change.seq, _Frames(change).get(subscriber.diff)
+        position = after
+        for first, last in after.pending:
+            async for change in iterate_changes(self.database, first - 1, min(last, start.high)):
+                if start.covers(change.seq):
+                    position = position.without(change.seq)
+                    event = await self._replayed(subscriber, change, position, states)
+                    if event is not None:
+                        yield event
+        async for change in iterate_changes(self.database, after.high, start.high):
+            if start.covers(change.seq):
+                # Below it, only the sequences still pending at the start may yet commit (and come live).
+                event = await self._replayed(subscriber, change, start.below(change.seq), states)
+                if event is not None:
+                    yield event
+
+    @staticmethod
+    async def _replayed(
+        subscriber: Subscriber, change: Change, position: Position, states: DocumentStates | None
+    ) -> tuple[int, bytes] | None:
+        if states is not None:
+            before, now = await states.states(change)
+            if not (subscriber.query.matches(before) or subscriber.query.matches(now)):
+                return None
+        if not subscriber.wants(change):
+            return None
+        event_id = position.event_id(change.seq)
+        positioned = change if event_id == str(change.seq) else dataclasses.replace(change, event_id=event_id)
+        return change.seq, _Frames(positioned).get(subscriber.diff)
 
     def _on_changes(self, batch: Sequence[Change]) -> None:
         for change in batch:
             frames = _Frames(change)
             for subscriber in self._plain:
-                if change.seq > subscriber.start and subscriber.wants(change):
+                if not subscriber.start.covers(change.seq) and subscriber.wants(change):
                     subscriber.offer(change.seq, frames.get(subscriber.diff))
         self._backlog.put_nowait(batch)
 
@@ -266,7 +293,7 @@ class EventHub:
                     before, after = await self._states.states(change)
                     frames = _Frames(change)
                     for subscriber in list(self._filtered):
-                        if change.seq <= subscriber.start or not subscriber.wants(change):
+                        if subscriber.start.covers(change.seq) or not subscriber.wants(change):
                             continue
                         if subscriber.query.matches(before) or subscriber.query.matches(after):
                             subscriber.offer(change.seq, frames.get(subscriber.diff))

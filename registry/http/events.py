@@ -18,12 +18,16 @@ from litestar.response import Stream
 from registry.errors import BadRequest, NotFound
 from registry.events.filters import FILTER_PARAMETERS, DescriptionFilter
 from registry.events.hub import EVENT_TYPES, EventHub, Subscriber
+from registry.events.positions import Position, parse_event_id
 from registry.http.access import QUERY_TOKEN, requester, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.contract import Answer, Param, documented
 from registry.http.dependencies import Access
 
 EVENT_STREAM = "text/event-stream"
+#: Response header: the position the stream starts at, as an event id (resuming with it loses nothing, repeats
+#: nothing, even when the stream breaks before its first event).
+STREAM_POSITION = "Registry-Stream-Position"
 #: Names of the Directory Thing Model's event affordances this module implements.
 EVENT_AFFORDANCES = frozenset({"thingCreated", "thingUpdated", "thingDeleted"})
 EVENT_PARAMETERS = frozenset({"diff", "lastEventId", "access_token", *FILTER_PARAMETERS})
@@ -40,11 +44,16 @@ _SUBSCRIPTION = documented(
     answers={
         200: Answer(
             "Server-Sent Events, sent as they happen: event thing_created, thing_updated, thing_deleted or "
-            "thing_transferred, id the change's sequence number, data JSON ({id, actor}, or with diff the enriched "
-            "TD / the merge patch; {id, from, to, actor} for a transfer of ownership). Only changes of descriptions "
-            "the caller may read. Nothing precedes the first event; comments keep an idle stream open",
+            "thing_transferred, id the change's sequence number (with the stream's position, seq/high/pending, "
+            "when earlier changes were still pending: docs/live-directory.md), data JSON ({id, actor}, or with diff "
+            "the enriched TD / the merge patch; {id, from, to, actor} for a transfer of ownership). Only changes of "
+            "descriptions the caller may read. Nothing precedes the first event; comments keep an idle stream open",
             {EVENT_STREAM: {"type": "string"}},
-            headers={"Cache-Control": "no-cache"},
+            headers={
+                "Cache-Control": "no-cache",
+                STREAM_POSITION: "Where the stream starts: an event id to resume with (Last-Event-ID) should the "
+                "stream break before its first event",
+            },
         )
     },
 )
@@ -61,23 +70,24 @@ def _diff_flag(raw: str | None) -> bool:
     )
 
 
-def _last_event_id(request: Request[Any, Any, Any]) -> int | None:
+def _last_event_id(request: Request[Any, Any, Any]) -> Position | None:
     # The header (what EventSource sends when it reconnects) wins; the query parameter lets a page start a stream
     # after the changes it has just read (GET /api/v1/changes), which EventSource cannot say with a header.
     raw = request.headers.get("last-event-id") or request.query_params.get("lastEventId")
     if raw is None or not raw.strip():
         return None
     try:
-        value = int(raw)
+        _, position = parse_event_id(raw)
     except ValueError:
-        value = -1
-    if value < 0:
-        raise BadRequest(f"Last-Event-ID must be an event id sent by this directory (an integer), got {raw!r}")
-    return value
+        raise BadRequest(
+            f"Last-Event-ID must be an event id sent by this directory (a sequence number, or "
+            f"sequence/high/pending ranges), got {raw[:200]!r}"
+        ) from None
+    return position
 
 
 async def _stream(
-    hub: EventHub, subscriber: Subscriber, last_event_id: int | None, release: Callable[[], None]
+    hub: EventHub, subscriber: Subscriber, last_event_id: Position | None, release: Callable[[], None]
 ) -> AsyncIterator[bytes]:
     # Nothing before the first event: the headers go out at once (the server sends them before the body), and
     # stock clients such as r3labs/sse v2.3.3 (the W3C WoT Discovery test suite's) hand any first block, even a
@@ -86,8 +96,7 @@ async def _stream(
         if last_event_id is not None:
             async for _, frame in hub.replay(subscriber, last_event_id):
                 yield frame
-        after = last_event_id or 0
-        while (chunk := await subscriber.next_chunk(after)) is not None:
+        while (chunk := await subscriber.next_chunk(last_event_id)) is not None:
             if chunk:
                 yield chunk
         yield subscriber.farewell
@@ -112,7 +121,11 @@ async def _subscribe(request: Request[Any, Any, Any], hub: EventHub, access: Acc
     return Stream(
         _stream(hub, subscriber, last_event_id, lambda: access.limits.close_stream(who)),
         media_type=EVENT_STREAM,
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+            STREAM_POSITION: subscriber.start.event_id(subscriber.start.high),
+        },
     )
 
 

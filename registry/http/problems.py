@@ -7,6 +7,7 @@ from http import HTTPStatus
 from typing import Any
 
 import msgspec
+import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -78,10 +79,17 @@ def _unexpected_error(request: Request[Any, Any, Any], error: Exception) -> Resp
         domain = translate(candidate) if candidate is not None else None
         if domain is not None:
             return _registry_error(request, domain)
-    # One line per failed request (it carries the request id); the traceback only at debug level, so that a bug hit
-    # by every request does not flood the log.
-    log.error("unhandled error on %s %s: %s: %s", request.method, request.url.path, type(error).__name__, error)
-    log.debug("traceback of the unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+    # A bug: logged once, here, at error level with its traceback and the request id (the log's rate limit keeps
+    # a bug that every request hits from flooding it).
+    log.error(
+        "unhandled error on %s %s: %s: %s",
+        request.method,
+        request.url.path,
+        type(error).__name__,
+        error,
+        exc_info=error,
+        extra={"request_id": structlog.contextvars.get_contextvars().get("request_id")},
+    )
     return problem_response(500, "The directory failed to process the request; the error has been logged")
 
 

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 class StorePusher(ChangeFollower):
     copy = "external SPARQL store"
+    #: The other replicas compare the store's marker with the change log's latest sequence to know it holds every
+    #: write acknowledged before a query: it must reach that sequence while an earlier one is still pending.
+    records_settled = False
 
     def __init__(self, database: Database, feed: ChangeFeed, store: SparqlStore, identity: str) -> None:
         super().__init__(database, feed, identity)

@@ -14,6 +14,7 @@ from typing import Any
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.events.feed import ChangeFeed
+from registry.lifecycle import die_with_parent
 from registry.logs import configure_logging
 from registry.semantic.sparql import SparqlEngine
 from registry.sparql_worker.client import frame, read_frame
@@ -149,6 +150,7 @@ async def _serve() -> None:
 def main() -> None:
     settings = Settings.from_env()
     configure_logging(settings.log_level, settings.log_format, process="sparql-worker")
+    die_with_parent()  # also while building the index, before it reads its stdin (which closes then too)
     sys.stdout = sys.stderr  # fd 1 carries the protocol: nothing else may write to it
     limit_memory(settings.sparql_memory_limit)
     asyncio.run(_serve())

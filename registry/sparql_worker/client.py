@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
+from registry.lifecycle import child_environment
 from registry.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
 from registry.semantic.sparql import Answer
 
@@ -229,7 +230,7 @@ class QueryWorker:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={
-                **os.environ,
+                **child_environment(dict(os.environ)),  # the worker dies with this process
                 "REGISTRY_DATABASE_URL": self.settings.database_url,
                 "REGISTRY_LOG_LEVEL": self.settings.log_level,
                 "REGISTRY_SPARQL_TIMEOUT": str(self.settings.sparql_timeout),

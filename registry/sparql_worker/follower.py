@@ -4,8 +4,10 @@ local index's follower (:mod:`registry.sparql_worker.index`) and of the pusher t
 
 Applying a change means "write the current RDF of that id" (idempotent and order-free), so a batch of changes is
 one query for the current RDF of its ids, and a change delivered late by the feed is applied like any other. The
-copy remembers the last change position it applied, with the changes of the batch that reached it, so a restart
-applies only the changes since; a copy that holds nothing (or another database's RDF) is built from the stored RDF.
+copy remembers the position up to which every change is applied and none may still commit (the feed's settled
+position, below any sequence still pending; the external store's marker excepted, see its pusher), so a restart
+applies only the changes since, late ones included; a copy that holds nothing (or another database's RDF) is
+built from the stored RDF.
 Leased descriptions leave the copy when their lease ends, not only when the purge deletes them.
 
 What goes into the copy is each description's statements about itself only (:func:`own_statements`), whatever the
@@ -106,6 +108,10 @@ class ChangeFollower:
 
     #: Names the copy in log lines.
     copy = "SPARQL index"
+    #: Record the feed's settled position (below any sequence still pending), so that a restart applies a change
+    #: that commits late however far back it is; else the highest delivered (a restart then looks for pending
+    #: sequences among the 1,000 below it only, ``START_WINDOW``).
+    records_settled = True
 
     def __init__(self, database: Database, feed: ChangeFeed, identity: str = "", defer: float = 0.0) -> None:
         """``identity``: the database's (:func:`registry.store.rdf.database_identity`), recorded with the position;
@@ -224,7 +230,8 @@ class ChangeFollower:
 
     async def _apply_pending(self) -> None:
         async with self._lock:
-            position = self.feed.position  # every change up to it is in _pending or applied
+            # Every change up to it is in _pending or applied (and, settled, none below it may still commit).
+            position = self.feed.settled if self.records_settled else self.feed.position
             while True:
                 ids: Sequence[str] = sorted(self._pending)[:STEP_DESCRIPTIONS]
                 if len(ids) > 1:

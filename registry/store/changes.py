@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import BigInteger, Text, any_, bindparam, cast, func, select
+from sqlalchemy import BigInteger, Text, any_, bindparam, cast, func, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from registry.store.database import Executor, Statement
@@ -34,6 +34,9 @@ class Change:
     actor: str | None = None
     #: Tenant of the description (None: shared): who may see the change (registry/auth/tenancy.py).
     tenant: str | None = None
+    #: The SSE event id when it is more than ``seq``: the change was delivered while earlier sequences were pending
+    #: (registry/events/positions.py). Set by the change feed, not read from the log.
+    event_id: str | None = None
 
     @property
     def diff(self) -> dict[str, Any] | None:
@@ -78,6 +81,10 @@ _MISSING = Statement.of(
     .where(changes.c.seq == any_(bindparam("missing", type_=ARRAY(BigInteger))))
 )
 _LATEST = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
+#: (oldest running transaction id, first unassigned one) of the whole cluster, as bigints.
+_HORIZON = Statement.of(
+    text("SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint FROM pg_current_snapshot() AS s")
+)
 _SEQUENCES = Statement.of(
     select(changes.c.seq).where(
         changes.c.seq > bindparam("after", type_=BigInteger), changes.c.seq <= bindparam("until", type_=BigInteger)
@@ -87,6 +94,14 @@ _SEQUENCES = Statement.of(
 
 async def latest_seq(executor: Executor) -> int:
     return int(await executor.fetchval(_LATEST))
+
+
+async def transaction_horizon(executor: Executor) -> tuple[int, int]:
+    """(the oldest transaction id still running, the first not yet assigned): every transaction with an id below
+    the first has ended; every one running now has an id below the second."""
+    row = await executor.fetchrow(_HORIZON)
+    assert row is not None
+    return int(row[0]), int(row[1])
 
 
 async def sequences_after(executor: Executor, after: int, until: int) -> list[int]:
@@ -157,4 +172,5 @@ __all__ = [
     "latest_seq",
     "read_changes",
     "sequences_after",
+    "transaction_horizon",
 ]

@@ -97,9 +97,24 @@ _INPUT_ERRORS = {
     "22": "a value of the request cannot be stored",  # data exception (encoding, ranges, formats)
     "54": "a value of the request exceeds a limit of the database",  # program limit (index row size, …)
 }
-_UNAVAILABLE_CLASSES = {"08", "53", "57"}  # connection, insufficient resources, operator intervention
+#: Why the database cannot serve, by SQLSTATE code or class (the first two characters), most precise first.
+_UNAVAILABLE_STATES = {
+    "53300": "the database refuses more connections (max_connections reached)",
+    "57P01": "the database is shutting down",
+    "57P02": "the database is restarting after a crash",
+    "57P03": "the database is starting up or shutting down",
+    "53": "the database is out of resources",
+    "57": "the database stopped the statement (operator intervention)",
+    "08": "the connection to the database failed",
+    "28": "the database refused the credentials",
+    "3D": "the database named in the URL does not exist",
+}
 #: A connection that was closed before a statement could run on it.
 _CONNECTION_GONE = (asyncpg.ConnectionDoesNotExistError, asyncpg.InterfaceError, ConnectionError)
+
+
+def _unavailable(reason: str) -> DatabaseUnavailable:
+    return DatabaseUnavailable(f"{reason[0].upper()}{reason[1:]}; retry shortly")
 
 
 def translate(error: BaseException) -> RegistryError | None:
@@ -107,27 +122,30 @@ def translate(error: BaseException) -> RegistryError | None:
     if isinstance(error, RegistryError):
         return error
     if isinstance(error, asyncpg.PostgresError):
-        state = str(error.sqlstate or "")
-        if state == "57014":  # query_canceled: a statement timeout
-            return StatementTimeout("The database did not answer in time; retry shortly")
-        if state in {"40001", "40P01"}:  # serialization failure, deadlock: retrying succeeds
-            return DatabaseUnavailable("The write collided with a concurrent one; retry it")
-        if state == "23505":
-            return Conflict("The write conflicts with an existing entry")
-        if state[:2] in _INPUT_ERRORS:
-            message = getattr(error, "message", None) or str(error)
-            return BadRequest(f"The request was refused: {_INPUT_ERRORS[state[:2]]} ({message})")
-        if state[:2] in _UNAVAILABLE_CLASSES:
-            return DatabaseUnavailable("The database is unavailable; retry shortly")
-        return None
+        return _translate_state(error, str(error.sqlstate or ""))
+    if isinstance(error, TimeoutError):  # the driver's own bound on a statement (COMMAND_TIMEOUT)
+        return StatementTimeout(f"The database did not answer within {COMMAND_TIMEOUT:g} s; retry shortly")
     # InternalClientError: a connection left mid-operation when the server went away (e.g. "cannot switch to state
     # 15; another operation is in progress" on a cursor's connection during an outage).
     if isinstance(
-        error,
-        asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | TimeoutError | asyncpg.PostgresConnectionError,
+        error, asyncpg.InterfaceError | asyncpg.InternalClientError | OSError | asyncpg.PostgresConnectionError
     ):
-        return DatabaseUnavailable("The database is unavailable; retry shortly")
+        return _unavailable("the database is unreachable")
     return None
+
+
+def _translate_state(error: asyncpg.PostgresError, state: str) -> RegistryError | None:
+    if state == "57014":  # query_canceled: a statement timeout
+        return StatementTimeout("The database did not answer in time (statement timeout); retry shortly")
+    if state in {"40001", "40P01"}:  # serialization failure, deadlock: retrying succeeds
+        return DatabaseUnavailable("The write collided with a concurrent one; retry it")
+    if state == "23505":
+        return Conflict("The write conflicts with an existing entry")
+    if state[:2] in _INPUT_ERRORS:
+        message = getattr(error, "message", None) or str(error)
+        return BadRequest(f"The request was refused: {_INPUT_ERRORS[state[:2]]} ({message})")
+    reason = _UNAVAILABLE_STATES.get(state) or _UNAVAILABLE_STATES.get(state[:2])
+    return None if reason is None else _unavailable(reason)
 
 
 _DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError, TimeoutError)
@@ -308,7 +326,7 @@ class Database(Executor):
     @property
     def pool(self) -> asyncpg.Pool:
         if self._pool is None:
-            raise DatabaseUnavailable("The database connection pool is not open")
+            raise DatabaseUnavailable("The database is not connected (yet); retry shortly")
         return self._pool
 
     def usage(self) -> tuple[int, int]:

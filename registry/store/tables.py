@@ -16,7 +16,6 @@ from sqlalchemy import (
     Computed,
     DateTime,
     Float,
-    Identity,
     Index,
     Integer,
     MetaData,
@@ -26,6 +25,7 @@ from sqlalchemy import (
     false,
     func,
     or_,
+    text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
@@ -107,7 +107,8 @@ id_claims = Table(
 changes = Table(
     "changes",
     metadata,
-    Column("seq", BigInteger, Identity(always=True), primary_key=True),
+    # From next_change_seq() (migration 0015): the writing transaction has its id before it takes a sequence.
+    Column("seq", BigInteger, primary_key=True, server_default=text("next_change_seq()")),
     Column("thing_id", ID_TYPE, nullable=False),
     Column("type", String(32), nullable=False),
     # For creates the full document, for updates an RFC 7396 merge patch, for deletes null, for ownership

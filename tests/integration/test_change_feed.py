@@ -1,11 +1,15 @@
-"""The change feed: every consumer receives every committed change, in sequence order, once."""
+"""The change feed: every consumer receives every committed change once, in sequence order unless a change
+commits late (then when it commits, with its position)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import asyncpg
 
 from registry.events.feed import ChangeFeed
 from registry.store.changes import Change
@@ -68,3 +72,72 @@ async def test_a_feed_with_a_read_interval_reads_a_burst_in_few_batches(database
         assert batches[-1] == ["urn:test:interval:synced"]
     finally:
         await feed.stop()
+
+
+async def _insert_change(connection: asyncpg.Connection, thing_id: str) -> int:
+    return int(
+        await connection.fetchval(
+            "INSERT INTO changes (thing_id, type, at) VALUES ($1, 'thing_updated', now()) RETURNING seq", thing_id
+        )
+    )
+
+
+async def test_a_gap_left_by_a_rolled_back_write_holds_nothing_back_once_the_horizon_passes(
+    database: Database, database_url: str
+) -> None:
+    """Not for the 30 s ``gap_timeout``: the rolled-back transaction has ended, so its sequence is proven empty
+    (as soon as every transaction of the cluster that was running then has ended too)."""
+    feed = ChangeFeed(database, poll_interval=30, gap_timeout=30)
+    received: list[Change] = []
+    feed.subscribe(received.extend)
+    await feed.start()
+    rolled_back, committing = await asyncpg.connect(database_url), await asyncpg.connect(database_url)
+    try:
+        await rolled_back.execute("BEGIN")
+        empty = await _insert_change(rolled_back, "urn:test:horizon:rolled-back")
+        later = [await _insert_change(committing, "urn:test:horizon:committed") for _ in range(2)]
+        await rolled_back.execute("ROLLBACK")
+        started = time.monotonic()
+        await feed.sync()
+        assert time.monotonic() - started < 10
+        assert [change.seq for change in received if change.seq > empty] == later
+        assert [change.event_id for change in received if change.seq in later] == [None, None]  # nothing pending
+        assert feed.pending == 0
+    finally:
+        await feed.stop()
+        await rolled_back.close()
+        await committing.close()
+
+
+async def test_a_write_committed_late_is_delivered_when_it_commits_with_its_position(
+    database: Database, database_url: str
+) -> None:
+    feed = ChangeFeed(database, poll_interval=30, gap_timeout=0.3)
+    received: list[Change] = []
+    feed.subscribe(received.extend)
+    await feed.start()
+    slow, quick = await asyncpg.connect(database_url), await asyncpg.connect(database_url)
+    try:
+        await slow.execute("BEGIN")
+        late = await _insert_change(slow, "urn:test:late:slow")
+        later = await _insert_change(quick, "urn:test:late:quick")
+        await feed.sync()  # holds back for gap_timeout, then delivers past the pending sequence
+        assert [(change.seq, change.event_id) for change in received if change.seq >= late] == [
+            (later, f"{later}/{later}/{late}")
+        ]
+        assert feed.settled == late - 1
+        await asyncio.sleep(1)  # the horizon check runs, and must not give up a transaction still running
+        await feed.sync()
+        assert feed.pending == 1
+        await slow.execute("COMMIT")
+        await feed.sync()
+        assert [(change.seq, change.event_id) for change in received if change.seq >= late][-1] == (
+            late,
+            f"{late}/{later}/",
+        )
+        assert feed.pending == 0
+        assert feed.late_deliveries == 1
+    finally:
+        await feed.stop()
+        await slow.close()
+        await quick.close()

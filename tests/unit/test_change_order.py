@@ -1,15 +1,19 @@
-"""The change feed delivers strictly in sequence order and waits (a bounded time) for missing sequences."""
+"""The change feed delivers in sequence order while it can; a change committed late comes after later ones, with
+event ids that name the position of the stream (registry/events/positions.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any, cast
 
 import msgspec
+import pytest
 
 from registry.events.feed import ChangeFeed
 from registry.events.history import apply_change
 from registry.events.hub import encode_event
+from registry.events.positions import MAX_RANGES, Position, parse_event_id
 from registry.store.changes import Change
 from registry.store.database import Database
 
@@ -54,3 +58,48 @@ def test_event_frames() -> None:
     assert deleted == b'event: thing_deleted\nid: 10\ndata: {"id":"urn:x"}\n\n'
     created = encode_event(change(11, "thing_created", {"id": "urn:x", "title": "T"}), True)
     assert b'"registration":{"created":"2026-01-01T00:00:00.000+00:00"' in created
+
+
+def test_a_change_committed_late_is_delivered_after_later_ones_with_positions_naming_what_is_pending() -> None:
+    skipping = feed(3, 0)
+    ready = skipping._in_order([change(6), change(7)])
+    delivered = skipping._positioned([], ready)
+    # 4 and 5 are pending: every event id says so, and resuming from one gets them when they commit.
+    assert [c.event_id for c in delivered] == ["6/6/4-5", "7/7/4-5"]
+    assert skipping.cursor == Position(7, ((4, 5),))
+    assert skipping.settled == 3
+    late = skipping._positioned([change(5)], [])
+    assert [c.event_id for c in late] == ["5/7/4"]
+    assert skipping.position == 7
+    assert skipping.settled == 3
+    assert skipping.cursor.covers(5)
+    assert not skipping.cursor.covers(4)
+
+
+def test_without_pending_sequences_events_keep_plain_ids() -> None:
+    in_order = feed(3, 10)
+    delivered = in_order._positioned([], in_order._in_order([change(4), change(5)]))
+    assert [c.event_id for c in delivered] == [None, None]
+    assert encode_event(delivered[0], False).startswith(b"event: thing_updated\nid: 4\n")
+
+
+def test_event_ids_round_trip_and_refuse_what_the_directory_never_sends() -> None:
+    position = Position.of(20, [3, 4, 5, 9])
+    assert position.event_id(20) == "20/20/3-5,9"
+    assert parse_event_id("4/20/3,5,9") == (4, Position(20, ((3, 3), (5, 5), (9, 9))))
+    assert parse_event_id("17") == (17, Position(17))
+    assert parse_event_id("5/20/") == (5, Position(20))
+    assert position.without(4) == Position(20, ((3, 3), (5, 5), (9, 9)))
+    assert position.below(5) == Position(5, ((3, 4),))
+    for wrong in ("-1", "a", "5/20/21", "5/20/9,3", "5/20/3-1", "1/2/3/4", "5/20/" + ",".join(["1"] * 70)):
+        with pytest.raises(ValueError, match=re.escape(wrong)):
+            parse_event_id(wrong)
+
+
+def test_an_id_with_more_ranges_than_it_may_list_claims_more_pending_never_fewer() -> None:
+    scattered = list(range(0, 2 * (MAX_RANGES + 10), 2))
+    position = Position.of(1000, scattered)
+    assert len(position.pending) == MAX_RANGES
+    assert all(not position.covers(seq) for seq in scattered)
+    _, parsed = parse_event_id(position.event_id(1000))
+    assert parsed == position
