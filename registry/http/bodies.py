@@ -18,6 +18,8 @@ TD_JSON = "application/td+json"
 LD_JSON = "application/ld+json"
 JSON = "application/json"
 MERGE_PATCH_JSON = "application/merge-patch+json"
+#: The media type the directory's TD declares for answers without a body (WoT Discovery's Directory Thing Model).
+EMPTY = "application/x-empty"
 
 #: Media types a Thing Description may be sent as.
 TD_MEDIA_TYPES = (TD_JSON, JSON, LD_JSON)

@@ -1,7 +1,9 @@
 """The directory's own Thing Description at ``/.well-known/wot`` (WoT Discovery §6.1, RFC 8615).
 
-Derived from the normative Directory Thing Model: the base URL filled in, only the affordances this server
-implements, and a ``contentType`` on every response so the TD passes the TD 1.1 JSON Schema.
+Derived from the W3C Directory Thing Model (the current one, whose ``things`` property has a data schema): the
+base URL filled in, only the affordances this server implements, a request ``contentType`` on the SPARQL POST
+form, a ``contentType`` on every response so the TD passes the TD 1.1 JSON Schema, and a TD 1.0-compatible
+``@context`` (TD 1.1 §5.3.1.1) so that consumers that only know TD 1.0 accept it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from litestar import Response, get
 from litestar.di import NamedDependency
 
 from registry.auth.authenticator import AuthMode
-from registry.http.bodies import TD_JSON
+from registry.descriptions.model import TD10_CONTEXT, TD11_CONTEXT
+from registry.http.bodies import EMPTY, TD_JSON
 from registry.http.contract import JSON_OBJECT, Answer, documented
 from registry.http.dependencies import DirectoryTd
 
@@ -39,8 +42,11 @@ WRITE_AFFORDANCES = frozenset(
     {"createThing", "createAnonymousThing", "updateThing", "partiallyUpdateThing", "deleteThing"}
 )
 
-#: Search affordances (issue 3); searchXPath is left out: /search/xpath answers 501.
+#: Search affordances; searchXPath is left out: /search/xpath answers 501.
 SEARCH_AFFORDANCES = frozenset({"searchSPARQL", "searchJSONPath"})
+
+#: What a request to a form of the model carries when the model names no ``contentType``, by method and href.
+_REQUEST_CONTENT_TYPES = {("POST", "/search/sparql"): "application/sparql-query"}
 
 
 @functools.cache
@@ -50,11 +56,24 @@ def _thing_model() -> dict[str, Any]:
     return model
 
 
+def _compatible_context(model_context: list[Any]) -> list[Any]:
+    """The model's context with the TD 1.0 context before the TD 1.1 one (TD 1.1 §5.3.1.1)."""
+    rest = [entry for entry in model_context if entry not in (TD10_CONTEXT, TD11_CONTEXT)]
+    return [TD10_CONTEXT, TD11_CONTEXT, *rest]
+
+
+def _add_request_content_types(affordance: dict[str, Any]) -> None:
+    for form in affordance.get("forms", []):
+        content_type = _REQUEST_CONTENT_TYPES.get((form.get("htv:methodName", ""), form.get("href", "")))
+        if content_type and "contentType" not in form:
+            form["contentType"] = content_type
+
+
 def _add_response_content_types(node: Any) -> None:
     if isinstance(node, dict):
         response = node.get("response")
         if isinstance(response, dict) and "contentType" not in response:
-            response["contentType"] = "application/x-empty"
+            response["contentType"] = EMPTY
         for value in node.values():
             _add_response_content_types(value)
     elif isinstance(node, list):
@@ -76,7 +95,7 @@ def directory_description(
     model = copy.deepcopy(_thing_model())
     implemented = set(affordances)
     description: dict[str, Any] = {
-        "@context": model["@context"],
+        "@context": _compatible_context(model["@context"]),
         "@type": "ThingDirectory",
         "id": directory_id,
         "title": "LMOS Agent and Tool Registry",
@@ -89,6 +108,7 @@ def directory_description(
     for kind in ("properties", "actions", "events"):
         chosen = {name: value for name, value in model.get(kind, {}).items() if name in implemented}
         for affordance in chosen.values():
+            _add_request_content_types(affordance)
             for form in affordance.get("forms", []):
                 form["href"] = form["href"].lstrip("/")
         if chosen:

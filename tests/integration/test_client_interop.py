@@ -1,0 +1,87 @@
+"""What generic and standard clients rely on, in process: the directory's TD as node-wot reads it, write answers
+whose media type the TD declares, A2A card URLs and caching, the MCP registry API under /v0, SPARQL result formats
+and the OpenAPI document's security. The real clients run against a live server in tests/e2e/test_real_clients_*."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+
+from registry.app import create_app
+from registry.config import Settings
+from tests.support.servers import fresh_database
+
+TD = "application/td+json"
+
+
+def lamp(thing_id: str | None = None) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "@context": "https://www.w3.org/2022/wot/td/v1.1",
+        "title": "lamp",
+        "securityDefinitions": {"nosec_sc": {"scheme": "nosec"}},
+        "security": "nosec_sc",
+    }
+    return document if thing_id is None else {**document, "id": thing_id}
+
+
+@pytest.fixture(scope="module")
+def module_database_url(postgres_admin_url: str) -> Iterator[str]:
+    with fresh_database(postgres_admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+async def client(module_database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
+    app = create_app(Settings(database_url=module_database_url, db_pool_size=3))
+    async with AsyncTestClient(app=app) as test_client:
+        yield test_client
+
+
+async def test_directory_td_has_a_td10_compatible_context_first(client: AsyncTestClient[Any]) -> None:
+    td = (await client.get("/.well-known/wot")).json()
+    assert td["@context"][:2] == ["https://www.w3.org/2019/wot/td/v1", "https://www.w3.org/2022/wot/td/v1.1"]
+    assert "https://www.w3.org/2022/wot/discovery" in td["@context"]
+
+
+async def test_directory_td_things_property_has_a_data_schema(client: AsyncTestClient[Any]) -> None:
+    things = (await client.get("/.well-known/wot")).json()["properties"]["things"]
+    assert [branch["type"] for branch in things["oneOf"]] == ["array", "object"]
+
+
+async def test_directory_td_sparql_post_form_declares_its_request_media_type(client: AsyncTestClient[Any]) -> None:
+    forms = (await client.get("/.well-known/wot")).json()["actions"]["searchSPARQL"]["forms"]
+    post = next(form for form in forms if form["htv:methodName"] == "POST")
+    assert post["contentType"] == "application/sparql-query"
+    answer = await client.post(
+        "/search/sparql", content="ASK {}", headers={"Content-Type": post["contentType"], "Accept": "application/json"}
+    )
+    assert answer.status_code == 200, answer.text
+
+
+async def test_write_answers_without_a_body_carry_the_media_type_the_td_declares(client: AsyncTestClient[Any]) -> None:
+    td = (await client.get("/.well-known/wot")).json()
+    declared = {name: action["forms"][0]["response"]["contentType"] for name, action in td["actions"].items()}
+    thing_id = "urn:test:interop:write-answers"
+    answers = {
+        "createThing": await client.put(
+            f"/things/{thing_id}", content=json.dumps(lamp(thing_id)), headers={"Content-Type": TD}
+        ),
+        "createAnonymousThing": await client.post("/things", content=json.dumps(lamp()), headers={"Content-Type": TD}),
+        "updateThing": await client.put(
+            f"/things/{thing_id}", content=json.dumps(lamp(thing_id)), headers={"Content-Type": TD}
+        ),
+        "partiallyUpdateThing": await client.patch(
+            f"/things/{thing_id}",
+            content='{"title": "lamp 2"}',
+            headers={"Content-Type": "application/merge-patch+json"},
+        ),
+        "deleteThing": await client.delete(f"/things/{thing_id}"),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code in (201, 204), (name, answer.text)
+        assert answer.content == b""
+        assert answer.headers["content-type"] == declared[name] == "application/x-empty", name
