@@ -97,6 +97,12 @@ class UnsupportedMediaType(RegistryError):
     status = HTTPStatus.UNSUPPORTED_MEDIA_TYPE
 
 
+class NotSupported(RegistryError):
+    """An operation a standard API defines that this directory does not offer (501)."""
+
+    status = HTTPStatus.NOT_IMPLEMENTED
+
+
 class ServiceUnavailable(RegistryError):
     status = HTTPStatus.SERVICE_UNAVAILABLE
 

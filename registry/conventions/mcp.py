@@ -52,14 +52,31 @@ def _validator() -> jsonschema_rs.Draft7Validator:
 
 
 def validate_server(server: Any) -> None:
-    """:class:`ServerError` naming every way ``server`` breaks the official ``server.schema.json``."""
+    """:class:`ServerError` naming every way ``server`` breaks the official ``server.schema.json``, or names a
+    version the API could not address once published."""
     errors = [FieldError(field_path(error.instance_path), error.message) for error in _validator().iter_errors(server)]
     version = server.get("version") if isinstance(server, dict) else None
     problem = version_problem(version) if isinstance(version, str) else None
     if problem is not None:
         errors.append(FieldError("version", f"the server's version is out of bounds: {problem}"))
+    errors.extend(_version_errors(server))
     if errors:
         raise ServerError(errors)
+
+
+def _version_errors(server: Any) -> list[FieldError]:
+    """A version is read back at ``/servers/{name}/versions/{version}``: it must be a non-empty path segment
+    other than ``latest``, which names the latest version there."""
+    version = server.get("version") if isinstance(server, dict) else None
+    if not isinstance(version, str):
+        return []
+    if not version.strip():
+        return [FieldError("version", "must not be empty")]
+    if version.strip() != version or "/" in version:
+        return [FieldError("version", "must not contain '/' or begin or end with white space")]
+    if version == "latest":
+        return [FieldError("version", "'latest' is reserved: it names the latest version when reading")]
+    return []
 
 
 def server_id(name: str) -> str:

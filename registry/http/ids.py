@@ -1,9 +1,9 @@
 """Description ids in paths. Ids are IRIs (``urn:uuid:…``, ``https://host/a/b``) that hold ``/`` and ``//``,
 which routing would split or collapse. ``ids_as_segments`` wraps the ASGI application and rewrites
 ``/things/{id}``, ``/api/v1/things/{id}/{tail}`` (summary, versions, export, lease, owner),
-``/a2a/{id}/.well-known/agent-card.json`` and the MCP Registry API's ``/v0.1/servers/{name}/…`` so the id (or
-server name), percent-encoded, is a single path segment; handlers declare ``{thing_id:str}`` and decode it with
-``thing_id_from``. Clients may send ids percent-encoded or not.
+``/a2a/{id}/.well-known/agent-card.json`` and the MCP Registry API's ``/v0.1/servers/{name}/…`` and
+``/v0/servers/{name}/…`` so the id (or server name), percent-encoded, is a single path segment; handlers declare
+``{thing_id:str}`` and decode it with ``thing_id_from``. Clients may send ids percent-encoded or not.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ THINGS_PREFIX = "/things/"
 API_THINGS_PREFIX = "/api/v1/things/"
 A2A_PREFIX = "/a2a/"
 MCP_SERVERS_PREFIX = "/v0.1/servers/"
+#: The MCP Registry API is served under both prefixes (registry/http/mcp.py).
+MCP_SERVERS_PREFIXES = (MCP_SERVERS_PREFIX, "/v0/servers/")
 #: An MCP server name has exactly one "/" (``io.github.user/weather``); a version none.
 _MCP_TAIL = re.compile(r"^(?P<name>[^/]+/[^/]+)/(?P<tail>status|versions(?:/(?P<version>[^/]+)(?P<status>/status)?)?)$")
 _A2A_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>\.well-known/agent-card\.json)$", re.DOTALL)
@@ -38,14 +40,15 @@ def _rewrite(scope: Scope) -> None:
     if path.startswith(THINGS_PREFIX):
         rest = _raw_rest(scope, THINGS_PREFIX)
         new_path = THINGS_PREFIX + quote(rest, safe="") if rest else None
-    elif path.startswith(MCP_SERVERS_PREFIX):
+    elif path.startswith(MCP_SERVERS_PREFIXES):
+        prefix = next(prefix for prefix in MCP_SERVERS_PREFIXES if path.startswith(prefix))
         try:
-            match = _MCP_TAIL.match(_raw_rest(scope, MCP_SERVERS_PREFIX).decode("utf-8"))
+            match = _MCP_TAIL.match(_raw_rest(scope, prefix).decode("utf-8"))
         except UnicodeDecodeError:
             match = None
         if match:
             tail = match["tail"] if match["version"] is None else f"versions/{quote(match['version'], safe='')}"
-            new_path = MCP_SERVERS_PREFIX + quote(match["name"], safe="") + "/" + tail + (match["status"] or "")
+            new_path = prefix + quote(match["name"], safe="") + "/" + tail + (match["status"] or "")
     else:
         for prefix, tail in ((API_THINGS_PREFIX, _API_TAIL), (A2A_PREFIX, _A2A_TAIL)):
             if path.startswith(prefix):

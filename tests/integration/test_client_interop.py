@@ -85,3 +85,57 @@ async def test_write_answers_without_a_body_carry_the_media_type_the_td_declares
         assert answer.status_code in (201, 204), (name, answer.text)
         assert answer.content == b""
         assert answer.headers["content-type"] == declared[name] == "application/x-empty", name
+
+
+def server_json(name: str, version: str) -> dict[str, str]:
+    return {"name": name, "description": "Interop test server", "version": version}
+
+
+@pytest.mark.parametrize("prefix", ["/v0", "/v0.1"])
+async def test_mcp_registry_api_is_served_under_v0_and_v0_1(client: AsyncTestClient[Any], prefix: str) -> None:
+    name = f"io.github.interop{prefix.replace('.', '-').strip('/')}/tool"
+    published = await client.post(f"{prefix}/publish", json=server_json(name, "1.0.0"))
+    assert published.status_code == 200, published.text
+    assert published.json()["server"]["version"] == "1.0.0"
+    escaped = name.replace("/", "%2F")
+    read = await client.get(f"{prefix}/servers/{escaped}/versions/1.0.0", params={"include_deleted": "true"})
+    assert read.json()["_meta"]["io.modelcontextprotocol.registry/official"]["status"] == "active"
+    status = await client.patch(f"{prefix}/servers/{escaped}/status", json={"status": "deprecated"})
+    assert status.json()["updatedCount"] == 1
+    listed = await client.get(f"{prefix}/servers", params={"search": name})
+    assert [item["server"]["name"] for item in listed.json()["servers"]] == [name]
+
+
+@pytest.mark.parametrize("version", ["", " ", "latest", "1.0/2"])
+async def test_mcp_publish_refuses_a_version_it_could_not_serve_before_storing(
+    client: AsyncTestClient[Any], version: str
+) -> None:
+    name = "io.github.interop/unaddressable"
+    refused = await client.post("/v0/publish", json=server_json(name, version))
+    assert refused.status_code == 400, refused.text
+    assert [error["field"] for error in refused.json()["validationErrors"]] == ["version"]
+    assert (await client.get("/v0/servers/io.github.interop%2Funaddressable/versions")).status_code == 404
+    assert (await client.get("/things/urn:mcp:server:io.github.interop/unaddressable")).status_code == 404
+
+
+@pytest.mark.parametrize("since", ["null", "yesterday", "2025-13-01T00:00:00Z", "2025-01-01"])
+async def test_mcp_updated_since_that_is_not_a_timestamp_is_refused_naming_it(
+    client: AsyncTestClient[Any], since: str
+) -> None:
+    refused = await client.get("/v0/servers", params={"updated_since": since})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["invalidParams"][0]["name"] == "updated_since"
+    assert refused.json()["error"]
+
+
+async def test_mcp_updated_since_accepts_rfc3339_timestamps(client: AsyncTestClient[Any]) -> None:
+    for since in ("2025-01-01T00:00:00Z", "2025-01-01T00:00:00.5+02:00", "2999-01-01T00:00:00z"):
+        assert (await client.get("/v0/servers", params={"updated_since": since})).status_code == 200, since
+
+
+@pytest.mark.parametrize("prefix", ["/v0", "/v0.1"])
+async def test_mcp_put_on_a_server_version_is_not_implemented(client: AsyncTestClient[Any], prefix: str) -> None:
+    answer = await client.put(f"{prefix}/servers/io.github.interop%2Ftool/versions/1.0.0", json=server_json("x/y", "1"))
+    assert answer.status_code == 501
+    assert answer.headers["content-type"].startswith("application/json")
+    assert "not supported" in answer.json()["error"]

@@ -65,6 +65,10 @@ ENDPOINTS: list[tuple[str, str, tuple[str, ...], str | None]] = [
     ("PATCH", "/v0.1/servers/io.example%2Fserver/status", (), JSON),
     ("PATCH", "/v0.1/servers/io.example%2Fserver/versions/1.0.0/status", (), JSON),
     ("POST", "/v0.1/publish", (), JSON),
+    ("GET", "/v0/servers", ("cursor", "limit", "search", "updated_since", "version", "include_deleted"), None),
+    ("GET", "/v0/servers/io.example%2Fserver/versions/1.0.0", (), None),
+    ("PATCH", "/v0/servers/io.example%2Fserver/status", (), JSON),
+    ("POST", "/v0/publish", (), JSON),
     ("GET", "/api/v1/quality", (), None),
     ("GET", "/api/v1/changes", ("since", "limit"), None),
     ("GET", "/livez", (), None),
@@ -98,8 +102,8 @@ async def client(database_url: str) -> AsyncIterator[AsyncTestClient]:  # type: 
 
 def assert_client_error(response: httpx.Response, case: str) -> None:
     assert 400 <= response.status_code < 500, (case, response.status_code, response.text[:500])
-    # The MCP registry API (/v0.1) documents its errors as application/json with an ``error`` member.
-    mcp = response.request.url.path.startswith("/v0.1/")
+    # The MCP registry API (/v0.1, /v0) documents its errors as application/json with an ``error`` member.
+    mcp = response.request.url.path.startswith(("/v0.1/", "/v0/"))
     expected = "application/json" if mcp else "application/problem+json"
     assert response.headers["content-type"].startswith(expected), (case, response.headers)
     assert response.json()["status"] == response.status_code
