@@ -17,7 +17,7 @@ from registry.redaction import redact_urls
 from registry.semantic.graphs import graph_name
 from registry.semantic.jsonpath import JsonPathLimits, compile_query, search
 from registry.semantic.loader import ContextLibrary
-from registry.semantic.sparql import Answer, SparqlBackend
+from registry.semantic.sparql import Answer, SparqlBackend, query_dataset
 from registry.store.database import Database
 from registry.store.rdf import rdf_statistics
 from registry.store.things import ThingStore
@@ -109,9 +109,10 @@ class SearchService:
         client: str = "",
         readers: TenantScope = EVERYTHING,
     ) -> Answer:
-        """The query over the dataset ``readers`` may see: for a reader of one tenant, the named graphs of the shared
-        descriptions and of its tenant's (their union as the default graph), whatever dataset the query or the
-        request names (the protocol's dataset overrides the query's FROM; graphs outside are dropped)."""
+        """The query over the dataset ``readers`` may see. For a reader of one tenant: the dataset the request names
+        (the protocol's parameters override the query's FROM), else the one its FROM clauses name, else the named
+        graphs of the shared descriptions and of its tenant's (their union as the default graph); graphs outside
+        what the reader sees are dropped."""
         if self.per_client and self._in_flight[client] >= self.per_client:
             raise TooManyRequests(
                 f"This client already has {self.per_client} SPARQL queries in flight "
@@ -121,6 +122,9 @@ class SearchService:
         self._in_flight[client] += 1
         try:
             if not readers.everything:
+                if not default_graphs and not named_graphs and (dataset := query_dataset(query)) is not None:
+                    # The query's own dataset, within what the reader sees (a side it leaves out is empty).
+                    default_graphs, named_graphs = dataset[0] or [NO_GRAPH], dataset[1] or [NO_GRAPH]
                 visible = {graph_name(thing_id).value async for thing_id in self.things.ids(readers)}
                 default_graphs = _within(default_graphs, visible)
                 named_graphs = _within(named_graphs, visible)

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol, cast
+from urllib.parse import urljoin
 
 import msgspec
 import pyoxigraph as ox
@@ -124,16 +125,23 @@ class Screened:
 
     #: It has a dataset clause (``FROM`` / ``FROM NAMED``): its default graph is what it names, not the union.
     names_dataset: bool
+    #: The IRIs of its ``FROM`` and ``FROM NAMED`` clauses, for a store that must be given them as the protocol's
+    #: ``default-graph-uri`` / ``named-graph-uri`` parameters.
+    default_graphs: tuple[str, ...] = ()
+    named_graphs: tuple[str, ...] = ()
 
 
 def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
     """Refuse what must never run: updates, unlisted SERVICE endpoints, nesting deep enough to crash the parser."""
     if len(query) > MAX_QUERY_CHARS:
         raise BadRequest(f"The query is longer than {MAX_QUERY_CHARS} characters")
-    texts = {query, _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)}
+    unescaped = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)
     names_dataset = False
-    for text in texts:
+    dataset: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    for text in {query, unescaped}:
         tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
+        if text == unescaped:
+            dataset = _dataset_clauses(tokens)
         depth = 0
         for position, (kind, value) in enumerate(tokens):
             if kind == "open":
@@ -152,7 +160,52 @@ def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
                 if keyword == "SERVICE":
                     _check_service(tokens[position + 1 : position + 3], service_allowlist)
                 names_dataset = names_dataset or keyword == "FROM"  # only ever the start of a dataset clause
-    return Screened(names_dataset)
+    return Screened(names_dataset, *dataset)
+
+
+def query_dataset(query: str) -> tuple[list[str], list[str]] | None:
+    """The graphs the query's ``FROM`` / ``FROM NAMED`` clauses name (default, named), or None without them."""
+    screened = screen_dataset(query)
+    return (list(screened.default_graphs), list(screened.named_graphs)) if screened.names_dataset else None
+
+
+def screen_dataset(query: str) -> Screened:
+    unescaped = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)
+    tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(unescaped) if m.lastgroup != "comment"]
+    default, named = _dataset_clauses(tokens)
+    names = any(kind == "word" and value.upper() == "FROM" for kind, value in tokens)
+    return Screened(names, default, named)
+
+
+def _dataset_clauses(tokens: list[tuple[str | None, str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The graph IRIs of the ``FROM`` and of the ``FROM NAMED`` clauses (prefixed names expanded with the query's
+    ``PREFIX`` declarations and the pre-bound prefixes; relative IRIs against its ``BASE``)."""
+    prefixes = dict(PREFIXES)
+    base = ""
+    default: list[str] = []
+    named: list[str] = []
+    for position, (kind, value) in enumerate(tokens):
+        keyword = value.upper() if kind == "word" else ""
+        following = tokens[position + 1 : position + 4]
+        if keyword == "PREFIX" and len(following) >= 2 and following[1][0] == "iri":
+            prefixes[following[0][1].rstrip(":")] = urljoin(base, following[1][1][1:-1])
+        elif keyword == "BASE" and following and following[0][0] == "iri":
+            base = following[0][1][1:-1]
+        elif keyword == "FROM" and following:
+            into = default
+            if following[0][1].upper() == "NAMED":
+                into, following = named, following[1:]
+            if following and (iri := _graph_iri(following[0], prefixes, base)):
+                into.append(iri)
+    return tuple(default), tuple(named)
+
+
+def _graph_iri(token: tuple[str | None, str], prefixes: dict[str, str], base: str) -> str | None:
+    kind, value = token
+    if kind == "iri":
+        return urljoin(base, value[1:-1]) if base else value[1:-1]
+    prefix, colon, local = value.partition(":")
+    return prefixes[prefix] + local if kind == "word" and colon and prefix in prefixes else None
 
 
 def _valid(match: re.Match[str]) -> bool:

@@ -276,3 +276,27 @@ def test_a_copy_of_the_layout_before_is_rebuilt_without_statements_about_others(
     assert graph_exists(server.base_url, writer["id"])
     assert SENTINEL not in oxigraph.graphs()
     assert titles(server.base_url, victim["id"]) == ["Victim"]
+
+
+def test_a_query_from_one_graph_reaches_the_store_as_its_dataset(
+    own_database_url: str, oxigraph: OxigraphServer, start_server: Callable[..., ServerProcess]
+) -> None:
+    """Oxigraph with a union default graph ignores a query's FROM: the directory sends the query's dataset as the
+    protocol's default-graph-uri / named-graph-uri, so FROM <g> reads one description, not all of them; for an
+    administrator (every graph) and for an anonymous reader (the shared graphs) alike."""
+    admin = create_key(own_database_url, "admin", "--scopes", "admin")
+    server = start_server({**oxigraph.env, "REGISTRY_AUTH": "writes"}, database=own_database_url)
+    first, second = thing("First"), thing("Second")
+    for document in (first, second):
+        register(server.base_url, document, {"Authorization": f"Bearer {admin}"})
+    assert graph_exists(server.base_url, second["id"])
+    queries = {
+        f"SELECT ?title FROM <{first['id']}> WHERE {{ ?s td:title ?title }}": ["First"],
+        f"SELECT ?title FROM NAMED <{second['id']}> WHERE {{ GRAPH ?g {{ ?s td:title ?title }} }}": ["Second"],
+        f"SELECT ?title FROM NAMED <{second['id']}> WHERE {{ ?s td:title ?title }}": [],
+    }
+    for reader in ({}, {"Authorization": f"Bearer {admin}"}):
+        for query, expected in queries.items():
+            answer = sparql(server.base_url, query, {**RESULTS, **reader})
+            assert answer.status_code == 200, answer.text
+            assert [row["title"]["value"] for row in answer.json()["results"]["bindings"]] == expected, (reader, query)
