@@ -93,6 +93,18 @@ class PreconditionFailed(RegistryError):
     status = HTTPStatus.PRECONDITION_FAILED
 
 
+class NotAcceptable(RegistryError):
+    """No media type the client accepts can carry the answer (RFC 9110 §15.5.7)."""
+
+    status = HTTPStatus.NOT_ACCEPTABLE
+
+
+class BadGateway(RegistryError):
+    """A server the directory called on the client's behalf (a federated SPARQL endpoint) failed."""
+
+    status = HTTPStatus.BAD_GATEWAY
+
+
 class UnsupportedMediaType(RegistryError):
     status = HTTPStatus.UNSUPPORTED_MEDIA_TYPE
 

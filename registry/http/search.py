@@ -46,7 +46,11 @@ _RESULTS = {
         headers={"Vary": "Accept"},
     )
 }
-_BUSY = {429: "This client already has REGISTRY_SPARQL_CLIENT_CONCURRENCY queries in flight"}
+_BUSY = {
+    429: "This client already has REGISTRY_SPARQL_CLIENT_CONCURRENCY queries in flight",
+    406: "An ASK query asked for CSV or TSV only (SPARQL 1.1 defines them for SELECT); acceptable lists the types",
+    502: "A SERVICE endpoint of the query (allow-listed) could not be queried",
+}
 _JSONPATH_BUSY = {
     429: "This client already has REGISTRY_JSONPATH_CLIENT_CONCURRENCY searches in flight",
     503: "Every JSONPath thread stayed busy for REGISTRY_JSONPATH_TIMEOUT, or the database is unavailable",

@@ -29,7 +29,7 @@ import msgspec
 import pyoxigraph as ox
 
 from registry.descriptions.model import A2A_NAMESPACE, MCP_NAMESPACE
-from registry.errors import BadRequest, ServiceUnavailable
+from registry.errors import BadGateway, BadRequest, NotAcceptable, ServiceUnavailable
 from registry.semantic.expansion import LMOS_IRI
 
 PREFIXES = {
@@ -78,6 +78,12 @@ SELECT_TYPES = {
     "application/xml": ox.QueryResultsFormat.XML,
     "text/csv": ox.QueryResultsFormat.CSV,
     "text/tab-separated-values": ox.QueryResultsFormat.TSV,
+}
+#: SPARQL 1.1's CSV and TSV results formats define no form for ASK: its answer is JSON or XML.
+BOOLEAN_TYPES = {
+    media_type: result_format
+    for media_type, result_format in SELECT_TYPES.items()
+    if result_format not in (ox.QueryResultsFormat.CSV, ox.QueryResultsFormat.TSV)
 }
 GRAPH_TYPES = {
     "application/ld+json": ox.RdfFormat.JSON_LD,
@@ -129,6 +135,8 @@ class Screened:
     #: ``default-graph-uri`` / ``named-graph-uri`` parameters.
     default_graphs: tuple[str, ...] = ()
     named_graphs: tuple[str, ...] = ()
+    #: It calls other endpoints (``SERVICE``): a failure to reach one is the endpoint's, not the query's.
+    federated: bool = False
 
 
 def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
@@ -136,7 +144,7 @@ def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
     if len(query) > MAX_QUERY_CHARS:
         raise BadRequest(f"The query is longer than {MAX_QUERY_CHARS} characters")
     unescaped = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)
-    names_dataset = False
+    names_dataset = federated = False
     dataset: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     for text in {query, unescaped}:
         tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
@@ -159,8 +167,9 @@ def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
                     )
                 if keyword == "SERVICE":
                     _check_service(tokens[position + 1 : position + 3], service_allowlist)
+                    federated = True
                 names_dataset = names_dataset or keyword == "FROM"  # only ever the start of a dataset clause
-    return Screened(names_dataset, *dataset)
+    return Screened(names_dataset, *dataset, federated=federated)
 
 
 def query_dataset(query: str) -> tuple[list[str], list[str]] | None:
@@ -342,7 +351,7 @@ class SparqlEngine:
                 extra |= {"line": int(position.group(1)), "column": int(position.group(2))}
             raise BadRequest(f"The SPARQL query is not valid: {message}", **extra) from error
         except OSError as error:
-            raise BadRequest(f"The SPARQL query failed: {error}") from error
+            raise _failed(error, screened) from error
 
         def check(count: int) -> None:
             if count > self.max_results:
@@ -367,10 +376,18 @@ class SparqlEngine:
                 check(len(triples))
             return graph_answer(triples, accept)
         except OSError as error:
-            raise BadRequest(f"The SPARQL query failed: {error}") from error
+            raise _failed(error, screened) from error
 
     def _too_many(self) -> BadRequest:
         return too_many(self.max_results)
+
+
+def _failed(error: OSError, screened: Screened) -> BadRequest | BadGateway:
+    """What an evaluation error means: a federated endpoint that could not be queried (502: the query may work
+    later, it is not the client's fault), else a query that cannot run."""
+    if screened.federated:
+        return BadGateway(f"A SERVICE endpoint of the query could not be queried: {error}")
+    return BadRequest(f"The SPARQL query failed: {error}")
 
 
 def too_many(max_results: int) -> BadRequest:
@@ -427,9 +444,9 @@ class _Solutions(msgspec.Struct):
 
 
 def solution_count(content: bytes) -> int:
-    """Rows of SPARQL JSON results (0 for an ASK answer)."""
+    """Rows of SPARQL JSON results (-1 for an ASK answer, which has none)."""
     results = msgspec.json.decode(content, type=_Solutions).results
-    return 0 if results is None else len(results.bindings)
+    return -1 if results is None else len(results.bindings)
 
 
 def graph_answer(triples: Sequence[ox.Triple], accept: str) -> Answer:
@@ -440,28 +457,45 @@ def graph_answer(triples: Sequence[ox.Triple], accept: str) -> Answer:
 
 
 def results_answer(content: bytes, accept: str) -> Answer:
-    """SPARQL JSON results in the format the client asked for."""
-    media_type = negotiate(accept, SELECT_TYPES, "application/json")
-    if SELECT_TYPES[media_type] != ox.QueryResultsFormat.JSON:
+    """SPARQL JSON results in the format the client asked for: SELECT in any results format, ASK in JSON or XML
+    (406 when the client accepts only CSV or TSV, which SPARQL 1.1 defines for SELECT alone)."""
+    offered = BOOLEAN_TYPES if solution_count(content) < 0 else SELECT_TYPES
+    media_type = negotiate(accept, offered, "application/json")
+    if media_type == "application/json" and not acceptable(accept, offered):
+        raise NotAcceptable(
+            "An ASK answer has no CSV or TSV form (SPARQL 1.1 Query Results CSV and TSV Formats cover SELECT "
+            f"only); accept one of {', '.join(BOOLEAN_TYPES)}",
+            acceptable=list(BOOLEAN_TYPES),
+        )
+    if offered[media_type] != ox.QueryResultsFormat.JSON:
         parsed = ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
-        content = parsed.serialize(format=SELECT_TYPES[media_type]) or b""
+        content = parsed.serialize(format=offered[media_type]) or b""
     return Answer(content, media_type)
+
+
+def acceptable(accept: str, offered: dict[str, Any]) -> bool:
+    """Whether ``offered`` has a type the Accept header allows, or the header names none of the results formats
+    (a client that did not ask for one gets the default)."""
+    named = {part.split(";")[0].strip().lower() for part in accept.split(",") if _q(part) > 0}
+    return bool(named & {*offered, "*/*", "application/*"}) or not named & set(SELECT_TYPES)
+
+
+def _q(part: str) -> float:
+    for param in part.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return float(value)
+            except ValueError:
+                return 0.0
+    return 1.0
 
 
 def negotiate(accept: str, offered: dict[str, Any], default: str) -> str:
     """The offered media type the Accept header prefers (q-values honoured); the default for */* or no match."""
     best, best_q = default, -1.0
     for order, part in enumerate(accept.split(",")):
-        media, *params = (piece.strip() for piece in part.split(";"))
-        media = media.lower()
-        q = 1.0
-        for param in params:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 0.0
+        media, q = part.split(";")[0].strip().lower(), _q(part)
         if media in offered and q > 0 and q - order * 1e-6 > best_q:
             best, best_q = media, q - order * 1e-6
     return best

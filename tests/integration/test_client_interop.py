@@ -5,6 +5,7 @@ and the OpenAPI document's security. The real clients run against a live server 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -139,3 +140,30 @@ async def test_mcp_put_on_a_server_version_is_not_implemented(client: AsyncTestC
     assert answer.status_code == 501
     assert answer.headers["content-type"].startswith("application/json")
     assert "not supported" in answer.json()["error"]
+
+
+async def test_an_unreachable_allow_listed_service_endpoint_is_a_bad_gateway(module_database_url: str) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}/sparql"
+    settings = Settings(database_url=module_database_url, db_pool_size=3, sparql_service_allowlist=(endpoint,))
+    async with AsyncTestClient(app=create_app(settings)) as federating:
+        answer = await federating.get(
+            "/search/sparql", params={"query": f"SELECT * WHERE {{ SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"}
+        )
+        assert answer.status_code == 502, answer.text
+        assert answer.headers["content-type"].startswith("application/problem+json")
+        assert "SERVICE endpoint" in answer.json()["detail"]
+        silent = await federating.get(
+            "/search/sparql", params={"query": f"SELECT * WHERE {{ SERVICE SILENT <{endpoint}> {{ ?s ?p ?o }} }}"}
+        )
+        assert silent.status_code == 200, silent.text
+
+
+async def test_ask_in_csv_or_tsv_is_not_acceptable_and_names_the_acceptable_types(client: AsyncTestClient[Any]) -> None:
+    for accept in ("text/csv", "text/tab-separated-values"):
+        answer = await client.get("/search/sparql", params={"query": "ASK {}"}, headers={"Accept": accept})
+        assert answer.status_code == 406, answer.text
+        assert "application/sparql-results+xml" in answer.json()["acceptable"]
+    select = await client.get("/search/sparql", params={"query": "SELECT * {}"}, headers={"Accept": "text/csv"})
+    assert select.headers["content-type"].startswith("text/csv")
