@@ -12,6 +12,8 @@ cards built from their TD members alone (docs/interop.md lists what is lossy).
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import re
 from typing import Any
 
@@ -34,6 +36,15 @@ CARD_MEMBER = "a2a:card"
 SKILL_MEMBER = "a2a:skill"
 SCHEME_MEMBER = "a2a:scheme"
 REQUIREMENTS_MEMBER = "a2a:securityRequirements"
+#: The ``security`` member of an A2A 0.3 card (its shape of the security requirements), kept for the way back.
+LEGACY_REQUIREMENTS_MEMBER = "a2a:security"
+#: The digest of an imported signed card's content (without ``signatures``): a card whose content no longer has
+#: it was edited after signing, and its signatures are dropped on export.
+SIGNED_CONTENT_MEMBER = "a2a:signedContent"
+#: Names the import gives the combo schemes of the card's security requirements.
+COMBO_SCHEME = "a2a_combo_sc"
+#: Most alternatives a TD's security expands to when it is exported (combos can nest and multiply).
+MAX_REQUIREMENT_ALTERNATIVES = 64
 BINDING, PROTOCOL_VERSION, TENANT = "a2a:protocolBinding", "a2a:protocolVersion", "a2a:tenant"
 CONTEXT: list[Any] = [
     TD11_CONTEXT,
@@ -134,10 +145,43 @@ def card_to_description(card: dict[str, Any], thing_id: str) -> dict[str, Any]:
     interfaces = kept.get("supportedInterfaces")
     if isinstance(interfaces, list) and interfaces and all(_mappable_interface(item) for item in interfaces):
         document["forms"] = [_form(item) for item in kept.pop("supportedInterfaces")]
+    elif legacy_forms := _legacy_forms(kept):
+        # An A2A 0.3 card: its url and additionalInterfaces become the forms, the members stay with the card.
+        document["forms"] = legacy_forms
     document.update(_security(kept))
+    if signatures_of(card):
+        document[SIGNED_CONTENT_MEMBER] = content_digest(card)
     if kept:
         document[CARD_MEMBER] = kept
     return document
+
+
+def content_digest(card: dict[str, Any]) -> str:
+    """``sha256:`` of the card's members but ``signatures``, as canonical JSON (sorted keys, no white space)."""
+    content = {key: value for key, value in card.items() if key != "signatures"}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _legacy_forms(kept: dict[str, Any]) -> list[dict[str, Any]]:
+    """The forms of an A2A 0.3 card: its ``url`` (in its ``preferredTransport``, JSONRPC by default) and each of
+    its ``additionalInterfaces`` (``url``, ``transport``), once per (url, transport)."""
+    forms: list[dict[str, Any]] = []
+    url, transport = kept.get("url"), kept.get("preferredTransport", "JSONRPC")
+    candidates = [{"url": url, "transport": transport}]
+    additional = kept.get("additionalInterfaces")
+    candidates += [item for item in additional if isinstance(item, dict)] if isinstance(additional, list) else []
+    seen: set[tuple[str, str]] = set()
+    for candidate in candidates:
+        href, binding = candidate.get("url"), candidate.get("transport")
+        if not (isinstance(href, str) and href and isinstance(binding, str)) or (href, binding) in seen:
+            continue
+        seen.add((href, binding))
+        form: dict[str, Any] = {"href": href, "op": INTERFACE_OP, BINDING: binding}
+        if isinstance(kept.get("protocolVersion"), str):
+            form[PROTOCOL_VERSION] = kept["protocolVersion"]
+        forms.append(form)
+    return forms
 
 
 def _mappable_provider(provider: dict[str, Any]) -> bool:
@@ -176,7 +220,10 @@ def _form(interface: dict[str, Any]) -> dict[str, Any]:
 
 #: TD security schemes of A2A schemes (the A2A original is kept under ``a2a:scheme`` for the way back).
 def _td_scheme(scheme: Any) -> dict[str, Any]:
-    inner_name, inner = next(iter(scheme.items())) if isinstance(scheme, dict) and len(scheme) == 1 else ("", {})
+    if isinstance(scheme, dict) and isinstance(scheme.get("type"), str):
+        inner_name, inner = _legacy_scheme(scheme)
+    else:
+        inner_name, inner = next(iter(scheme.items())) if isinstance(scheme, dict) and len(scheme) == 1 else ("", {})
     inner = inner if isinstance(inner, dict) else {}
     td: dict[str, Any]
     if inner_name == "apiKeySecurityScheme":
@@ -197,6 +244,18 @@ def _td_scheme(scheme: Any) -> dict[str, Any]:
     return td
 
 
+def _legacy_scheme(scheme: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An A2A 0.3 scheme (OpenAPI's shape, ``type`` naming it) as the A2A 1.0 member it corresponds to."""
+    kind = scheme["type"]
+    if kind == "apiKey":
+        return "apiKeySecurityScheme", {**scheme, "location": scheme.get("in", "header")}
+    if kind == "http":
+        return "httpAuthSecurityScheme", scheme
+    if kind == "oauth2":
+        return "oauth2SecurityScheme", scheme
+    return "", scheme
+
+
 def _oauth2_flow(flows: Any) -> dict[str, Any]:
     if not isinstance(flows, dict):
         return {}
@@ -214,34 +273,58 @@ def _oauth2_flow(flows: Any) -> dict[str, Any]:
 
 
 def _security(kept: dict[str, Any]) -> dict[str, Any]:
+    """``securityDefinitions`` and ``security`` of the card's schemes and requirements. Requirements are
+    alternatives (any one suffices), each naming schemes that are all needed: one alternative is the TD's
+    ``security`` array (all of it needed), several a ``oneOf`` combo of them, an alternative of several schemes an
+    ``allOf`` combo. A2A 1.0 ``securityRequirements`` and A2A 0.3 ``security`` alike; the original is kept."""
     schemes = kept.get("securitySchemes")
     if not (isinstance(schemes, dict) and schemes):
         return {"securityDefinitions": {"nosec_sc": {"scheme": "nosec"}}, "security": ["nosec_sc"]}
     definitions = {name: _td_scheme(scheme) for name, scheme in kept.pop("securitySchemes").items()}
     security: dict[str, Any] = {"securityDefinitions": definitions}
-    requirements = kept.pop("securityRequirements", None)
-    names = _required_names(requirements, definitions)
-    if len(names) > 1:
-        # A TD requires every name of "security" at once: alternatives become one oneOf combo scheme.
-        definitions["a2a_combo_sc"] = {"scheme": "combo", "oneOf": names}
-        names = ["a2a_combo_sc"]
-    security["security"] = names or ["nosec_sc"]
-    if not names:
-        definitions["nosec_sc"] = {"scheme": "nosec"}
+    legacy = "securityRequirements" not in kept and "security" in kept
+    requirements = kept.pop("security" if legacy else "securityRequirements", None)
+    alternatives = _alternatives(requirements, definitions, legacy=legacy)
+    security["security"] = _td_security(alternatives, definitions)
     if requirements is not None:
-        security[REQUIREMENTS_MEMBER] = requirements
+        security[LEGACY_REQUIREMENTS_MEMBER if legacy else REQUIREMENTS_MEMBER] = requirements
     return security
 
 
-def _required_names(requirements: Any, definitions: dict[str, Any]) -> list[str]:
-    """Scheme names the card's security requirements use (legacy 0.3 lists of {name: scopes} too)."""
-    names: list[str] = []
+def _alternatives(requirements: Any, definitions: dict[str, Any], *, legacy: bool) -> list[list[str]]:
+    """The scheme names of each requirement (1.0: ``{"schemes": {name: scopes}}``, 0.3: ``{name: [scopes]}``),
+    without repeats and without names the card does not define; ``[]`` is an alternative needing nothing."""
+    alternatives: list[list[str]] = []
     for requirement in requirements if isinstance(requirements, list) else []:
-        schemes = requirement.get("schemes", requirement) if isinstance(requirement, dict) else {}
-        for name in schemes if isinstance(schemes, dict) else []:
-            if name in definitions and name not in names:
-                names.append(name)
-    return names
+        schemes = requirement if legacy else requirement.get("schemes") if isinstance(requirement, dict) else None
+        if not isinstance(schemes, dict):
+            continue
+        names = sorted(name for name in schemes if name in definitions)
+        if len(names) == len(schemes) and names not in alternatives:
+            alternatives.append(names)
+    return alternatives
+
+
+def _td_security(alternatives: list[list[str]], definitions: dict[str, Any]) -> list[str]:
+    if not alternatives:
+        definitions["nosec_sc"] = {"scheme": "nosec"}
+        return ["nosec_sc"]
+    members = []
+    for position, names in enumerate(alternatives):
+        if len(alternatives) == 1 and names:
+            return names  # a TD needs every scheme its security names
+        if not names:
+            definitions["nosec_sc"] = {"scheme": "nosec"}
+            names = ["nosec_sc"]
+        if len(names) == 1:
+            members.append(names[0])
+        else:
+            definitions[f"a2a_all{position}_sc"] = {"scheme": "combo", "allOf": names}
+            members.append(f"a2a_all{position}_sc")
+    if len(members) == 1:
+        return members
+    definitions[COMBO_SCHEME] = {"scheme": "combo", "oneOf": members}
+    return [COMBO_SCHEME]
 
 
 # -- TD → card
@@ -271,6 +354,9 @@ def description_to_card(document: dict[str, Any]) -> dict[str, Any]:
     if "supportedInterfaces" not in card and "url" not in card:
         card["supportedInterfaces"] = _interfaces(document)
     _card_security(document, card)
+    if "signatures" in card and document.get(SIGNED_CONTENT_MEMBER) != content_digest(card):
+        # Edited since it was signed (or never signed as it stands): its signatures no longer verify.
+        del card["signatures"]
     if not isinstance(kept, dict):
         card.setdefault("capabilities", {})
         modes = _content_types(document)
@@ -358,7 +444,7 @@ def _interfaces(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _card_security(document: dict[str, Any], card: dict[str, Any]) -> None:
     definitions = document.get("securityDefinitions")
-    if "securitySchemes" in card or "security" in card or not isinstance(definitions, dict):
+    if "securitySchemes" in card or not isinstance(definitions, dict):
         return
     schemes = {}
     for name, scheme in definitions.items():
@@ -367,28 +453,52 @@ def _card_security(document: dict[str, Any], card: dict[str, Any]) -> None:
         a2a_scheme = scheme.get(SCHEME_MEMBER, _a2a_scheme(scheme))
         if a2a_scheme is not None:
             schemes[name] = a2a_scheme
-    if schemes:
-        card["securitySchemes"] = schemes
-        requirements = document.get(REQUIREMENTS_MEMBER)
-        if requirements is not None:
-            card["securityRequirements"] = requirements
-        else:
-            names = [name for name in _security_names(document, definitions) if name in schemes]
-            if names:
-                card["securityRequirements"] = [{"schemes": {name: {"list": []}}} for name in names]
+    if not schemes:
+        return
+    card["securitySchemes"] = schemes
+    if document.get(LEGACY_REQUIREMENTS_MEMBER) is not None:
+        card["security"] = document[LEGACY_REQUIREMENTS_MEMBER]
+    elif document.get(REQUIREMENTS_MEMBER) is not None:
+        card["securityRequirements"] = document[REQUIREMENTS_MEMBER]
+    else:
+        alternatives = [names for names in _td_alternatives(document, definitions) if set(names) <= set(schemes)]
+        if any(alternatives):
+            card["securityRequirements"] = [
+                {"schemes": {name: {"list": []} for name in names}} for names in alternatives
+            ]
 
 
-def _security_names(document: dict[str, Any], definitions: dict[str, Any]) -> list[str]:
+def _td_alternatives(document: dict[str, Any], definitions: dict[str, Any]) -> list[list[str]]:
+    """The TD's security as alternatives of scheme names that are all needed: its ``security`` needs each name;
+    a ``oneOf`` combo any one of its members, an ``allOf`` combo all; ``nosec`` nothing. Cycles of combos count as
+    unsatisfiable, and the expansion stops at ``MAX_REQUIREMENT_ALTERNATIVES``."""
     security = document.get("security")
     names = [security] if isinstance(security, str) else security if isinstance(security, list) else []
-    expanded: list[str] = []
+    return _all_of([name for name in names if isinstance(name, str)], definitions, frozenset())
+
+
+def _all_of(names: list[str], definitions: dict[str, Any], seen: frozenset[str]) -> list[list[str]]:
+    alternatives: list[list[str]] = [[]]
     for name in names:
-        scheme = definitions.get(name)
-        if isinstance(scheme, dict) and scheme.get("scheme") == "combo":
-            expanded.extend(scheme.get("oneOf") or scheme.get("allOf") or [])
-        else:
-            expanded.append(name)
-    return expanded
+        alternatives = [
+            sorted({*left, *right}) for left in alternatives for right in _alternatives_of(name, definitions, seen)
+        ][:MAX_REQUIREMENT_ALTERNATIVES]
+    return alternatives
+
+
+def _alternatives_of(name: str, definitions: dict[str, Any], seen: frozenset[str]) -> list[list[str]]:
+    scheme = definitions.get(name)
+    if not isinstance(scheme, dict) or name in seen:
+        return []
+    if scheme.get("scheme") == "nosec":
+        return [[]]
+    if scheme.get("scheme") != "combo":
+        return [[name]]
+    members = [member for member in _list(scheme.get("oneOf") or scheme.get("allOf")) if isinstance(member, str)]
+    if "oneOf" in scheme:
+        found = [names for member in members for names in _alternatives_of(member, definitions, seen | {name})]
+        return found[:MAX_REQUIREMENT_ALTERNATIVES]
+    return _all_of(members, definitions, seen | {name})
 
 
 def _a2a_scheme(scheme: dict[str, Any]) -> dict[str, Any] | None:

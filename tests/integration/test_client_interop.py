@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urljoin
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -167,3 +169,147 @@ async def test_ask_in_csv_or_tsv_is_not_acceptable_and_names_the_acceptable_type
         assert "application/sparql-results+xml" in answer.json()["acceptable"]
     select = await client.get("/search/sparql", params={"query": "SELECT * {}"}, headers={"Accept": "text/csv"})
     assert select.headers["content-type"].startswith("text/csv")
+
+
+CARDS = Path(__file__).resolve().parents[1] / "data" / "a2a"
+WEATHER_AGENT = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "weather-agent.td.json").read_text())
+
+
+def sample_card(name: str) -> dict[str, Any]:
+    card: dict[str, Any] = json.loads((CARDS / name).read_text())
+    return card
+
+
+async def import_card(client: AsyncTestClient[Any], card: dict[str, Any], thing_id: str) -> dict[str, Any]:
+    imported = await client.post("/api/v1/agents/import", params={"format": "a2a", "id": thing_id}, json=card)
+    assert imported.status_code in (200, 201), imported.text
+    document: dict[str, Any] = (await client.get(f"/things/{thing_id}")).json()
+    return document
+
+
+async def card_of(client: AsyncTestClient[Any], thing_id: str) -> dict[str, Any]:
+    answer = await client.get(f"/a2a/{quote(thing_id, safe='')}/.well-known/agent-card.json")
+    assert answer.status_code == 200, answer.text
+    card: dict[str, Any] = answer.json()
+    return card
+
+
+@pytest.mark.parametrize(
+    "name", ["java_magic_8_ball_security-agent_card.json", "birthday_planner_adk-calendar_agent.json"]
+)
+async def test_an_a2a_03_card_keeps_its_security_and_its_interfaces(client: AsyncTestClient[Any], name: str) -> None:
+    card = sample_card(name)
+    document = await import_card(client, card, f"urn:test:interop:{name}")
+    (scheme_name,) = card["securitySchemes"]
+    assert document["security"] == [scheme_name]
+    assert document["securityDefinitions"][scheme_name]["scheme"] == "oauth2"
+    assert document["forms"][0]["href"] == card["url"]
+    assert {form["a2a:protocolBinding"] for form in document["forms"]} >= {card["preferredTransport"]}
+    exported = await card_of(client, f"urn:test:interop:{name}")
+    assert exported == card
+
+
+async def test_an_a2a_03_card_with_several_interfaces_gets_a_form_for_each(client: AsyncTestClient[Any]) -> None:
+    card = sample_card("java_magic_8_ball_security-agent_card.json")
+    document = await import_card(client, card, "urn:test:interop:magic-forms")
+    assert [(form["href"], form["a2a:protocolBinding"]) for form in document["forms"]] == [
+        ("http://localhost:11000", "JSONRPC"),
+        ("http://localhost:11000", "HTTP+JSON"),
+        ("localhost:11000", "GRPC"),
+    ]
+
+
+def two_schemes(requirements: list[dict[str, Any]], *, legacy: bool) -> dict[str, Any]:
+    card = sample_card("birthday_planner_adk-calendar_agent.json")
+    oauth = card["securitySchemes"]["CalendarGoogleOAuth"]
+    key = {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+    if not legacy:
+        card = {key: value for key, value in card.items() if key != "security"}
+        oauth = {"oauth2SecurityScheme": {"flows": oauth["flows"]}}
+        key = {"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}}
+        card["securityRequirements"] = requirements
+    else:
+        card["security"] = requirements
+    card["securitySchemes"] = {"oauth": oauth, "key": key}
+    return card
+
+
+@pytest.mark.parametrize("legacy", [True, False])
+async def test_a2a_security_requirements_keep_and_versus_or(client: AsyncTestClient[Any], legacy: bool) -> None:
+    if legacy:
+        both, either = [{"oauth": [], "key": []}], [{"oauth": []}, {"key": []}]
+    else:
+        both = [{"schemes": {"oauth": {"list": []}, "key": {"list": []}}}]
+        either = [{"schemes": {"oauth": {"list": []}}}, {"schemes": {"key": {"list": []}}}]
+    needs_both = await import_card(client, two_schemes(both, legacy=legacy), f"urn:test:interop:and:{legacy}")
+    assert sorted(needs_both["security"]) == ["key", "oauth"]  # a TD needs every scheme its security names
+    needs_one = await import_card(client, two_schemes(either, legacy=legacy), f"urn:test:interop:or:{legacy}")
+    (combo,) = needs_one["security"]
+    assert needs_one["securityDefinitions"][combo] == {"scheme": "combo", "oneOf": ["oauth", "key"]}
+
+
+async def test_an_lmos_agent_needing_two_schemes_exports_one_requirement_naming_both(
+    client: AsyncTestClient[Any],
+) -> None:
+    agent = WEATHER_AGENT | {
+        "id": "urn:test:interop:and-agent",
+        "securityDefinitions": {
+            "basic_sc": {"scheme": "basic"},
+            "key_sc": {"scheme": "apikey", "in": "header", "name": "X-Key"},
+            "either_sc": {"scheme": "combo", "oneOf": ["basic_sc", "key_sc"]},
+        },
+        "security": ["basic_sc", "key_sc"],
+    }
+    stored = await client.put(f"/things/{agent['id']}", content=json.dumps(agent), headers={"Content-Type": TD})
+    assert stored.status_code == 201, stored.text
+    card = await card_of(client, agent["id"])
+    assert [sorted(item["schemes"]) for item in card["securityRequirements"]] == [["basic_sc", "key_sc"]]
+    patched = await client.patch(
+        f"/things/{agent['id']}",
+        content=json.dumps({"security": ["either_sc"]}),
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 204, patched.text
+    card = await card_of(client, agent["id"])
+    assert [sorted(item["schemes"]) for item in card["securityRequirements"]] == [["basic_sc"], ["key_sc"]]
+
+
+async def test_an_edited_signed_card_is_served_without_its_stale_signatures(client: AsyncTestClient[Any]) -> None:
+    signatures = [{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2lnbmF0dXJl"}]
+    card = sample_card("birthday_planner_adk-calendar_agent.json") | {"signatures": signatures}
+    await import_card(client, card, "urn:test:interop:signed")
+    assert (await card_of(client, "urn:test:interop:signed"))["signatures"] == signatures
+    edited = await client.patch(
+        "/things/urn:test:interop:signed",
+        content=json.dumps({"title": "Calendar Agent (edited)"}),
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert edited.status_code == 204, edited.text
+    served = await card_of(client, "urn:test:interop:signed")
+    assert served["name"] == "Calendar Agent (edited)"
+    assert "signatures" not in served
+
+
+async def test_the_card_endpoint_has_an_etag_cache_control_and_answers_304(client: AsyncTestClient[Any]) -> None:
+    await import_card(client, sample_card("birthday_planner_adk-calendar_agent.json"), "urn:test:interop:cached")
+    url = "/a2a/urn:test:interop:cached/.well-known/agent-card.json"
+    first = await client.get(url)
+    assert first.headers["cache-control"] == "no-cache"
+    etag = first.headers["etag"]
+    again = await client.get(url, headers={"If-None-Match": f'"other", W/{etag}'})
+    assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", etag)
+    await client.patch(
+        "/things/urn:test:interop:cached",
+        content=json.dumps({"description": "changed"}),
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    changed = await client.get(url, headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != etag
+
+
+async def test_the_card_resolves_under_the_base_url_with_a_trailing_slash(client: AsyncTestClient[Any]) -> None:
+    await import_card(client, sample_card("birthday_planner_adk-calendar_agent.json"), "https://example.com/agents/c")
+    base = f"/a2a/{quote('https://example.com/agents/c', safe='')}/"
+    resolved = await client.get(urljoin("http://testserver.local" + base, ".well-known/agent-card.json"))
+    assert resolved.json()["name"] == "Calendar Agent"
