@@ -18,6 +18,7 @@ import msgspec
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import License
 
 from registry.auth.authenticator import Authenticator, AuthMode, auth_mode
 from registry.auth.keys import KeyVerifier
@@ -163,6 +164,10 @@ def create_app(settings: Settings) -> Litestar:
 
     holder = ServiceHolder()
     mode = auth_mode(settings)
+    # Access tokens are accepted only from a configured identity provider.
+    jwt_issuer = (
+        (settings.auth_jwt_issuer or "the identity provider of REGISTRY_AUTH_JWKS") if settings.auth_jwks else ""
+    )
     tokens = TokenVerifier(settings) if settings.auth_jwks else None
     limits = RateLimits(settings, count_auth_failures=mode is not AuthMode.OFF)
     schema_revision = head_revision()
@@ -337,10 +342,11 @@ def create_app(settings: Settings) -> Litestar:
             version="1",
             path=SCHEMA_PATH,
             render_plugins=[OfflineSwaggerUI(SCHEMA_PATH, contract), ContractJson(contract)],
-            components=security_components(mode, settings.auth_jwt_issuer),
+            components=security_components(jwt_issuer),
+            license=License(name="Apache-2.0", identifier="Apache-2.0"),
         ),
     )
-    declare_security(app, mode)
+    declare_security(app, mode, jwt_issuer)
     # Before routing: input is checked at the boundary, ids with "/" become one path segment, HEAD is answered
     # as GET without a body, and a read of a cached description is answered at once (unless requests are traced:
     # the tracing middleware is inside).

@@ -15,7 +15,7 @@ from typing import Any
 from litestar import Litestar
 from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import Components, Reference, SecurityRequirement, SecurityScheme
 from litestar.types import Guard
 
 from registry.auth.authenticator import AuthMode
@@ -31,8 +31,9 @@ PUBLIC = "public"
 #: ``opt`` of routes that also take the credential as ``?access_token=`` (RFC 6750 §2.3): event streams, because a
 #: browser's EventSource cannot send an Authorization header. The access log records paths without queries.
 QUERY_TOKEN = "query_token"
-#: Name of the security scheme in the OpenAPI document.
-BEARER = "bearer"
+#: Names of the security schemes in the OpenAPI document: both travel as ``Authorization: Bearer …``.
+API_KEY = "apiKey"
+ACCESS_TOKEN = "accessToken"
 READ_METHODS = frozenset({"GET", "HEAD"})
 #: Path prefixes of routes the framework adds (the OpenAPI document and its renderers).
 PUBLIC_PREFIXES = ("/schema",)
@@ -98,30 +99,44 @@ def needed_access(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseR
     return declared_access(handler, (str(connection.scope.get("method", "GET")),))
 
 
-def security_components(mode: AuthMode, issuer: str) -> Components:
-    """The OpenAPI document's security scheme: HTTP bearer (an API key, or an access token of ``issuer``)."""
-    if mode is AuthMode.OFF:
-        return Components()
-    description = "An API key of this directory (`registry keys create`)"
+def security_components(issuer: str) -> Components:
+    """The OpenAPI document's security schemes, declared whatever the mode (a client generated from a loopback
+    directory's document also works against one with authentication on): an API key of this directory, and with
+    an identity provider (``issuer``) its access tokens (JWT). Both are HTTP bearer credentials."""
+    schemes: dict[str, SecurityScheme | Reference] = {
+        API_KEY: SecurityScheme(
+            type="http",
+            scheme="bearer",
+            description="An API key of this directory (`registry keys create`), sent as `Authorization: Bearer <key>`",
+        )
+    }
     if issuer:
-        description += f", or an access token (JWT) issued by {issuer}"
-    return Components(security_schemes={BEARER: SecurityScheme(type="http", scheme="bearer", description=description)})
+        schemes[ACCESS_TOKEN] = SecurityScheme(
+            type="http",
+            scheme="bearer",
+            bearer_format="JWT",
+            description=f"An access token (JWT) issued by {issuer}, sent as `Authorization: Bearer <token>`",
+        )
+    return Components(security_schemes=schemes)
 
 
-def declare_security(app: Litestar, mode: AuthMode) -> None:
-    """Each operation of the OpenAPI document says whether it needs a bearer credential, may carry one (reads
-    with REGISTRY_AUTH=writes: verified when given), or is public, by the same rule as the guard."""
-    if mode is AuthMode.OFF:
-        return
+def declare_security(app: Litestar, mode: AuthMode, issuer: str) -> None:
+    """Each operation of the OpenAPI document says, by the same rule as the guard, whether it needs a credential
+    (writes; every operation with REGISTRY_AUTH=all), may carry one (reads with REGISTRY_AUTH=writes: verified
+    when given; every operation with authentication off, where it is not needed) or is public (``[{}]``)."""
+    names = [API_KEY, ACCESS_TOKEN] if issuer else [API_KEY]
+    credentials: list[SecurityRequirement] = [{name: []} for name in names]
     for route in app.routes:
         for handler in getattr(route, "route_handlers", ()):
             if not isinstance(handler, HTTPRouteHandler):
                 continue
             needed = declared_access(handler, handler.http_methods)
             if needed is None:
-                continue
-            required = mode is AuthMode.ALL or needed is not Scope.READ
-            handler.security = [{BEARER: []}] if required else [{}, {BEARER: []}]
+                handler.security = [{}]
+            elif mode is AuthMode.ALL or (mode is AuthMode.WRITES and needed is not Scope.READ):
+                handler.security = list(credentials)
+            else:
+                handler.security = [{}, *credentials]
 
 
 async def authenticate(access: Access, authorization: str | None, needed: Scope, address: str) -> Principal | None:
@@ -159,6 +174,8 @@ def access_guard(holder: ServiceHolder) -> Guard:
 
 
 __all__ = [
+    "ACCESS_TOKEN",
+    "API_KEY",
     "PUBLIC",
     "QUERY_TOKEN",
     "WRITES_COUNTED_BY_HANDLER",

@@ -32,7 +32,11 @@ RETRY_AFTER = "5"
     sync_to_thread=False,
     opt={  # probes carry no credentials (registry/http/access.py)
         "access": "public",
-        **documented(answers={200: Answer("Alive", {"application/json": JSON_OBJECT})}, common_problems=False),
+        **documented(
+            answers={200: Answer("Alive", {"application/json": JSON_OBJECT})},
+            problems={400: "The request was refused at the input boundary (e.g. an invalid percent-encoding)"},
+            common_problems=False,
+        ),
     },
 )
 def livez() -> Response[bytes]:

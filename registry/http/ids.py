@@ -22,8 +22,9 @@ A2A_PREFIX = "/a2a/"
 MCP_SERVERS_PREFIX = "/v0.1/servers/"
 #: The MCP Registry API is served under both prefixes (registry/http/mcp.py).
 MCP_SERVERS_PREFIXES = (MCP_SERVERS_PREFIX, "/v0/servers/")
-#: An MCP server name has exactly one "/" (``io.github.user/weather``); a version none.
-_MCP_TAIL = re.compile(r"^(?P<name>[^/]+/[^/]+)/(?P<tail>status|versions(?:/(?P<version>[^/]+)(?P<status>/status)?)?)$")
+#: An MCP server name has exactly one "/" (``io.github.user/weather``); a version none. Other names are taken too
+#: (the shortest that leaves a valid tail), so the MCP API answers them (404 in its error format).
+_MCP_TAIL = re.compile(r"^(?P<name>.+?)/(?P<tail>status|versions(?:/(?P<version>[^/]+)(?P<status>/status)?)?)$")
 _A2A_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>\.well-known/agent-card\.json)$", re.DOTALL)
 #: Every route under ``/api/v1/things/{id}/`` (tests/integration/test_ids_in_paths.py checks none is missing).
 _API_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>summary|export|lease|owner|versions(?:/[^/]+)?)$", re.DOTALL)

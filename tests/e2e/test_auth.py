@@ -520,18 +520,21 @@ def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
     assert {form.get("security") for form in actions["updateThing"]["forms"]} == {"bearer_sc"}
     assert {form.get("security") for form in actions["retrieveThing"]["forms"]} == {None}
 
-    assert openapi["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    schemes = openapi["components"]["securitySchemes"]
+    assert schemes["apiKey"]["scheme"] == schemes["accessToken"]["scheme"] == "bearer"
+    assert schemes["accessToken"]["bearerFormat"] == "JWT"
     operations = {
         operation["operationId"]: operation.get("security")
         for path in openapi["paths"].values()
         for operation in path.values()
         if isinstance(operation, dict) and "operationId" in operation
     }
-    assert operations["createOrUpdateThing"] == [{"bearer": []}]
-    assert operations["transferThing"] == [{"bearer": []}]
-    assert operations["retrieveThing"] == [{}, {"bearer": []}]
-    assert operations["searchSPARQLPost"] == [{}, {"bearer": []}]
-    assert operations["directoryDescription"] is None
+    credentials = [{"apiKey": []}, {"accessToken": []}]
+    assert operations["createOrUpdateThing"] == credentials
+    assert operations["transferThing"] == credentials
+    assert operations["retrieveThing"] == [{}, *credentials]
+    assert operations["searchSPARQLPost"] == [{}, *credentials]
+    assert operations["directoryDescription"] == [{}]
 
 
 def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: str, jwks: ServedJwks) -> None:

@@ -28,6 +28,7 @@ from tests.support.servers import ServerProcess, fresh_database
 SCHEMA = schemathesis.openapi.from_path(DATA / "mcp" / "openapi.yaml")
 CHECKS = [not_a_server_error, content_type_conformance, response_headers_conformance, response_schema_conformance]
 EXAMPLES_PER_OPERATION = 15
+VERSION_PATH = "/v0.1/servers/{serverName}/versions/{version}"
 
 
 @pytest.fixture(scope="module")
@@ -46,4 +47,9 @@ def mcp_base_url(postgres_admin_url: str) -> Iterator[str]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture],
 )
 def test_the_official_openapi_document_holds_for_every_response(case: schemathesis.Case, mcp_base_url: str) -> None:
+    if (case.method, case.path) == ("PUT", VERSION_PATH):  # the 501 of a registry without updates: by design
+        response = case.call(base_url=mcp_base_url)
+        assert response.status_code in (400, 404, 501), response.text
+        case.validate_response(response, checks=[check for check in CHECKS if check is not not_a_server_error])
+        return
     case.call_and_validate(base_url=mcp_base_url, checks=CHECKS)

@@ -109,7 +109,7 @@ def test_versions_history_compatibility_and_status(client: httpx.Client) -> None
     everything = client.patch(f"/v0.1/servers/{quote(name, safe='')}/status", json={"status": "active"})
     assert everything.json()["updatedCount"] == 2
     assert client.get(version_url(name, "1.0.0")).status_code == 200
-    assert client.put(version_url(name, "1.0.0"), json=server(name, "1.0.0")).status_code == 405
+    assert client.put(version_url(name, "1.0.0"), json=server(name, "1.0.0")).status_code == 501
 
 
 def test_listing_pages_searches_and_filters(client: httpx.Client) -> None:

@@ -37,8 +37,10 @@ CHECKS = (
     "response_headers_conformance",
     "response_schema_conformance",
 )
-#: Streams that never end (see the module docstring).
-EXCLUDED = "^/events"
+#: Operations left out, by id: the streams that never end (see the module docstring), and PUT on an MCP server
+#: version, which answers 501 as the MCP Registry API documents (a 5xx by design; tested in
+#: tests/integration/test_client_interop.py). Schemathesis ANDs filters of different kinds, so ids alone.
+EXCLUDED = "^(subscribeEvents|subscribeEventsOfType|mcpUpdateServerVersion|mcpUpdateServerVersionV0)$"
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +64,8 @@ def test_every_error_is_documented_as_problem_json(document: dict[str, Any]) -> 
     assert {"validationErrors", "invalidParams"} <= set(problem["properties"])
     for path, method, operation in operations(document):
         errors = {status: response for status, response in operation["responses"].items() if status >= "400"}
-        # The MCP Registry API sends its problems as application/json, as the MCP specification documents.
-        media_type = "application/json" if path.startswith("/v0.1/") else "application/problem+json"
+        # The MCP Registry API (/v0.1, /v0) sends its problems as application/json, as its specification documents.
+        media_type = "application/json" if path.startswith(("/v0.1/", "/v0/")) else "application/problem+json"
         for status, response in errors.items():
             assert response["content"] == {media_type: {"schema": {"$ref": "#/components/schemas/Problem"}}}, (
                 method,
@@ -109,7 +111,7 @@ def test_the_live_server_keeps_its_contract(start_server: Any, own_database_url:
         f"{server.base_url}/schema/openapi.json",
         "--checks",
         ",".join(CHECKS),
-        "--exclude-path-regex",
+        "--exclude-operation-id-regex",
         EXCLUDED,
         "--max-examples",
         "5",

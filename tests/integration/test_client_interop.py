@@ -144,11 +144,19 @@ async def test_mcp_put_on_a_server_version_is_not_implemented(client: AsyncTestC
     assert "not supported" in answer.json()["error"]
 
 
-async def test_an_unreachable_allow_listed_service_endpoint_is_a_bad_gateway(module_database_url: str) -> None:
+async def test_an_unreachable_allow_listed_service_endpoint_is_a_bad_gateway(
+    module_database_url: str, tmp_path: Path
+) -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}/sparql"
-    settings = Settings(database_url=module_database_url, db_pool_size=3, sparql_service_allowlist=(endpoint,))
+    # A SPARQL worker of its own (its index directory): the allow-list is the worker's.
+    settings = Settings(
+        database_url=module_database_url,
+        db_pool_size=3,
+        sparql_service_allowlist=(endpoint,),
+        sparql_index_dir=tmp_path / "sparql-index",
+    )
     async with AsyncTestClient(app=create_app(settings)) as federating:
         answer = await federating.get(
             "/search/sparql", params={"query": f"SELECT * WHERE {{ SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"}
@@ -313,3 +321,34 @@ async def test_the_card_resolves_under_the_base_url_with_a_trailing_slash(client
     base = f"/a2a/{quote('https://example.com/agents/c', safe='')}/"
     resolved = await client.get(urljoin("http://testserver.local" + base, ".well-known/agent-card.json"))
     assert resolved.json()["name"] == "Calendar Agent"
+
+
+def operation_security(document: dict[str, Any]) -> dict[str, Any]:
+    return {
+        operation["operationId"]: operation.get("security")
+        for path in document["paths"].values()
+        for operation in path.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+
+
+async def test_openapi_declares_the_api_key_scheme_and_every_operations_security(client: AsyncTestClient[Any]) -> None:
+    document = (await client.get("/schema/openapi.json")).json()
+    schemes = document["components"]["securitySchemes"]
+    assert list(schemes) == ["apiKey"]  # no identity provider: access tokens are not accepted
+    assert (schemes["apiKey"]["type"], schemes["apiKey"]["scheme"]) == ("http", "bearer")
+    security = operation_security(document)
+    assert all(requirement is not None for requirement in security.values()), security
+    # Authentication is off: credentials are accepted everywhere and needed nowhere; public routes need none.
+    assert security["createOrUpdateThing"] == [{}, {"apiKey": []}]
+    assert security["directoryDescription"] == [{}]
+
+
+async def test_openapi_security_follows_the_guard_with_authentication_on(module_database_url: str) -> None:
+    settings = Settings(database_url=module_database_url, db_pool_size=3, auth="writes")
+    async with AsyncTestClient(app=create_app(settings)) as guarded:
+        security = operation_security((await guarded.get("/schema/openapi.json")).json())
+    assert security["createOrUpdateThing"] == [{"apiKey": []}]
+    assert security["mcpPublishV0"] == [{"apiKey": []}]
+    assert security["retrieveThing"] == [{}, {"apiKey": []}]
+    assert security["livez"] == [{}]
