@@ -2,11 +2,13 @@
 
 A card is validated with the official A2A types (the ``a2a-sdk`` protobuf messages and their REQUIRED field
 annotations), then mapped member by member: name/description/version, ``provider`` → ``lmos:vendor``, skills →
-``lmos:capabilities``, ``supportedInterfaces`` → top-level forms, ``securitySchemes`` → ``securityDefinitions``,
-icon and documentation → links. Every member without a TD counterpart (and every member whose value the TD rules
+``lmos:capabilities``, ``supportedInterfaces`` (A2A 0.3: ``url`` and ``additionalInterfaces``) → top-level forms,
+``securitySchemes`` → ``securityDefinitions`` and the requirements → ``security`` (AND and OR kept apart), icon and
+documentation → links. Every member without a TD counterpart (and every member whose value the TD rules
 would refuse, such as a version that is not SemVer in ``version.instance``) is kept verbatim under ``a2a:card``,
-so that exporting an imported card gives back exactly the card. Descriptions that never were cards export to
-cards built from their TD members alone (docs/interop.md lists what is lossy).
+so that exporting an imported card gives back exactly the card, its signatures included unless the description
+was edited since (they would no longer verify). Descriptions that never were cards export to cards built from
+their TD members alone (docs/interop.md lists what is lossy).
 """
 
 from __future__ import annotations
@@ -293,14 +295,15 @@ def _security(kept: dict[str, Any]) -> dict[str, Any]:
 
 def _alternatives(requirements: Any, definitions: dict[str, Any], *, legacy: bool) -> list[list[str]]:
     """The scheme names of each requirement (1.0: ``{"schemes": {name: scopes}}``, 0.3: ``{name: [scopes]}``),
-    without repeats and without names the card does not define; ``[]`` is an alternative needing nothing."""
+    without repeats; ``[]`` (an empty requirement) is an alternative needing nothing. Names the card does not define
+    are left out, and a requirement naming none it defines is left out whole (it never means "nothing needed")."""
     alternatives: list[list[str]] = []
     for requirement in requirements if isinstance(requirements, list) else []:
         schemes = requirement if legacy else requirement.get("schemes") if isinstance(requirement, dict) else None
         if not isinstance(schemes, dict):
             continue
         names = sorted(name for name in schemes if name in definitions)
-        if len(names) == len(schemes) and names not in alternatives:
+        if (names or not schemes) and names not in alternatives:
             alternatives.append(names)
     return alternatives
 

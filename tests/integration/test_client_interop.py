@@ -352,3 +352,19 @@ async def test_openapi_security_follows_the_guard_with_authentication_on(module_
     assert security["mcpPublishV0"] == [{"apiKey": []}]
     assert security["retrieveThing"] == [{}, {"apiKey": []}]
     assert security["livez"] == [{}]
+
+
+async def test_an_agent_whose_combo_schemes_refer_to_each_other_still_has_a_card(client: AsyncTestClient[Any]) -> None:
+    agent = WEATHER_AGENT | {
+        "id": "urn:test:interop:combo-cycle",
+        "securityDefinitions": {
+            "basic_sc": {"scheme": "basic"},
+            "loop_sc": {"scheme": "combo", "oneOf": ["loop_sc", "basic_sc"]},
+            "wide_sc": {"scheme": "combo", "allOf": ["loop_sc", "loop_sc", "loop_sc", "loop_sc", "loop_sc"]},
+        },
+        "security": ["wide_sc", "wide_sc", "wide_sc"],
+    }
+    stored = await client.put(f"/things/{agent['id']}", content=json.dumps(agent), headers={"Content-Type": TD})
+    assert stored.status_code == 201, stored.text
+    card = await card_of(client, agent["id"])
+    assert [sorted(item["schemes"]) for item in card["securityRequirements"]] == [["basic_sc"]]
