@@ -16,6 +16,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
+from tests.support.in_process import local_client
 from tests.support.servers import fresh_database
 
 TD = "application/td+json"
@@ -40,7 +41,7 @@ def module_database_url(postgres_admin_url: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 async def client(module_database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
     app = create_app(Settings(database_url=module_database_url, db_pool_size=3))
-    async with AsyncTestClient(app=app) as test_client:
+    async with local_client(app) as test_client:
         yield test_client
 
 
@@ -157,7 +158,7 @@ async def test_an_unreachable_allow_listed_service_endpoint_is_a_bad_gateway(
         sparql_service_allowlist=(endpoint,),
         sparql_index_dir=tmp_path / "sparql-index",
     )
-    async with AsyncTestClient(app=create_app(settings)) as federating:
+    async with local_client(create_app(settings)) as federating:
         answer = await federating.get(
             "/search/sparql", params={"query": f"SELECT * WHERE {{ SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"}
         )
@@ -319,7 +320,7 @@ async def test_the_card_endpoint_has_an_etag_cache_control_and_answers_304(clien
 async def test_the_card_resolves_under_the_base_url_with_a_trailing_slash(client: AsyncTestClient[Any]) -> None:
     await import_card(client, sample_card("birthday_planner_adk-calendar_agent.json"), "https://example.com/agents/c")
     base = f"/a2a/{quote('https://example.com/agents/c', safe='')}/"
-    resolved = await client.get(urljoin("http://testserver.local" + base, ".well-known/agent-card.json"))
+    resolved = await client.get(urljoin("http://127.0.0.1:8080" + base, ".well-known/agent-card.json"))
     assert resolved.json()["name"] == "Calendar Agent"
 
 
@@ -346,7 +347,7 @@ async def test_openapi_declares_the_api_key_scheme_and_every_operations_security
 
 async def test_openapi_security_follows_the_guard_with_authentication_on(module_database_url: str) -> None:
     settings = Settings(database_url=module_database_url, db_pool_size=3, auth="writes")
-    async with AsyncTestClient(app=create_app(settings)) as guarded:
+    async with local_client(create_app(settings)) as guarded:
         security = operation_security((await guarded.get("/schema/openapi.json")).json())
     assert security["createOrUpdateThing"] == [{"apiKey": []}]
     assert security["mcpPublishV0"] == [{"apiKey": []}]
