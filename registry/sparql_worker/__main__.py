@@ -1,5 +1,6 @@
 """The SPARQL worker process (``python -m registry.sparql_worker``): builds its index, follows the change feed and
-answers the queries its server forwards over stdin/stdout (length-prefixed msgpack frames)."""
+answers the queries its server forwards over stdin/stdout (length-prefixed msgpack frames). It starts as a
+standby: it loads its modules, then waits for the server's start frame before it opens the database and the index."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 import os
 import resource
 import sys
+from pathlib import Path
 from typing import Any
 
 from registry.config import Settings
@@ -17,9 +19,10 @@ from registry.events.feed import ChangeFeed
 from registry.lifecycle import die_with_parent
 from registry.logs import configure_logging
 from registry.semantic.sparql import SparqlEngine
-from registry.sparql_worker.client import frame, read_frame
 from registry.sparql_worker.follower import QUIET
+from registry.sparql_worker.generations import current_generation, make_current, next_generation, remove_unused
 from registry.sparql_worker.index import IndexFollower, RdfIndex
+from registry.sparql_worker.protocol import frame, read_frame
 from registry.store.database import APPLICATION_NAME, Database
 from registry.store.rdf import database_identity, database_part
 
@@ -55,13 +58,20 @@ async def _serve() -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb"))
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(1, "wb"))
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    # Started as a standby, the worker waits here (its imports done) until the server calls on it: the worker before
+    # it holds the index until then.
+    try:
+        _, _, generation = await read_frame(reader)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return
 
     database = Database(settings.database_url, connections=WORKER_CONNECTIONS, name=f"{APPLICATION_NAME}-sparql")
     await database.open()
     identity = await database_identity(database)
     # Named after the database alone (not its first change), so that an index started on an empty database is
     # still found once the database has changes.
-    directory = settings.sparql_index_path / hashlib.sha256(database_part(identity).encode()).hexdigest()[:16]
+    base = settings.sparql_index_path / hashlib.sha256(database_part(identity).encode()).hexdigest()[:16]
+    directory = Path(generation) if generation else current_generation(base)
     index = await asyncio.to_thread(RdfIndex.open, directory, identity)
     # Changes held back during a burst need not be read as each one commits: reading the log on every notification
     # cost the worker 0.12 ms of CPU per PUT during a burst (0.06 ms read at most every 50 ms), PostgreSQL's share
@@ -79,6 +89,10 @@ async def _serve() -> None:
         concurrency=settings.sparql_concurrency,
         queue=settings.sparql_queue,
     )
+    if index.directory == directory:  # not a temporary index (another process holds this one)
+        await asyncio.to_thread(make_current, base, directory)
+        if not generation:
+            await asyncio.to_thread(remove_unused, base)  # left by a server that stopped during a handover
     writer.write(frame([0, "ready", None]))
 
     #: Catch-ups that queries stopped waiting for, running to their end.
@@ -117,6 +131,13 @@ async def _serve() -> None:
                     "skippedDescriptions": len(index.skipped),
                     "skippedTotal": index.skipped.total,
                 }
+            elif kind == "checkpoint":  # for the successor that replaces this worker
+                target = next_generation(base)
+                await follower.checkpoint(target)
+                payload = str(target)
+            elif kind == "tidy":  # the worker this one replaced is gone
+                await asyncio.to_thread(remove_unused, base)
+                payload = None
             else:
                 await caught_up()
                 result = await sparql.run(*arguments)
