@@ -167,18 +167,13 @@ class QueryWorker:
 
     async def stop(self) -> None:
         self._stopping = True
-        workers = list(self._workers)
-        for worker in workers:
-            worker.kill()
         for task in (self._supervisor, self._standby_task, *self._retiring):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         await self._drop_standby()
-        for worker in workers:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(worker.exited.wait(), 5)
+        await self._kill_workers()
         if self._relay is not None:
             self._relay.close()
             for peer in list(self._peers):
@@ -186,6 +181,15 @@ class QueryWorker:
         if self._owner_lock is not None:
             self._owner_lock.close()
             self._owner_lock = None
+
+    async def _kill_workers(self) -> None:
+        """Kill every worker of this process and wait (a little) until each has exited and let go of its index."""
+        workers = list(self._workers)
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(worker.exited.wait(), 5)
 
     def unready_reason(self) -> str | None:
         """Why the worker cannot answer queries now (None when it can): for the readiness check."""
@@ -327,8 +331,9 @@ class QueryWorker:
                 await self._open_relay()
             try:
                 worker = await self._serve_with_workers()
-            except OSError:
-                log.exception("the SPARQL worker cannot be started; retrying")
+            except Exception:
+                log.exception("running the SPARQL worker failed; starting it again")
+                await self._kill_workers()
                 await asyncio.sleep(START_BACKOFF)
                 continue
             if self._stopping:
@@ -373,8 +378,8 @@ class QueryWorker:
                 answered = asyncio.ensure_future(successor.answered.wait())
                 await asyncio.wait({answered, successor.watcher}, return_when=asyncio.FIRST_COMPLETED)
                 answered.cancel()
-        except (TimeoutError, RegistryError, OSError) as error:
-            log.warning("the SPARQL worker could not hand over its index (%s); restarting it", error)
+        except (TimeoutError, RegistryError, WorkerExited, OSError) as error:
+            log.warning("the SPARQL worker could not hand over its index (%r); restarting it", error)
         if successor is not None and successor.answered.is_set() and not successor.exited.is_set():
             return successor
         if successor is not None:
