@@ -139,9 +139,12 @@ class ServerProcess:
         raise RuntimeError(f"registry serve did not answer within {timeout} s:\n{self.output()}")
 
     def _wait_for_sparql(self, deadline: float) -> None:
+        """Wait while the server is ready with its local SPARQL index still catching up ("ready, degraded"); a
+        server unready for another reason (an external SPARQL store, the database) is not waited for."""
         while time.monotonic() < deadline and self.process is not None and self.process.poll() is None:
             with contextlib.suppress(httpx.HTTPError, ValueError, KeyError, TypeError):
-                if httpx.get(self.base_url + "/readyz", timeout=2).json()["checks"]["sparql_worker"]["ok"]:
+                ready = httpx.get(self.base_url + "/readyz", timeout=2)
+                if ready.status_code != 200 or ready.json()["checks"]["sparql_worker"]["ok"]:
                     return
             time.sleep(0.1)
 
