@@ -79,6 +79,11 @@ class WorkerExited(Exception):
         self.suspect = suspect
 
 
+_OUT_OF_MEMORY = (
+    "A query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); the worker is restarting"
+)
+
+
 def _unavailable(reason: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"{reason}; retry shortly", headers={"Retry-After": "2"})
 
@@ -103,6 +108,16 @@ class _Worker:
     def channel(self) -> asyncio.StreamWriter:
         assert self.process.stdin is not None
         return self.process.stdin
+
+    async def send(self, message: list[Any]) -> None:
+        """Write a frame to the worker; a worker whose stdin is closed is exiting (``WorkerExited``)."""
+        try:
+            if self.channel.is_closing():
+                raise ConnectionResetError("the worker's stdin is closed")
+            self.channel.write(frame(message))
+            await self.channel.drain()
+        except (ConnectionError, RuntimeError) as error:  # RuntimeError: uvloop's write to a closed pipe
+            raise WorkerExited(_unavailable("The SPARQL worker is restarting"), suspect=False) from error
 
     def kill(self) -> None:
         self.killed = True
@@ -257,8 +272,7 @@ class QueryWorker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         worker.pending[request_id] = future
         try:
-            worker.channel.write(frame([request_id, kind, arguments]))
-            await worker.channel.drain()
+            await worker.send([request_id, kind, arguments])
             return await asyncio.wait_for(asyncio.shield(future), self.settings.sparql_timeout + GRACE)
         except TimeoutError:
             worker.pending.pop(request_id, None)
@@ -271,8 +285,6 @@ class QueryWorker:
                 f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
                 "and was stopped"
             ) from None
-        except ConnectionError as error:  # the worker's stdin closed under the write: it is exiting
-            raise WorkerExited(_unavailable("The SPARQL worker is restarting"), suspect=False) from error
         finally:
             worker.pending.pop(request_id, None)
 
@@ -282,8 +294,7 @@ class QueryWorker:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         worker.pending[request_id] = future
         try:
-            worker.channel.write(frame([request_id, kind, arguments]))
-            await worker.channel.drain()
+            await worker.send([request_id, kind, arguments])
             return await future
         finally:
             worker.pending.pop(request_id, None)
@@ -408,7 +419,8 @@ class QueryWorker:
         standby, self._standby = self._standby, None
         process = standby if standby is not None and standby.returncode is None else await self._spawn()
         worker = _Worker(process)
-        worker.channel.write(frame([0, "start", generation]))
+        with contextlib.suppress(WorkerExited):  # a standby that died waiting: its watcher sees it exit
+            await worker.send([0, "start", generation])
         worker.watcher = asyncio.create_task(self._watch(worker), name="sparql-worker-watcher")
         self._workers.add(worker)
         if self._standby_task is None or self._standby_task.done():
@@ -465,29 +477,26 @@ class QueryWorker:
                 with contextlib.suppress(ProcessLookupError):
                     worker.process.kill()
             await worker.process.wait()
-            reason = "The SPARQL worker is restarting"
-            if worker.process.returncode == -signal.SIGABRT:  # what oxigraph does when an allocation fails
-                reason = (
-                    "A query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); "
-                    "the worker is restarting"
-                )
             if not self._stopping and not worker.replaced:
                 log.warning("the SPARQL worker exited with %s; starting the next one", worker.process.returncode)
-            self._settle_exited(worker, _unavailable(reason))
+            self._settle_exited(worker)
             self._workers.discard(worker)
             worker.exited.set()
             if worker is self._worker:
                 self._set_ready(False)
 
-    def _settle_exited(self, worker: _Worker, problem: ServiceUnavailable) -> None:
+    def _settle_exited(self, worker: _Worker) -> None:
         """The worker is gone: the calls in flight in it are sent again to the next worker. Killed by this
-        process, it took innocent calls with it; crashed on its own, a call alone in flight caused it (it is
-        answered ``problem``), and of several, any may have: each is sent again once."""
+        process, it took innocent calls with it. Out of memory (oxigraph aborts when an allocation fails), a call
+        alone in flight caused it and is answered so; otherwise any call in flight may have caused the crash, and
+        each is sent again once."""
         waiting = [future for future in worker.pending.values() if not future.done()]
+        out_of_memory = worker.process.returncode == -signal.SIGABRT
+        problem = _unavailable(_OUT_OF_MEMORY if out_of_memory else "The SPARQL worker is restarting")
         for future in waiting:
             if worker.killed:
                 future.set_exception(WorkerExited(problem, suspect=False))
-            elif len(waiting) == 1:
+            elif out_of_memory and len(waiting) == 1:
                 future.set_exception(problem)
             else:
                 future.set_exception(WorkerExited(problem, suspect=True))
@@ -531,12 +540,14 @@ class QueryWorker:
         # The owner answers within its queue wait and the attempts it makes: wait a little longer than that.
         timeout = self._queue_wait + ATTEMPTS * (READY_WAIT + self.settings.sparql_timeout + GRACE + HANDOVER_WAIT)
         try:
+            if channel.is_closing():
+                raise ConnectionResetError("the connection to the process that runs the worker is closed")
             channel.write(frame([request_id, kind, arguments, client]))
             await channel.drain()
             return await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             raise _unavailable("The process that runs the SPARQL worker did not answer") from None
-        except ConnectionError as error:
+        except (ConnectionError, RuntimeError) as error:  # RuntimeError: uvloop's write to a closed socket
             raise _unavailable("The SPARQL worker is restarting") from error
         finally:
             self._pending.pop(request_id, None)
