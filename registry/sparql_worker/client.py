@@ -12,7 +12,7 @@ A timed-out query costs only its own client:
   worker is gone, so that its next query runs in the new one.
 - A worker that dies on its own (a crash, or a query past ``REGISTRY_SPARQL_MEMORY_LIMIT``) is replaced by the
   standby, which takes up the on-disk index where it was; the queries in flight in it are sent again to the new
-  one, except a query alone in flight, which caused it.
+  one once, except a query alone in flight in a worker that ran out of memory, which caused it.
 
 One worker (and one on-disk index) per data directory, shared by the server processes of ``--workers N``: the
 process that holds the lock file beside the index runs the worker and relays the queries of the others, which reach
