@@ -8,7 +8,7 @@ again after it is killed while idle (``--kills`` times).
 ``--code DIR`` runs the server from another checkout (say, an older commit unpacked with ``git archive``), to
 compare.
 
-    python bench/bench_sparql_fairness.py [--in-flight 2 8] [--queries 40] [--kills 5] [--code DIR]
+    python bench/bench_sparql_fairness.py [--in-flight 2 8] [--queries 40] [--kills 5] [--workers 1] [--code DIR]
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--code", type=Path, help="run the server from this checkout")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (REGISTRY_WORKERS)")
     arguments = parser.parse_args()
     if arguments.code:
         servers.REPO_ROOT = arguments.code.resolve()
@@ -110,7 +111,7 @@ def main() -> None:
     with (
         postgres_server() as admin,
         fresh_database(admin) as url,
-        ServerProcess(url, {"REGISTRY_SPARQL_TIMEOUT": "1"}) as server,
+        ServerProcess(url, {"REGISTRY_SPARQL_TIMEOUT": "1", "REGISTRY_WORKERS": str(arguments.workers)}) as server,
     ):
         with httpx.Client(base_url=server.base_url, timeout=30) as http:
             http.put("/things/urn:test:fair", json=thing("Fair", id="urn:test:fair")).raise_for_status()
