@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 GRACE = 1.0
 #: Seconds a query waits for a worker that is (re)starting or catching up before it is answered 503: long enough
 #: for the standby to take over after a crash, short enough that a client is told to retry at once while the index
-#: is built or catches up at start (which takes seconds to minutes).
+#: is built or catches up at start (which can take long).
 READY_WAIT = 1.0
 #: Times a query is sent to a worker at most when workers die under it for other queries.
 ATTEMPTS = 3
@@ -452,8 +452,8 @@ class QueryWorker:
         )
 
     async def _prepare_standby(self) -> None:
-        """Start the next worker while the current one serves: its imports take a second of CPU, and a worker
-        replaced for a query's timeout may be replaced again within two."""
+        """Start the next worker while the current one serves: its imports take long, and a worker replaced for a
+        query's timeout may soon be replaced again."""
         if self._standby is None and not self._stopping:
             try:
                 self._standby = await self._spawn()

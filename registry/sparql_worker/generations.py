@@ -2,7 +2,7 @@
 
 A worker holds its index (RocksDB) exclusively. To replace a worker whose query outlived its timeout while it
 still serves the other queries, the worker writes a checkpoint of its index into a new generation directory (hard
-links to the store's files: milliseconds, no copy), its successor opens that one and catches up from the change
+links to the store's files, not a copy), its successor opens that one and catches up from the change
 position the checkpoint holds, and only then is the old worker killed. The generation in use is named by a pointer
 file beside them (``<base>.current``); without one, the base directory itself is the generation (as every index
 was before generations). Generations that are neither in use nor held by a live worker are removed.
