@@ -4,10 +4,10 @@ client nothing it would notice; while the worker restarts or its index catches u
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
-import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -15,13 +15,15 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.support.servers import ServerProcess, sparql_workers
+from tests.support.servers import ServerProcess, sparql_workers, wait_until
 from tests.support.things import thing
 
 #: Runs for hours over a few dozen descriptions (a cross product of their triples, four times), and answers nothing
 #: before it ends: only killing the worker stops it.
 RUNAWAY = "SELECT (COUNT(*) AS ?c) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
 SIMPLE = "SELECT ?t WHERE { GRAPH <urn:test:fair> { ?a td:title ?t } }"
+#: Simple queries the other client sends while the runaways are in flight, one after the other.
+QUERIES = 40
 
 
 def client_at(base_url: str, address: str) -> httpx.Client:
@@ -78,7 +80,7 @@ def test_runaway_queries_of_one_client_leave_another_clients_queries_fast(
         latencies: list[float] = []
         with Runaways(fair_server.base_url, in_flight) as runaways:
             time.sleep(1.5)  # the runaways hold their share of the worker
-            for _ in range(20):
+            for _ in range(QUERIES):
                 started = time.monotonic()
                 answer = other.get("/search/sparql", params={"query": SIMPLE})
                 latencies.append(time.monotonic() - started)
@@ -91,7 +93,7 @@ def test_runaway_queries_of_one_client_leave_another_clients_queries_fast(
         assert other.put(f"/things/{later['id']}", json=later).status_code == 201
         answer = other.get("/search/sparql", params={"query": f"ASK {{ <{later['id']}> td:title ?t }}"})
         assert answer.json()["boolean"] is True, answer.text
-    p95 = statistics.quantiles(latencies, n=20)[-1]
+    p95 = sorted(latencies)[math.ceil(0.95 * len(latencies)) - 1]  # nearest rank
     assert killed >= 2, f"the runaways had the worker replaced {killed} times: the attack did not happen"
     assert set(runaways.statuses) == {503}
     assert p95 <= 1.0, f"p95 {p95:.2f} s; latencies {sorted(round(latency, 2) for latency in latencies)}"
@@ -101,6 +103,7 @@ def test_runaway_queries_of_one_client_leave_another_clients_queries_fast(
 def test_a_query_while_the_worker_restarts_is_answered_within_two_seconds(fair_server: ServerProcess) -> None:
     with httpx.Client(base_url=fair_server.base_url, timeout=30) as http:
         for _ in range(3):
+            wait_until(lambda: len(sparql_workers(fair_server)) == 1, 30, "a worker holds the index")
             (worker,) = sparql_workers(fair_server)
             os.kill(worker, signal.SIGKILL)
             started = time.monotonic()
