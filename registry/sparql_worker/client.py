@@ -424,7 +424,10 @@ class QueryWorker:
         worker.watcher = asyncio.create_task(self._watch(worker), name="sparql-worker-watcher")
         self._workers.add(worker)
         if self._standby_task is None or self._standby_task.done():
-            self._standby_task = asyncio.create_task(self._prepare_standby(), name="sparql-standby")
+            # After a handover (a query past its timeout, maybe one of a series) the next standby is started at once;
+            # after a start or a crash, once this worker answers: not while it opens or builds its index.
+            first = None if generation is not None else worker
+            self._standby_task = asyncio.create_task(self._prepare_standby(first), name="sparql-standby")
         return worker
 
     async def _spawn(self) -> asyncio.subprocess.Process:
@@ -451,9 +454,16 @@ class QueryWorker:
             },
         )
 
-    async def _prepare_standby(self) -> None:
-        """Start the next worker while the current one serves: its imports take long, and a worker replaced for a
-        query's timeout may soon be replaced again."""
+    async def _prepare_standby(self, after: _Worker | None) -> None:
+        """Start the next worker while the current one serves (once ``after`` answers, if given): its imports take
+        long, and a worker replaced for a query's timeout may soon be replaced again."""
+        if after is not None:
+            assert after.watcher is not None
+            answered = asyncio.ensure_future(after.answered.wait())
+            await asyncio.wait({answered, after.watcher}, return_when=asyncio.FIRST_COMPLETED)
+            answered.cancel()
+            if not after.answered.is_set():
+                return  # it could not start: the next one is started afresh
         if self._standby is None and not self._stopping:
             try:
                 self._standby = await self._spawn()
