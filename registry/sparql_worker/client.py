@@ -8,8 +8,8 @@ A timed-out query costs only its own client:
 - A worker with a query stuck past its timeout is replaced without a gap (:mod:`registry.sparql_worker.generations`):
   it writes a checkpoint of its index (hard links), a standby worker (started ahead, its imports done) opens it and
   catches up, and only then is the old worker killed, after the other queries in flight in it were answered. The
-  old worker serves the other clients meanwhile. The client of the stuck query is answered 503 once the old
-  worker is gone, so that its next query runs in the new one.
+  old worker serves the other clients meanwhile. The client of the stuck query is answered 503 at once, and its
+  slot stays held until the old worker is gone, so that its next query runs in the new one.
 - A worker that dies on its own (a crash, or a query past ``REGISTRY_SPARQL_MEMORY_LIMIT``) is replaced by the
   standby, which takes up the on-disk index where it was; the queries in flight in it are sent again to the new
   one once, except a query alone in flight in a worker that ran out of memory, which caused it.
@@ -67,6 +67,16 @@ START_BACKOFF = 1.0
 #: Held by the server process that runs the worker, beside the index directories (``owner.lock.<scope>``: one per
 #: database).
 OWNER_LOCK = "owner.lock"
+
+
+class _StuckIn(Exception):
+    """A query outlived its timeout in ``worker`` (being replaced): answered ``problem`` at once, while its client's
+    slot stays held until ``worker`` is gone."""
+
+    def __init__(self, worker: _Worker, problem: ServiceUnavailable) -> None:
+        super().__init__(problem.detail)
+        self.worker = worker
+        self.problem = problem
 
 
 class WorkerExited(Exception):
@@ -141,6 +151,8 @@ class QueryWorker:
         #: Set when the current worker is to be replaced.
         self._replace = asyncio.Event()
         self._retiring: set[asyncio.Task[None]] = set()
+        #: Slots held for clients whose query is stuck in a worker being replaced.
+        self._holding: set[asyncio.Task[None]] = set()
         #: Where calls go when another process runs the worker: the socket to that process, and the calls in flight.
         self._channel: asyncio.StreamWriter | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -182,7 +194,7 @@ class QueryWorker:
 
     async def stop(self) -> None:
         self._stopping = True
-        for task in (self._supervisor, self._standby_task, *self._retiring):
+        for task in (self._supervisor, self._standby_task, *self._retiring, *self._holding):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -234,9 +246,35 @@ class QueryWorker:
         if not self.runs_worker:
             return await self._forward(kind, arguments, client)
         if kind != "query":  # answered by the worker's event loop at once, without a query thread
+            try:
+                return await self._in_worker(kind, arguments)
+            except _StuckIn as stuck:
+                raise stuck.problem from None
+        await self._slots.acquire(client, self._queue_wait)
+        held_on = False
+        try:
             return await self._in_worker(kind, arguments)
-        async with self._slots.slot(client, self._queue_wait):
-            return await self._in_worker(kind, arguments)
+        except _StuckIn as stuck:
+            # The client's slot is held until the worker with its stuck query is gone: its next query runs in the
+            # next worker, never beside the stuck one.
+            held_on = True
+            self._hold_until_gone(client, stuck.worker)
+            raise stuck.problem from None
+        finally:
+            if not held_on:
+                self._slots.release(client)
+
+    def _hold_until_gone(self, client: str, worker: _Worker) -> None:
+        async def hold() -> None:
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(worker.exited.wait(), HANDOVER_WAIT + GRACE)
+            finally:
+                self._slots.release(client)
+
+        holding = asyncio.create_task(hold())
+        self._holding.add(holding)
+        holding.add_done_callback(self._holding.discard)
 
     @property
     def _queue_wait(self) -> float:
@@ -278,13 +316,11 @@ class QueryWorker:
             worker.pending.pop(request_id, None)
             SPARQL_TIMEOUTS.inc()
             self._have_replaced(worker)
-            # This client's slot is held until the worker is gone: its next query runs in the next worker.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(worker.exited.wait(), HANDOVER_WAIT)
-            raise _unavailable(
+            problem = _unavailable(
                 f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
                 "and was stopped"
-            ) from None
+            )
+            raise _StuckIn(worker, problem) from None
         finally:
             worker.pending.pop(request_id, None)
 

@@ -46,13 +46,14 @@ class FairSlots:
     @contextlib.asynccontextmanager
     async def slot(self, client: str, wait: float) -> AsyncIterator[None]:
         """Hold one of the slots for ``client`` while the block runs; waits ``wait`` seconds at most for it."""
-        await self._acquire(client, wait)
+        await self.acquire(client, wait)
         try:
             yield
         finally:
-            self._release(client)
+            self.release(client)
 
-    async def _acquire(self, client: str, wait: float) -> None:
+    async def acquire(self, client: str, wait: float) -> None:
+        """Take one of the slots for ``client`` (give it back with :meth:`release`); waits ``wait`` seconds at most."""
         if self._waiting_count >= self.queue:
             raise ServiceUnavailable(
                 "The SPARQL endpoint is busy with other queries (REGISTRY_SPARQL_QUEUE are waiting); retry shortly",
@@ -66,7 +67,7 @@ class FairSlots:
             await asyncio.wait_for(asyncio.shield(turn), wait)
         except BaseException as error:
             if turn.done() and not turn.cancelled():
-                self._release(client)  # granted as the wait ended: hand the slot on
+                self.release(client)  # granted as the wait ended: hand the slot on
             else:
                 turn.cancel()
                 self._forget(client, turn)
@@ -77,7 +78,7 @@ class FairSlots:
                 ) from None
             raise
 
-    def _release(self, client: str) -> None:
+    def release(self, client: str) -> None:
         self._running[client] -= 1
         if self._running[client] <= 0:
             del self._running[client]
