@@ -63,7 +63,7 @@ class Runaways:
 
 @pytest.fixture
 def fair_server(own_database_url: str, start_server: Callable[..., ServerProcess]) -> ServerProcess:
-    server = start_server({"REGISTRY_SPARQL_TIMEOUT": "1"}, database=own_database_url)
+    server = start_server({"REGISTRY_SPARQL_TIMEOUT": "2"}, database=own_database_url)
     with httpx.Client(base_url=server.base_url, timeout=30) as http:
         assert http.put("/things/urn:test:fair", json=thing("Fair", id="urn:test:fair")).status_code == 201
         padding = [thing(f"Padding {index}") for index in range(40)]
@@ -91,7 +91,11 @@ def test_runaway_queries_of_one_client_leave_another_clients_queries_fast(
         # The workers that took over follow the change log: a write after the attack is seen.
         later = thing("Later", id="urn:test:fair:later")
         assert other.put(f"/things/{later['id']}", json=later).status_code == 201
-        answer = other.get("/search/sparql", params={"query": f"ASK {{ <{later['id']}> td:title ?t }}"})
+        ask = {"query": f"ASK {{ <{later['id']}> td:title ?t }}"}
+        deadline = time.monotonic() + 10  # a replacement may still be under way: 503 with Retry-After meanwhile
+        while (answer := other.get("/search/sparql", params=ask)).status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert answer.status_code == 200, answer.text
         assert answer.json()["boolean"] is True, answer.text
     p95 = sorted(latencies)[math.ceil(0.95 * len(latencies)) - 1]  # nearest rank
     assert killed >= 2, f"the runaways had the worker replaced {killed} times: the attack did not happen"
