@@ -1,11 +1,13 @@
 """Readiness: what a replica needs to serve every endpoint, checked on demand for ``/readyz``.
 
 Liveness (``/livez``) only says the process answers; readiness says the replica should receive traffic: its
-database answers and carries the schema this code expects, its SPARQL worker (or external SPARQL store) is up and
-caught up, and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG``
-seconds. Read replicas (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches
-read the primary while they are set aside. So are the identity provider's keys (``REGISTRY_AUTH_JWKS``): while they
-cannot be read, reads and API keys still work, and only access tokens the directory cannot check get 503.
+database answers and carries the schema this code expects, its external SPARQL store (if any) is up and caught up,
+and its change feed is not lagging behind the change log by more than ``REGISTRY_READY_MAX_FEED_LAG`` seconds.
+The local SPARQL worker is reported, never counted: while it catches up or restarts, the rest of the API serves
+and SPARQL answers 503 with Retry-After, and the process is "ready, degraded". Read replicas
+(``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches read the primary while
+they are set aside. So are the identity provider's keys (``REGISTRY_AUTH_JWKS``): while they cannot be read, reads
+and API keys still work, and only access tokens the directory cannot check get 503.
 While the primary is down and a read replica serves searches without it (:mod:`registry.store.replica`), the
 process stays ready, for searches: the checks that fail with the primary are reported and not counted.
 
@@ -141,9 +143,12 @@ class Readiness:
     async def _sparql_worker(self) -> Check:
         problem = self.worker.unready_reason()
         # Ready once it has caught up at start; after that a bulk import may put it behind for a while, and a query
-        # waits for the writes before it (or is told to retry), so this does not claim it is caught up.
+        # waits for the writes before it (or is told to retry), so this does not claim it is caught up. While the
+        # local worker catches up or restarts, the rest of the API serves: reported (failing, not counted).
         if problem is not None:
-            return Check("sparql_worker", False, problem)
+            if not self.worker.unready_counts:
+                problem += "; SPARQL queries are answered 503 with Retry-After meanwhile"
+            return Check("sparql_worker", False, problem, self.worker.unready_counts)
         skipped = await self._skipped_descriptions()
         if skipped:
             return Check(
@@ -176,8 +181,8 @@ def status(checks: Sequence[Check]) -> str:
     """The one-word summary of checks that let the process serve (none failing that counts)."""
     if all(check.ok for check in checks):
         return "ready, degraded" if any(check.degraded for check in checks) else "ready"
-    if any(check.name in _PRIMARY_CHECKS and not check.ok for check in checks):
-        return "ready for searches only"
+    if any(check.name == "database" and not check.ok for check in checks):
+        return "ready for searches only"  # the primary is down: only a read replica's searches are served
     return "ready, degraded"
 
 

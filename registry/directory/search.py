@@ -9,10 +9,13 @@ import contextlib
 import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from http import HTTPStatus
 from typing import Any
 
+import sqlalchemy as sa
+
 from registry.auth.tenancy import EVERYTHING, TenantScope
-from registry.errors import ServiceUnavailable, TooManyRequests
+from registry.errors import DatabaseUnavailable, RegistryError, ServiceUnavailable, TooManyRequests
 from registry.redaction import redact_urls
 from registry.semantic.graphs import graph_name
 from registry.semantic.jsonpath import JsonPathLimits, compile_query, search
@@ -21,6 +24,10 @@ from registry.semantic.sparql import Answer, SparqlBackend, query_dataset
 from registry.store.database import Database
 from registry.store.rdf import rdf_statistics
 from registry.store.things import ThingStore
+
+#: Seconds the database may take to answer the probe of a SPARQL query that got 503.
+DATABASE_PROBE_TIMEOUT = 1.0
+_PROBE = sa.text("SELECT 1")
 
 
 class JsonPathThreads:
@@ -89,8 +96,8 @@ class SearchService:
         jsonpath_threads: JsonPathThreads | None = None,
     ) -> None:
         """``per_client``: SPARQL queries one client may have in flight (one client cannot fill the worker's
-        queue and starve the others); ``jsonpath_threads``: where JSONPath searches run (by default two threads,
-        two searches per client)."""
+        queue; the worker's threads are shared round-robin between clients besides); ``jsonpath_threads``: where
+        JSONPath searches run (by default two threads, two searches per client)."""
         self.database = database
         self.things = things
         self.worker = worker
@@ -128,11 +135,28 @@ class SearchService:
                 visible = {graph_name(thing_id).value async for thing_id in self.things.ids(readers)}
                 default_graphs = _within(default_graphs, visible)
                 named_graphs = _within(named_graphs, visible)
-            return await self.worker.query(query, accept, default_graphs, named_graphs)
+            return await self.worker.query(query, accept, default_graphs, named_graphs, client)
+        except RegistryError as error:
+            if error.status == HTTPStatus.SERVICE_UNAVAILABLE and not await self._database_answers():
+                raise DatabaseUnavailable(
+                    "The database is unavailable: a SPARQL query first brings the index up to every write "
+                    "acknowledged before it, which it reads from the database; retry shortly"
+                ) from error
+            raise
         finally:
             self._in_flight[client] -= 1
             if not self._in_flight[client]:
                 del self._in_flight[client]
+
+    async def _database_answers(self) -> bool:
+        """Whether the database answers now (within ``DATABASE_PROBE_TIMEOUT``): asked only when SPARQL could not
+        answer, so that a query tells an outage of the database from one of the index."""
+        try:
+            async with asyncio.timeout(DATABASE_PROBE_TIMEOUT):
+                await self.database.fetchval(_PROBE)
+        except (TimeoutError, RegistryError):
+            return False
+        return True
 
     async def jsonpath(self, expression: str, readers: TenantScope = EVERYTHING, client: str = "") -> bytes:
         """The JSON array of the values the expression selects from the array of the descriptions ``readers`` see,

@@ -116,10 +116,19 @@ class SparqlBackend(Protocol):
 
     async def stop(self) -> None: ...
 
+    @property
+    def unready_counts(self) -> bool:
+        """Whether being unready takes the replica out of rotation (``/readyz`` 503), or only degrades it."""
+        ...
+
     def unready_reason(self) -> str | None:
         """Why queries cannot be answered now (None when they can): for ``/readyz``."""
 
-    async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer: ...
+    async def query(
+        self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str], client: str = ""
+    ) -> Answer:
+        """``client``: who the query counts against for a fair share of the backend (a principal or an address)."""
+        ...
 
     async def stats(self) -> dict[str, Any]:
         """What the copy holds: ``indexPosition`` (the change position it reflects) at least."""

@@ -90,6 +90,11 @@ class StoreEndpoint:
     def ready(self) -> bool:
         return self.unready_reason() is None
 
+    @property
+    def unready_counts(self) -> bool:
+        """A store that is down, misconfigured or left behind needs the operator: the replica reports unready."""
+        return True
+
     def unready_reason(self) -> str | None:
         if self.store.failure is not None:
             return self.store.failure
@@ -115,7 +120,9 @@ class StoreEndpoint:
             stats |= {"skippedDescriptions": len(self.pusher.skipped), "skippedTotal": self.pusher.skipped.total}
         return stats
 
-    async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
+    async def query(
+        self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str], client: str = ""
+    ) -> Answer:
         SPARQL_QUERIES.inc()
         screened = screen(query, self.settings.sparql_service_allowlist)
         if not default_graphs and not named_graphs:

@@ -1,5 +1,18 @@
-"""The server side of the SPARQL worker: starts it, forwards queries, answers 503 while it (re)starts, kills it when
-a query outlives its timeout (see :mod:`registry.sparql_worker` for why queries run in another process).
+"""The server side of the SPARQL worker: starts it, forwards queries, answers 503 while it (re)starts, replaces it
+when a query outlives its timeout (see :mod:`registry.sparql_worker` for why queries run in another process).
+
+A timed-out query costs only its own client:
+
+- Queries reach the worker through :class:`FairSlots`: round-robin per client, each client held below the worker's
+  concurrency, so one client's slow queries never hold every thread.
+- A worker with a query stuck past its timeout is replaced without a gap (:mod:`registry.sparql_worker.generations`):
+  it writes a checkpoint of its index (hard links), a standby worker (started ahead, its imports done) opens it and
+  catches up, and only then is the old worker killed, after the other queries in flight in it were answered. The
+  old worker serves the other clients meanwhile. The client of the stuck query is answered 503 at once, and its
+  slot stays held until the old worker is gone, so that its next query runs in the new one.
+- A worker that dies on its own (a crash, or a query past ``REGISTRY_SPARQL_MEMORY_LIMIT``) is replaced by the
+  standby, which takes up the on-disk index where it was; the queries in flight in it are sent again to the new
+  one once, except a query alone in flight in a worker that ran out of memory, which caused it.
 
 One worker (and one on-disk index) per data directory, shared by the server processes of ``--workers N``: the
 process that holds the lock file beside the index runs the worker and relays the queries of the others, which reach
@@ -11,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import itertools
@@ -18,12 +32,10 @@ import logging
 import os
 import signal
 import socket
-import struct
 import sys
 from http import HTTPStatus
 from typing import IO, Any
 
-import msgspec
 from sqlalchemy.engine import make_url
 
 from registry.config import Settings
@@ -31,48 +43,122 @@ from registry.errors import RegistryError, ServiceUnavailable
 from registry.lifecycle import child_environment
 from registry.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
 from registry.semantic.sparql import Answer
+from registry.sparql_worker.fairness import FairSlots
+from registry.sparql_worker.protocol import frame, read_frame
 
 log = logging.getLogger(__name__)
 
-_HEADER = struct.Struct(">I")
 #: Seconds beyond the query timeout before the worker is taken to be stuck.
 GRACE = 1.0
-#: Seconds a query waits for a worker that is starting before it is answered 503 (an empty index is ready in
-#: about a second; on a loaded machine catching up with a few thousand descriptions took over 5 s, and a query
-#: that waits is better served than one told to retry; a large index that has to catch up still answers 503).
-READY_WAIT = 30.0
+#: Seconds a query waits for a worker that is (re)starting or catching up before it is answered 503: long enough
+#: for the standby to take over after a crash, short enough that a client is told to retry at once while the index
+#: is built or catches up at start (which can take long).
+READY_WAIT = 1.0
+#: Times a query is sent to a worker at most when workers die under it for other queries.
+ATTEMPTS = 3
+#: Seconds a worker being replaced may take to write the checkpoint of its index, and its successor to open it and
+#: catch up, before the worker is killed and its successor started on its index instead (a restart).
+HANDOVER_WAIT = 10.0
 #: Seconds between attempts of a process that does not run the worker to reach the one that does (or to take over).
 RECONNECT_DELAY = 0.5
+#: Seconds before a worker that exited before it caught up (it cannot start: the database is down, say) is started
+#: again.
+START_BACKOFF = 1.0
 #: Held by the server process that runs the worker, beside the index directories (``owner.lock.<scope>``: one per
 #: database).
 OWNER_LOCK = "owner.lock"
 
 
-async def read_frame(reader: asyncio.StreamReader) -> Any:
-    header = await reader.readexactly(_HEADER.size)
-    return msgspec.msgpack.decode(await reader.readexactly(_HEADER.unpack(header)[0]))
+class _StuckIn(Exception):
+    """A query outlived its timeout in ``worker`` (being replaced): answered ``problem`` at once, while its client's
+    slot stays held until ``worker`` is gone."""
+
+    def __init__(self, worker: _Worker, problem: ServiceUnavailable) -> None:
+        super().__init__(problem.detail)
+        self.worker = worker
+        self.problem = problem
+
+
+class WorkerExited(Exception):
+    """The worker died while a call was in flight in it; ``suspect`` when it crashed on its own (any call in flight
+    may have caused it) rather than being killed by this process."""
+
+    def __init__(self, problem: ServiceUnavailable, *, suspect: bool) -> None:
+        super().__init__(problem.detail)
+        self.problem = problem
+        self.suspect = suspect
+
+
+_OUT_OF_MEMORY = (
+    "A query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); the worker is restarting"
+)
 
 
 def _unavailable(reason: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"{reason}; retry shortly", headers={"Retry-After": "2"})
 
 
-def frame(message: Any) -> bytes:
-    payload = msgspec.msgpack.encode(message)
-    return _HEADER.pack(len(payload)) + payload
+@dataclasses.dataclass(eq=False)
+class _Worker:
+    """One worker process of this server process, and the calls in flight in it."""
+
+    process: asyncio.subprocess.Process
+    pending: dict[int, asyncio.Future[Any]] = dataclasses.field(default_factory=dict)
+    #: Set once its index has caught up: it answers queries.
+    answered: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    #: Set once it has exited and the calls in flight in it are settled.
+    exited: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    #: A query outlived its timeout in it: it is being replaced.
+    replaced: bool = False
+    #: This process killed it (being replaced, or stopping): the calls in flight in it did not cause its end.
+    killed: bool = False
+    watcher: asyncio.Task[None] | None = None
+
+    @property
+    def channel(self) -> asyncio.StreamWriter:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    async def send(self, message: list[Any]) -> None:
+        """Write a frame to the worker; a worker whose stdin is closed is exiting (``WorkerExited``)."""
+        try:
+            if self.channel.is_closing():
+                raise ConnectionResetError("the worker's stdin is closed")
+            self.channel.write(frame(message))
+            await self.channel.drain()
+        except (ConnectionError, RuntimeError) as error:  # RuntimeError: uvloop's write to a closed pipe
+            raise WorkerExited(_unavailable("The SPARQL worker is restarting"), suspect=False) from error
+
+    def kill(self) -> None:
+        self.killed = True
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
 
 
 class QueryWorker:
-    """The server side: forwards queries, answers 503 while the worker (re)starts, kills it when it is stuck."""
+    """The server side: schedules queries fairly, forwards them, answers 503 while the worker (re)starts, and
+    replaces a worker in which a query is stuck (see the module's docstring)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._process: asyncio.subprocess.Process | None = None
-        #: Where queries go: the worker's stdin (this process runs it) or the socket to the process that does.
+        #: The worker new calls go to (this process runs it); others may still be finishing their calls.
+        self._worker: _Worker | None = None
+        self._workers: set[_Worker] = set()
+        #: A worker started ahead, waiting to be called on.
+        self._standby: asyncio.subprocess.Process | None = None
+        self._standby_task: asyncio.Task[None] | None = None
+        #: Set when the current worker is to be replaced.
+        self._replace = asyncio.Event()
+        self._retiring: set[asyncio.Task[None]] = set()
+        #: Slots held for clients whose query is stuck in a worker being replaced.
+        self._holding: set[asyncio.Task[None]] = set()
+        #: Where calls go when another process runs the worker: the socket to that process, and the calls in flight.
         self._channel: asyncio.StreamWriter | None = None
-        self._ready = asyncio.Event()
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._ready = asyncio.Event()
         self._ids = itertools.count(1)
+        self._slots = FairSlots(settings.sparql_concurrency, settings.sparql_queue)
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
         #: Set while this process runs the worker: the lock, the relay for the other processes and their connections.
@@ -100,13 +186,21 @@ class QueryWorker:
         """Whether this process runs the worker (the others relay through it)."""
         return self._owner_lock is not None
 
+    @property
+    def unready_counts(self) -> bool:
+        """The worker restarts and catches up by itself while the rest of the API serves: /readyz reports it as
+        degraded, never as unready."""
+        return False
+
     async def stop(self) -> None:
         self._stopping = True
-        self._kill()
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._supervisor
+        for task in (self._supervisor, self._standby_task, *self._retiring, *self._holding):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self._drop_standby()
+        await self._kill_workers()
         if self._relay is not None:
             self._relay.close()
             for peer in list(self._peers):
@@ -115,66 +209,137 @@ class QueryWorker:
             self._owner_lock.close()
             self._owner_lock = None
 
+    async def _kill_workers(self) -> None:
+        """Kill every worker of this process and wait (a little) until each has exited and let go of its index."""
+        workers = list(self._workers)
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(worker.exited.wait(), 5)
+
     def unready_reason(self) -> str | None:
         """Why the worker cannot answer queries now (None when it can): for the readiness check."""
+        if self.runs_worker:
+            worker = self._worker
+            if worker is None or worker.exited.is_set():
+                return "the SPARQL worker process is restarting (it is restarted automatically)"
+            return None if worker.answered.is_set() else "the SPARQL index is catching up with the catalogue"
         if self._channel is None or self._channel.is_closing():
-            if not self.runs_worker:
-                return "not connected to the process that runs the SPARQL worker (reconnecting)"
-            return "the SPARQL worker process is not running (it is restarted automatically)"
-        if not self._ready.is_set():
-            return "the SPARQL index is catching up with the catalogue"
-        return None
+            return "not connected to the process that runs the SPARQL worker (reconnecting)"
+        return None if self._ready.is_set() else "the SPARQL index is catching up with the catalogue"
 
-    async def query(self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str]) -> Answer:
+    async def query(
+        self, query: str, accept: str, default_graphs: list[str], named_graphs: list[str], client: str = ""
+    ) -> Answer:
+        """Run the query for ``client`` (who it counts against for fairness: a principal or an address)."""
         SPARQL_QUERIES.inc()
-        content, media_type = await self._call("query", [query, accept, default_graphs, named_graphs])
+        content, media_type = await self._call("query", [query, accept, default_graphs, named_graphs], client)
         return Answer(content, media_type)
 
     async def stats(self) -> dict[str, Any]:
-        result: dict[str, Any] = await self._call("stats", [])
+        result: dict[str, Any] = await self._call("stats", [], "")
         return result
 
-    async def _call(self, kind: str, arguments: list[Any]) -> Any:
-        if not self._ready.is_set():
+    async def _call(self, kind: str, arguments: list[Any], client: str) -> Any:
+        await self._until_ready()
+        if not self.runs_worker:
+            return await self._forward(kind, arguments, client)
+        if kind != "query":  # answered by the worker's event loop at once, without a query thread
+            try:
+                return await self._in_worker(kind, arguments)
+            except _StuckIn as stuck:
+                raise stuck.problem from None
+        await self._slots.acquire(client, self._queue_wait)
+        held_on = False
+        try:
+            return await self._in_worker(kind, arguments)
+        except _StuckIn as stuck:
+            # The client's slot is held until the worker with its stuck query is gone: its next query runs in the
+            # next worker, never beside the stuck one.
+            held_on = True
+            self._hold_until_gone(client, stuck.worker)
+            raise stuck.problem from None
+        finally:
+            if not held_on:
+                self._slots.release(client)
+
+    def _hold_until_gone(self, client: str, worker: _Worker) -> None:
+        async def hold() -> None:
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(worker.exited.wait(), HANDOVER_WAIT + GRACE)
+            finally:
+                self._slots.release(client)
+
+        holding = asyncio.create_task(hold())
+        self._holding.add(holding)
+        holding.add_done_callback(self._holding.discard)
+
+    @property
+    def _queue_wait(self) -> float:
+        """Seconds a query waits for its turn at most: a slot is free again within one query's time."""
+        return self.settings.sparql_timeout + GRACE + READY_WAIT
+
+    async def _until_ready(self) -> None:
+        """Wait ``READY_WAIT`` at most for a worker that answers; else 503 saying why."""
+        if self.unready_reason() is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ready.wait(), READY_WAIT)
-        channel = self._channel
-        if not self._ready.is_set() or channel is None:
-            raise _unavailable("The SPARQL index is catching up with the catalogue")
-        if channel.is_closing():
-            # The worker (or the process running it) went away and this process has not noticed yet (writing
-            # would raise RuntimeError).
-            raise _unavailable("The SPARQL worker is restarting")
+        if reason := self.unready_reason():
+            raise _unavailable(reason[0].upper() + reason[1:])
+
+    async def _in_worker(self, kind: str, arguments: list[Any]) -> Any:
+        """Run a call in this process's worker; sent again to the next worker when the worker dies under it for
+        another reason than this call (once, when it crashed with other calls in flight)."""
+        crashes = 0
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return await self._send(kind, arguments)
+            except WorkerExited as exited:
+                crashes += exited.suspect
+                if crashes > 1 or attempt == ATTEMPTS:
+                    raise exited.problem from None
+        raise AssertionError("unreachable")
+
+    async def _send(self, kind: str, arguments: list[Any]) -> Any:
+        await self._until_ready()
+        worker = self._worker
+        assert worker is not None
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        # A relayed query is timed (and its worker killed) by the process running the worker: wait a little longer
-        # for its answer.
-        timeout = self.settings.sparql_timeout + GRACE * (1 if self.runs_worker else 2)
+        worker.pending[request_id] = future
         try:
-            channel.write(frame([request_id, kind, arguments]))
-            await channel.drain()
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
+            await worker.send([request_id, kind, arguments])
+            return await asyncio.wait_for(asyncio.shield(future), self.settings.sparql_timeout + GRACE)
         except TimeoutError:
+            worker.pending.pop(request_id, None)
             SPARQL_TIMEOUTS.inc()
-            if self.runs_worker:
-                log.warning("a SPARQL query outlived its timeout; restarting the query worker")
-                self._kill()
-            raise _unavailable(
+            self._have_replaced(worker)
+            problem = _unavailable(
                 f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
                 "and was stopped"
-            ) from None
-        except ConnectionError as error:
-            raise _unavailable("The SPARQL worker is restarting") from error
+            )
+            raise _StuckIn(worker, problem) from None
         finally:
-            self._pending.pop(request_id, None)
+            worker.pending.pop(request_id, None)
 
-    def _kill(self) -> None:
-        """Kill the worker if this process runs it (a process relaying through another cannot)."""
-        self._set_ready(False)
-        if self._process is not None and self._process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._process.kill()
+    async def _request(self, worker: _Worker, kind: str, arguments: list[Any]) -> Any:
+        """A call to ``worker`` for this process's own use (no slot, no timeout: the caller bounds it)."""
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        worker.pending[request_id] = future
+        try:
+            await worker.send([request_id, kind, arguments])
+            return await future
+        finally:
+            worker.pending.pop(request_id, None)
+
+    def _have_replaced(self, worker: _Worker) -> None:
+        if worker is self._worker and not worker.replaced:
+            log.warning("a SPARQL query outlived its timeout; replacing the query worker")
+            worker.replaced = True
+            self._replace.set()
 
     def _set_ready(self, ready: bool) -> None:
         """Whether queries are answered now, told to the processes relaying through this one as well."""
@@ -185,6 +350,8 @@ class QueryWorker:
         for peer in list(self._peers):
             if not peer.is_closing():
                 peer.write(frame([0, "ready", ready]))
+
+    # -- running the workers
 
     def _take_over(self) -> bool:
         """Take the lock of the worker's runner if no other process holds it."""
@@ -200,8 +367,8 @@ class QueryWorker:
         return True
 
     async def _supervise(self) -> None:
-        """Run the worker, starting it again whenever it exits (killed, crashed), until the server stops; or, while
-        another process runs it, relay through that one (and take over when it ends)."""
+        """Run the worker, starting the next one whenever it exits, until the server stops; or, while another
+        process runs it, relay through that one (and take over when it ends)."""
         while not self._stopping:
             if not self.runs_worker and not self._take_over():
                 await self._relay_through_owner()
@@ -209,21 +376,99 @@ class QueryWorker:
                 continue
             if self._relay is None:
                 await self._open_relay()
-            started = asyncio.get_running_loop().time()
             try:
-                returncode = await self._run_once()
-            except OSError:
-                log.exception("the SPARQL worker cannot be started; retrying")
-                returncode = None
+                worker = await self._serve_with_workers()
+            except Exception:
+                log.exception("running the SPARQL worker failed; starting it again")
+                await self._kill_workers()
+                await asyncio.sleep(START_BACKOFF)
+                continue
             if self._stopping:
                 return
-            if asyncio.get_running_loop().time() - started < 5:
-                log.warning("the SPARQL worker exited with %s soon after it started; retrying", returncode)
-                await asyncio.sleep(1)  # do not spin on a worker that cannot start
+            SPARQL_WORKER_RESTARTS.inc()
+            if not worker.killed and not worker.answered.is_set():
+                log.warning("the SPARQL worker exited with %s before it answered", worker.process.returncode)
+                await asyncio.sleep(START_BACKOFF)  # do not spin on a worker that cannot start
+
+    async def _serve_with_workers(self) -> _Worker:
+        """Start a worker on the index in use and replace it whenever a query is stuck in it; returns the worker
+        that exited (crashed, or killed without a successor)."""
+        worker = await self._call_on(None)
+        self._make_current(worker)
+        while True:
+            replace = asyncio.ensure_future(self._replace.wait())
+            assert worker.watcher is not None
+            await asyncio.wait({worker.watcher, replace}, return_when=asyncio.FIRST_COMPLETED)
+            replace.cancel()
+            if worker.exited.is_set():
+                return worker
+            self._replace.clear()
+            successor = await self._successor_of(worker)
+            if successor is None:
+                worker.kill()  # a restart: the standby takes up the index where the worker leaves it
+                continue
+            self._make_current(successor)
+            retiring = asyncio.create_task(self._retire(worker, successor))
+            self._retiring.add(retiring)
+            retiring.add_done_callback(self._retiring.discard)
+            worker = successor
             SPARQL_WORKER_RESTARTS.inc()
 
-    async def _run_once(self) -> int | None:
-        process = await asyncio.create_subprocess_exec(
+    async def _successor_of(self, worker: _Worker) -> _Worker | None:
+        """A worker on a checkpoint of ``worker``'s index, caught up; None when that fails (in time)."""
+        successor: _Worker | None = None
+        try:
+            async with asyncio.timeout(HANDOVER_WAIT):
+                generation = await self._request(worker, "checkpoint", [])
+                successor = await self._call_on(generation)
+                assert successor.watcher is not None
+                answered = asyncio.ensure_future(successor.answered.wait())
+                await asyncio.wait({answered, successor.watcher}, return_when=asyncio.FIRST_COMPLETED)
+                answered.cancel()
+        except (TimeoutError, RegistryError, WorkerExited, OSError) as error:
+            log.warning("the SPARQL worker could not hand over its index (%r); restarting it", error)
+        if successor is not None and successor.answered.is_set() and not successor.exited.is_set():
+            return successor
+        if successor is not None:
+            successor.kill()
+            await successor.exited.wait()
+        return None
+
+    async def _retire(self, worker: _Worker, successor: _Worker) -> None:
+        """Kill a replaced worker once the other calls in flight in it are answered (within ``GRACE``; those left
+        are sent again to its successor), then have its successor remove its index generation."""
+        if worker.pending:  # no call comes in now: it is no longer the current worker
+            await asyncio.wait(list(worker.pending.values()), timeout=GRACE)
+        worker.kill()
+        await worker.exited.wait()
+        if not successor.exited.is_set():
+            with contextlib.suppress(RegistryError, WorkerExited, ConnectionError, TimeoutError):
+                async with asyncio.timeout(HANDOVER_WAIT):
+                    await self._request(successor, "tidy", [])
+
+    def _make_current(self, worker: _Worker) -> None:
+        self._worker = worker
+        self._set_ready(worker.answered.is_set())
+
+    async def _call_on(self, generation: str | None) -> _Worker:
+        """Start a worker (the standby, when there is one) on ``generation`` of the index (None: the one in use)."""
+        standby, self._standby = self._standby, None
+        process = standby if standby is not None and standby.returncode is None else await self._spawn()
+        worker = _Worker(process)
+        with contextlib.suppress(WorkerExited):  # a standby that died waiting: its watcher sees it exit
+            await worker.send([0, "start", generation])
+        worker.watcher = asyncio.create_task(self._watch(worker), name="sparql-worker-watcher")
+        self._workers.add(worker)
+        if self._standby_task is None or self._standby_task.done():
+            # After a handover (a query past its timeout, maybe one of a series) the next standby is started at once;
+            # after a start or a crash, once this worker answers: not while it opens or builds its index.
+            first = None if generation is not None else worker
+            self._standby_task = asyncio.create_task(self._prepare_standby(first), name="sparql-standby")
+        return worker
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
+        """A worker process, importing its modules and then waiting for its start frame."""
+        return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "registry.sparql_worker",
@@ -244,34 +489,81 @@ class QueryWorker:
                 "MALLOC_ARENA_MAX": "2",
             },
         )
-        self._process = process
-        self._channel = process.stdin
-        assert process.stdout is not None
-        try:
-            await self._read_answers(process.stdout)
-        finally:
-            self._kill()
-            await process.wait()
-            reason = "The SPARQL worker is restarting"
-            if process.returncode == -signal.SIGABRT:  # what oxigraph does when an allocation fails
-                reason = (
-                    "A query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); "
-                    "the worker is restarting"
-                )
-            if not self._stopping:
-                log.warning("the SPARQL worker exited with %s; starting it again", process.returncode)
-            self._fail_pending(reason)
-        return process.returncode
 
-    async def _read_answers(self, reader: asyncio.StreamReader) -> None:
-        """Settle the pending queries with the answers from ``reader`` until it ends; frame 0 tells readiness."""
+    async def _prepare_standby(self, after: _Worker | None) -> None:
+        """Start the next worker while the current one serves (once ``after`` answers, if given): its imports take
+        long, and a worker replaced for a query's timeout may soon be replaced again."""
+        if after is not None:
+            assert after.watcher is not None
+            answered = asyncio.ensure_future(after.answered.wait())
+            await asyncio.wait({answered, after.watcher}, return_when=asyncio.FIRST_COMPLETED)
+            answered.cancel()
+            if not after.answered.is_set():
+                return  # it could not start: the next one is started afresh
+        if self._standby is None and not self._stopping:
+            try:
+                self._standby = await self._spawn()
+            except OSError:
+                log.exception("the standby SPARQL worker cannot be started; the next restart starts one")
+
+    async def _drop_standby(self) -> None:
+        standby, self._standby = self._standby, None
+        if standby is not None and standby.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                standby.kill()
+            await standby.wait()
+
+    async def _watch(self, worker: _Worker) -> None:
+        """Read the worker's answers until it exits, then settle the calls still in flight in it."""
+        assert worker.process.stdout is not None
+        try:
+            await self._read_answers(worker.process.stdout, worker.pending, worker)
+        finally:
+            if worker.process.returncode is None:  # its answers ended: it is exiting (or stopped answering)
+                with contextlib.suppress(ProcessLookupError):
+                    worker.process.kill()
+            await worker.process.wait()
+            if not self._stopping and not worker.replaced:
+                log.warning("the SPARQL worker exited with %s; starting the next one", worker.process.returncode)
+            self._settle_exited(worker)
+            self._workers.discard(worker)
+            worker.exited.set()
+            if worker is self._worker:
+                self._set_ready(False)
+
+    def _settle_exited(self, worker: _Worker) -> None:
+        """The worker is gone: the calls in flight in it are sent again to the next worker. Killed by this
+        process, it took innocent calls with it. Out of memory (oxigraph aborts when an allocation fails), a call
+        alone in flight caused it and is answered so; otherwise any call in flight may have caused the crash, and
+        each is sent again once."""
+        waiting = [future for future in worker.pending.values() if not future.done()]
+        out_of_memory = worker.process.returncode == -signal.SIGABRT
+        problem = _unavailable(_OUT_OF_MEMORY if out_of_memory else "The SPARQL worker is restarting")
+        for future in waiting:
+            if worker.killed:
+                future.set_exception(WorkerExited(problem, suspect=False))
+            elif out_of_memory and len(waiting) == 1:
+                future.set_exception(problem)
+            else:
+                future.set_exception(WorkerExited(problem, suspect=True))
+
+    async def _read_answers(
+        self, reader: asyncio.StreamReader, pending: dict[int, asyncio.Future[Any]], worker: _Worker | None
+    ) -> None:
+        """Settle ``pending`` calls with the answers from ``reader`` until it ends; frame 0 tells readiness (of
+        ``worker``, or of the process this one relays through)."""
         with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
             while True:
                 request_id, status, payload = await read_frame(reader)
                 if request_id == 0:
-                    self._set_ready(payload is not False)
+                    if worker is None:
+                        self._set_ready(payload is not False)
+                    else:
+                        worker.answered.set()
+                        if worker is self._worker:
+                            self._set_ready(True)
                     continue
-                future = self._pending.get(request_id)
+                future = pending.get(request_id)
                 if future is None or future.done():
                     continue
                 if status == "ok":
@@ -282,12 +574,29 @@ class QueryWorker:
                     error.status = HTTPStatus(code)
                     future.set_exception(error)
 
-    def _fail_pending(self, reason: str) -> None:
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(_unavailable(reason))
-
     # -- the processes that do not run the worker, and the relay that serves them
+
+    async def _forward(self, kind: str, arguments: list[Any], client: str) -> Any:
+        """Send a call to the process that runs the worker (it schedules, times and retries it)."""
+        channel = self._channel
+        assert channel is not None
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        # The owner answers within its queue wait and the attempts it makes: wait a little longer than that.
+        timeout = self._queue_wait + ATTEMPTS * (READY_WAIT + self.settings.sparql_timeout + GRACE + HANDOVER_WAIT)
+        try:
+            if channel.is_closing():
+                raise ConnectionResetError("the connection to the process that runs the worker is closed")
+            channel.write(frame([request_id, kind, arguments, client]))
+            await channel.drain()
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            raise _unavailable("The process that runs the SPARQL worker did not answer") from None
+        except (ConnectionError, RuntimeError) as error:  # RuntimeError: uvloop's write to a closed socket
+            raise _unavailable("The SPARQL worker is restarting") from error
+        finally:
+            self._pending.pop(request_id, None)
 
     async def _relay_through_owner(self) -> None:
         """Send queries to the process that runs the worker, until the connection to it ends."""
@@ -302,12 +611,14 @@ class QueryWorker:
             return  # starting or gone: try again (or take over)
         self._channel = writer
         try:
-            await self._read_answers(reader)
+            await self._read_answers(reader, self._pending, None)
         finally:
             self._ready.clear()
             self._channel = None
             writer.close()
-            self._fail_pending("The SPARQL worker is restarting")
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(_unavailable("The SPARQL worker is restarting"))
 
     async def _open_relay(self) -> None:
         """Listen for the other server processes (a socket made here: uvloop takes no abstract names as paths)."""
@@ -322,14 +633,15 @@ class QueryWorker:
             log.exception("the other server processes cannot reach this one's SPARQL worker")
 
     async def _serve_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Answer the queries of another server process through this process's worker (timed and retried here)."""
+        """Answer the calls of another server process through this process's worker (scheduled among this
+        process's own by their client, timed and retried here)."""
         self._peers.add(writer)
         writer.write(frame([0, "ready", self._ready.is_set()]))
         calls: set[asyncio.Task[None]] = set()
 
-        async def relay(request_id: int, kind: str, arguments: list[Any]) -> None:
+        async def relay(request_id: int, kind: str, arguments: list[Any], client: str) -> None:
             try:
-                message = [request_id, "ok", await self._call(kind, arguments)]
+                message = [request_id, "ok", await self._call(kind, arguments, client)]
             except RegistryError as error:
                 message = [request_id, "error", [int(error.status), error.detail, error.headers, error.extra]]
             if not writer.is_closing():
@@ -337,8 +649,8 @@ class QueryWorker:
 
         try:
             while True:
-                request_id, kind, arguments = await read_frame(reader)
-                call = asyncio.create_task(relay(request_id, kind, arguments))
+                request_id, kind, arguments, client = await read_frame(reader)
+                call = asyncio.create_task(relay(request_id, kind, arguments, client))
                 calls.add(call)
                 call.add_done_callback(calls.discard)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -350,4 +662,4 @@ class QueryWorker:
             writer.close()
 
 
-__all__ = ["QueryWorker", "frame", "read_frame"]
+__all__ = ["QueryWorker", "WorkerExited", "frame", "read_frame"]

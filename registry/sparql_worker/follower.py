@@ -125,6 +125,8 @@ class ChangeFollower:
         self._expiries: dict[str, dt.datetime] = {}
         self._expiry_heap: list[tuple[dt.datetime, str]] = []
         self._lock = asyncio.Lock()
+        #: The feed position up to which every change is applied (None until the first batch is).
+        self._applied: int | None = None
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -175,9 +177,11 @@ class ChangeFollower:
         await self.feed.stop()
 
     async def catch_up(self) -> None:
-        """Apply every change committed so far: a query sees every write acknowledged before it, on any replica."""
+        """Apply every change committed so far: a query sees every write acknowledged before it, on any replica.
+        With nothing to apply, it returns without waiting for the copy's writer (busy with a checkpoint, say)."""
         await self.feed.sync()
-        await self._apply_pending()
+        if self._pending or self._applied != self.feed.position or self._lease_ended():
+            await self._apply_pending()
 
     def _on_changes(self, batch: Sequence[Change]) -> None:
         self._pending |= {change.thing_id for change in batch}
@@ -254,6 +258,7 @@ class ChangeFollower:
                     self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)
                     raise
                 if last:
+                    self._applied = position
                     return
 
     async def _burst_over(self) -> None:
@@ -281,6 +286,10 @@ class ChangeFollower:
                 del self._expiries[thing_id]
                 due.append(thing_id)
         return due
+
+    def _lease_ended(self) -> bool:
+        """Whether a description's lease has ended and it is still in the copy."""
+        return bool(self._expiry_heap) and self._expiry_heap[0][0] <= dt.datetime.now(dt.UTC)
 
     def _until_a_lease_ends(self) -> float | None:
         if not self._expiry_heap:

@@ -140,6 +140,15 @@ class RdfIndex:
             self._lock.close()
             self._lock = None
 
+    def checkpoint(self, target: Path) -> None:
+        """A copy of the index in ``target`` (a new directory), holding what ``state`` says: the store's files are
+        hard-linked, not copied (RocksDB's checkpoint, after a flush of its memtables)."""
+        if self.directory is None or self.state is None:
+            raise ValueError("only an on-disk index that has recorded its position can be copied")
+        target.mkdir(parents=True)
+        self.store.backup(str(target / STORE_DIRECTORY))
+        (target / STATE_FILE).write_text(json.dumps(dataclasses.asdict(self.state)))
+
     def remember(self, database: str, position: int) -> None:
         """Record that every change up to ``position`` is applied (written atomically beside the store)."""
         self.state = IndexState(database, position, self.descriptions, LAYOUT, tuple(self.skipped.reasons))
@@ -310,6 +319,14 @@ class IndexFollower(ChangeFollower):
     async def stop(self) -> None:
         await super().stop()
         self._writer.shutdown(wait=False)
+
+    async def checkpoint(self, target: Path) -> None:
+        """Copy the index into ``target`` between two batches of changes (see :meth:`RdfIndex.checkpoint`). The
+        memtables are flushed first, on a thread of its own and without holding back changes or the queries that
+        wait for them: the checkpoint's own flush is then short."""
+        await asyncio.to_thread(self.index.store.flush)
+        async with self._lock:
+            await self._in_background(self.index.checkpoint, target)
 
     async def _in_background(self, function: Callable[..., None], *arguments: Any) -> None:
         await asyncio.get_running_loop().run_in_executor(self._writer, function, *arguments)

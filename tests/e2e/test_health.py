@@ -10,12 +10,11 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.servers import ServerProcess, ThrowawayPostgres, wait_until
+from tests.support.servers import ServerProcess, ThrowawayPostgres, sparql_workers, wait_until
 from tests.support.things import thing
 
 
@@ -157,30 +156,29 @@ def test_database_outage_is_503_with_retry_after_and_recovers_without_restart(
     assert not unhandled, unhandled
 
 
-def _sparql_worker_pid(server: ServerProcess) -> int:
-    assert server.process is not None
-    children = Path(f"/proc/{server.process.pid}/task/{server.process.pid}/children").read_text().split()
-    for child in children:
-        if b"registry.sparql_worker" in Path(f"/proc/{child}/cmdline").read_bytes():
-            return int(child)
-    raise AssertionError(f"no SPARQL worker among {children}")
-
-
-def test_a_killed_sparql_worker_is_named_by_readyz_while_things_keep_working(
+def test_a_killed_sparql_worker_leaves_the_replica_ready_while_things_keep_working(
     outage_server: ServerProcess,
 ) -> None:
     thing_id = "urn:test:worker"
     with httpx.Client(base_url=outage_server.base_url, timeout=30) as http:
         assert http.put(f"/things/{thing_id}", json=thing("Worker", id=thing_id)).status_code == 201
-        os.kill(_sparql_worker_pid(outage_server), signal.SIGKILL)
-        unready: list[httpx.Response] = []
-        _wait_for(lambda: unready.append(http.get("/readyz")) or unready[-1].status_code == 503, 5, "/readyz 503")
-        problem = unready[-1].json()
-        assert problem["checks"]["sparql_worker"]["ok"] is False
-        assert "sparql_worker" in problem["detail"]
-        assert problem["checks"]["database"]["ok"] is True
+        (worker,) = sparql_workers(outage_server)
+        os.kill(worker, signal.SIGKILL)
+        probes: list[httpx.Response] = []
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            probes.append(http.get("/readyz"))
+        # The replica stays in rotation: SPARQL is reported (degraded while the next worker takes over), not counted.
+        assert all(probe.status_code == 200 for probe in probes), [
+            probe.text for probe in probes if probe.status_code != 200
+        ]
+        for probe in probes:
+            sparql = probe.json()["checks"]["sparql_worker"]
+            if not sparql["ok"]:
+                assert probe.json()["status"] == "ready, degraded"
+                assert "SPARQL queries are answered 503 with Retry-After meanwhile" in sparql["detail"]
         assert http.get(f"/things/{thing_id}").status_code == 200
         assert http.put(f"/things/{thing_id}", json=thing("Still", id=thing_id)).status_code == 204
-        _wait_for(lambda: http.get("/readyz").status_code == 200, 30, "/readyz recovers")
-        sparql = http.get("/search/sparql", params={"query": "ASK { ?s ?p ?o }"})
-        assert sparql.status_code == 200, sparql.text
+        _wait_for(lambda: http.get("/readyz").json()["status"] == "ready", 30, "/readyz says ready again")
+        answer = http.get("/search/sparql", params={"query": "ASK { ?s ?p ?o }"})
+        assert answer.status_code == 200, answer.text

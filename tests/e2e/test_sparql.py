@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -19,7 +18,7 @@ import pytest
 import rdflib
 from SPARQLWrapper import JSON, SPARQLWrapper
 
-from tests.support.servers import ServerProcess
+from tests.support.servers import ServerProcess, sparql_workers
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TD_JSON = {"content-type": "application/td+json"}
@@ -246,17 +245,6 @@ def test_strict_mode_and_runaway_query(start_alone: Callable[[dict[str, str]], S
         assert wait_for_sparql(other) == ["getWeather"]
 
 
-def sparql_worker_pids(server: ServerProcess) -> list[int]:
-    assert server.process is not None
-    children = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) == server.process.pid:
-                children.append(int(stat.parent.name))
-    return children
-
-
 def wait_for_sparql(http: httpx.Client, thing_id: str = "urn:test:sparql-weather") -> list[str]:
     """Names in the graph of ``thing_id``, once the SPARQL worker answers (it may be rebuilding its index)."""
     deadline = time.monotonic() + 20
@@ -275,10 +263,10 @@ def test_a_crashed_sparql_worker_is_replaced(start_alone: Callable[[dict[str, st
     server = start_alone({})
     with httpx.Client(base_url=server.base_url, timeout=30) as http:
         assert wait_for_sparql(http) == ["getWeather"]
-        (worker,) = sparql_worker_pids(server)
+        (worker,) = sparql_workers(server)
         os.kill(worker, signal.SIGKILL)
         assert wait_for_sparql(http) == ["getWeather"]
-        assert sparql_worker_pids(server) != [worker]
+        assert sparql_workers(server) != [worker]
 
 
 def test_replicas_follow_writes_deletes_and_expiry(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -13,17 +12,14 @@ from typing import Any
 import httpx
 import psutil
 
+from tests.support.servers import sparql_workers
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _sparql_workers(server: Any) -> list[psutil.Process]:
-    """The live SPARQL workers under the server (a killed process not yet reaped is a zombie: not counted)."""
-    workers = []
-    for process in psutil.Process(server.process.pid).children(recursive=True):
-        with contextlib.suppress(psutil.ZombieProcess, psutil.NoSuchProcess):
-            if "registry.sparql_worker" in " ".join(process.cmdline()):
-                workers.append(process)
-    return workers
+    """The SPARQL workers under the server that hold an index (not the standby waiting for its turn)."""
+    return [psutil.Process(pid) for pid in sparql_workers(server)]
 
 
 def _answered_by_every_process(base_url: str, thing_id: str, queries: int = 24) -> set[int]:

@@ -13,7 +13,7 @@ from litestar.types import Receive, Scope, Send
 
 from registry.app import create_app
 from registry.config import Settings
-from tests.support.in_process import local_client
+from tests.support.in_process import local_client, until_sparql_answers
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -34,6 +34,7 @@ async def test_register_read_search_and_query_in_process(own_database_url: str) 
         assert (await client.head("/things/urn:test:in-process:1")).status_code == 200
         found = await client.get("/api/v1/search", params={"q": "weather"})
         assert "urn:test:in-process:1" in [item["id"] for item in found.json()["items"]]
+        await until_sparql_answers(client)
         answer = await client.get(
             "/search/sparql",
             params={"query": "ASK { GRAPH <urn:test:in-process:1> { ?s ?p ?o } }"},

@@ -15,7 +15,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
-from tests.support.in_process import local_client
+from tests.support.in_process import local_client, until_sparql_answers
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEED_ID = "urn:test:hostile:seed"
@@ -97,6 +97,7 @@ async def client(database_url: str) -> AsyncIterator[AsyncTestClient]:  # type: 
         seed = {**json.loads((FIXTURES / "weather-agent.td.json").read_text()), "id": SEED_ID}
         response = await test_client.put(f"/things/{SEED_ID}", content=json.dumps(seed), headers={"Content-Type": TD})
         assert response.status_code in {201, 204}, response.text
+        await until_sparql_answers(test_client)
         yield test_client
 
 

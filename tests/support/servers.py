@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
+import psutil
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -112,8 +113,10 @@ class ServerProcess:
         self.log_path = Path(log_name)
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> ServerProcess:
-        """Start (or restart, appending to the same log) and wait until the server answers."""
+    def start(self, timeout: float = 30.0, *, wait_for_sparql: bool = True) -> ServerProcess:
+        """Start (or restart, appending to the same log) and wait until the server answers, and (unless told not to)
+        until its SPARQL index answers, as a load balancer would: SPARQL answers 503 until then. A server whose
+        SPARQL index does not come up within ``timeout`` is returned all the same (a test may be about that)."""
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "registry", "serve"],
@@ -128,10 +131,22 @@ class ServerProcess:
                 raise RuntimeError(f"registry serve exited with {self.process.returncode}:\n{self.output()}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(self.base_url + "/.well-known/wot", timeout=1).status_code == 200:
+                    if wait_for_sparql:
+                        self._wait_for_sparql(deadline)
                     return self
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"registry serve did not answer within {timeout} s:\n{self.output()}")
+
+    def _wait_for_sparql(self, deadline: float) -> None:
+        """Wait while the server is ready with its local SPARQL index still catching up ("ready, degraded"); a
+        server unready for another reason (an external SPARQL store, the database) is not waited for."""
+        while time.monotonic() < deadline and self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(httpx.HTTPError, ValueError, KeyError, TypeError):
+                ready = httpx.get(self.base_url + "/readyz", timeout=2)
+                if ready.status_code != 200 or ready.json()["checks"]["sparql_worker"]["ok"]:
+                    return
+            time.sleep(0.1)
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -160,6 +175,21 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def sparql_workers(server: ServerProcess) -> list[int]:
+    """The SPARQL worker processes that serve queries (process ids) among the server's descendants: those holding an
+    index open (its lock file). The standby worker, waiting for its turn, holds none; a killed worker not yet reaped
+    holds none either."""
+    assert server.process is not None
+    found = []
+    for process in psutil.Process(server.process.pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "registry.sparql_worker" not in " ".join(process.cmdline()):
+                continue
+            if any(opened.path.endswith("/lock") for opened in process.open_files()):
+                found.append(process.pid)
+    return found
 
 
 def wait_until(
