@@ -54,6 +54,7 @@ from registry.http.forwarded import honour_forwarded_headers
 from registry.http.head import head_as_get
 from registry.http.health import livez, readyz
 from registry.http.ids import ids_as_segments
+from registry.http.keys import KeysController
 from registry.http.leases import renew_lease
 from registry.http.mcp import McpRegistryController
 from registry.http.metrics import metrics
@@ -321,6 +322,7 @@ def create_app(settings: Settings) -> Litestar:
             renew_lease,
             register_batch,
             OwnersController,
+            KeysController,
             dashboard,
             livez,
             readyz,

@@ -76,8 +76,8 @@ class Forbidden(RegistryError):
 
     status = HTTPStatus.FORBIDDEN
 
-    def __init__(self, detail: str, *, rule: str) -> None:
-        super().__init__(detail, rule=rule)
+    def __init__(self, detail: str, *, rule: str, **extra: Any) -> None:
+        super().__init__(detail, rule=rule, **extra)
         self.rule = rule
 
 

@@ -467,3 +467,54 @@ class McpStatusUpdate(msgspec.Struct, frozen=True):
 class McpAllVersionsStatus(msgspec.Struct, frozen=True):
     updatedCount: int
     servers: list[McpServerResponse]
+
+
+# -- API keys (admin)
+
+
+class NewApiKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``POST /api/v1/keys``: a key as ``registry keys create`` makes it."""
+
+    #: Unique; who made a change in the change log (``key:<name>``).
+    name: str
+    #: Among read, write, admin (each includes the ones before it).
+    scopes: list[str] = msgspec.field(default_factory=lambda: ["read"])
+    #: Owner name of the descriptions it creates, owned as ``key:<owner>`` (default: the key's name).
+    owner: str | None = None
+    #: Id patterns it may register (``urn:acme:*``); none = any id.
+    namespaces: list[str] = []
+    #: ``lmos:vendor`` names it may register for; none = any vendor.
+    vendors: list[str] = []
+    tenant: str | None = None
+    #: A lifetime (``30d``, ``12h``, ``90m``, ``45s``) or an ISO 8601 time; absent = never expires.
+    expires: str | None = None
+
+
+class ApiKey(msgspec.Struct, frozen=True):
+    """A key as an admin sees it: never its secret or the secret's hash."""
+
+    id: str
+    name: str
+    scopes: list[str]
+    owner: str
+    #: What the descriptions it creates are owned by, as ``/owner`` shows it and a transfer names it.
+    ownerIdentity: str
+    namespaces: list[str]
+    vendors: list[str]
+    tenant: str | None
+    created: dt.datetime
+    expires: dt.datetime | None
+    revoked: dt.datetime | None
+    lastUsed: dt.datetime | None
+    #: active, revoked or expired.
+    state: str
+
+
+class CreatedApiKey(ApiKey, frozen=True):
+    """The answer of a create: the key with its secret, shown this once (only a hash is stored)."""
+
+    secret: str
+
+
+class ApiKeyList(msgspec.Struct, frozen=True):
+    items: list[ApiKey]

@@ -6,7 +6,7 @@ import enum
 import ipaddress
 
 from registry.auth.keys import PREFIX, KeyVerifier
-from registry.auth.principal import Principal, Scope
+from registry.auth.principal import KEY_ORIGIN, Principal, Scope
 from registry.auth.tokens import TokenVerifier
 from registry.config import ConfigError, Settings
 from registry.errors import Forbidden, Unauthorized
@@ -94,9 +94,26 @@ class Authenticator:
                 )
             return None
         if not principal.allows(access):
-            granted = ", ".join(sorted(principal.scopes)) or "none"
-            raise Forbidden(f"{principal.name!r} has the scopes {granted}; this request needs {access}", rule="scope")
+            raise scope_refusal(principal, access, self.tokens.settings.auth_claim_scopes if self.tokens else "scope")
         return principal
 
 
-__all__ = ["REALM", "AuthMode", "Authenticator", "auth_mode", "is_loopback", "unauthorized"]
+def scope_refusal(principal: Principal, needed: Scope, scope_claim: str = "scope") -> Forbidden:
+    """The 403 of credentials whose scopes fall short: what they have, what the request needs, and how to get
+    credentials that have it (``scopes`` and ``needed`` as members of the problem too)."""
+    granted = sorted(principal.scopes)
+    has = ", ".join(granted) or "no scope"
+    if principal.origin == KEY_ORIGIN:
+        credential = f"The API key {principal.name!r} has the scopes {has}"
+        remedy = (
+            f"ask an admin for a key with {needed} (`registry keys create --name NAME --scopes {needed}`, or "
+            "POST /api/v1/keys)"
+        )
+    else:
+        credential = f"The access token of {principal.name!r} has the scopes {has}"
+        remedy = f"ask your identity provider for a token whose {scope_claim!r} claim includes registry:{needed}"
+    detail = f"{credential}; this request needs {needed}: {remedy}"
+    return Forbidden(detail, rule="scope", scopes=granted, needed=str(needed))
+
+
+__all__ = ["REALM", "AuthMode", "Authenticator", "auth_mode", "is_loopback", "scope_refusal", "unauthorized"]

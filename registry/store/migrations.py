@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.script import ScriptDirectory
 
 import registry
-from registry.store.database import driver_url
+from registry.store.database import Database, driver_url
+
+_VERSION_TABLE = sa.text("SELECT to_regclass('public.alembic_version') IS NOT NULL")
+_REVISION = sa.text("SELECT version_num FROM alembic_version")
 
 
 def migrations_dir() -> Path:
@@ -45,4 +49,12 @@ def head_revision() -> str:
     return head
 
 
-__all__ = ["head_revision", "migrate", "migrations_dir"]
+async def schema_revision(database: Database) -> str | None:
+    """The revision the database's schema is at; None for a database without it (never migrated)."""
+    if not await database.fetchval(_VERSION_TABLE):
+        return None
+    revision = await database.fetchval(_REVISION)
+    return None if revision is None else str(revision)
+
+
+__all__ = ["head_revision", "migrate", "migrations_dir", "schema_revision"]
