@@ -55,7 +55,7 @@ from registry.http.head import head_as_get
 from registry.http.health import livez, readyz
 from registry.http.ids import ids_as_segments
 from registry.http.keys import KeysController
-from registry.http.leases import renew_lease
+from registry.http.leases import current_lease, renew_lease
 from registry.http.mcp import McpRegistryController
 from registry.http.metrics import metrics
 from registry.http.options import allow_every_method
@@ -320,6 +320,7 @@ def create_app(settings: Settings) -> Litestar:
             all_events,
             events_of_type,
             renew_lease,
+            current_lease,
             register_batch,
             OwnersController,
             KeysController,

@@ -75,6 +75,23 @@ def record_request(method: str, route: str, status: int, duration: float) -> Non
         series.errors.inc()
 
 
+#: The probes a watching page polls: a request of them marked with the ``Registry-Poll`` header is counted in
+#: ``registry_http_polls_total`` instead of the request metrics, so that a dashboard left open does not make its
+#: own traffic and error rate (as ``/metrics`` scrapes are left out). Only these routes honour the mark, so no
+#: other request can leave the request metrics by carrying it.
+POLLED_ROUTES = frozenset({"/readyz", "/livez"})
+POLL_HEADER = b"registry-poll"
+POLLS = Counter(
+    "registry_http_polls_total",
+    "Probe requests marked as a watching page's polls (Registry-Poll header), left out of the request metrics",
+    ["path", "status_code"],
+)
+
+
+def _is_poll(scope: Scope) -> bool:
+    return any(name == POLL_HEADER for name, _ in scope.get("headers", ()))
+
+
 class _RequestMetrics(PrometheusMiddleware):
     """Litestar's Prometheus middleware and its metrics, for less per request: no Request object is built, no
     in-progress gauge kept, and each series is looked up once (measured with bench/bench_instructions.py: the
@@ -98,7 +115,10 @@ class _RequestMetrics(PrometheusMiddleware):
         finally:
             # Only routed requests reach this middleware, so they have a path template.
             route = scope.get("path_template", scope["path"])
-            record_request(str(scope.get("method") or scope["type"]), route, status, duration)
+            if route in POLLED_ROUTES and _is_poll(scope):
+                POLLS.labels(route, str(status)).inc()
+            else:
+                record_request(str(scope.get("method") or scope["type"]), route, status, duration)
 
 
 #: Request count, latency histogram and error count by route template, method and status.

@@ -135,6 +135,10 @@ class QuestionableBump(msgspec.Struct, frozen=True):
 class QualityReport(msgspec.Struct, frozen=True):
     lint: list[LintedDescription]
     bumps: list[QuestionableBump]
+    #: How many descriptions have lint warnings, and how many kept versions are questionable: all of them, where
+    #: the lists hold at most ``limit``.
+    lint_total: int = 0
+    bumps_total: int = 0
 
 
 class RecentChange(msgspec.Struct, frozen=True):
@@ -148,6 +152,12 @@ class RecentChange(msgspec.Struct, frozen=True):
     #: Owners before and after, for a ``thing_transferred`` change.
     transferred_from: str | None = None
     transferred_to: str | None = None
+    #: Why a ``thing_deleted`` description went: ``expired`` when its lease ran out and the purge removed it; none
+    #: for a delete (its ``actor`` made it).
+    reason: str | None = None
+    #: What an update changed, with ``?id=``: JSON Pointers of the members its merge patch set or removed, two
+    #: levels deep (at most 50).
+    changed: list[str] | None = None
 
 
 class RecentChanges(msgspec.Struct, frozen=True):

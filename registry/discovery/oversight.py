@@ -6,7 +6,14 @@ from __future__ import annotations
 import msgspec
 
 from registry.auth.tenancy import TenantScope
-from registry.store.census import questionable_bumps, recent_changes, with_lint_warnings
+from registry.store.census import (
+    changes_of,
+    count_questionable_bumps,
+    count_with_lint_warnings,
+    questionable_bumps,
+    recent_changes,
+    with_lint_warnings,
+)
 from registry.store.database import Database
 from registry.wire import (
     LintedDescription,
@@ -27,7 +34,12 @@ class OversightService:
     async def report(self, limit: int, readers: TenantScope) -> QualityReport:
         linted = await with_lint_warnings(self.database, limit, readers)
         bumps = await questionable_bumps(self.database, limit, readers)
+        # A full page may be part of the list: count the rest (a short page is the whole list).
+        lint_total = await count_with_lint_warnings(self.database, readers) if len(linted) >= limit else len(linted)
+        bumps_total = await count_questionable_bumps(self.database, readers) if len(bumps) >= limit else len(bumps)
         return QualityReport(
+            lint_total=lint_total,
+            bumps_total=bumps_total,
             lint=[
                 LintedDescription(
                     id=row["thing_id"],
@@ -51,8 +63,12 @@ class OversightService:
             ],
         )
 
-    async def recent_changes(self, limit: int, readers: TenantScope) -> RecentChanges:
-        rows = await recent_changes(self.database, limit, readers)
+    async def recent_changes(self, limit: int, readers: TenantScope, thing_id: str | None = None) -> RecentChanges:
+        """The latest changes, of every description or of ``thing_id`` only (then with what each update changed)."""
+        if thing_id is None:
+            rows = await recent_changes(self.database, limit, readers)
+        else:
+            rows = await changes_of(self.database, thing_id, limit, readers)
         return RecentChanges(
             items=[
                 RecentChange(
@@ -63,6 +79,8 @@ class OversightService:
                     actor=row["actor"],
                     transferred_from=row["transferred_from"],
                     transferred_to=row["transferred_to"],
+                    reason=row["reason"],
+                    changed=None if thing_id is None else row["changed"],
                 )
                 for row in rows
             ]

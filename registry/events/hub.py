@@ -64,6 +64,8 @@ def encode_event(change: Change, diff: bool) -> bytes:
     else:
         # Who made the change (audit), when the directory knows: with authentication on.
         data = {"id": change.thing_id} if change.actor is None else {"id": change.thing_id, "actor": change.actor}
+        if change.type == THING_DELETED and isinstance(change.diff, dict) and "reason" in change.diff:
+            data["reason"] = change.diff["reason"]  # ``expired``: the purge removed it, no principal deleted it
     event_id = change.event_id.encode() if change.event_id is not None else b"%d" % change.seq
     return b"event: %s\nid: %s\ndata: %s\n\n" % (change.type.encode(), event_id, msgspec.json.encode(data))
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from litestar import Request, get
 from litestar.di import NamedDependency
-from litestar.params import Parameter
+from litestar.params import Parameter, QueryParameter
 
 from registry.discovery.oversight import OversightService
 from registry.http.access import tenant_scope_of
@@ -39,8 +39,14 @@ async def recent_changes(
     request: Request[Any, Any, Any],
     oversight: NamedDependency[OversightService],
     limit: Annotated[int, Parameter(ge=1, le=1000, description="How many of the latest changes")] = 50,
+    thing_id: Annotated[
+        str | None,
+        QueryParameter(
+            name="id", description="Only the changes of this description, each update with the members it changed"
+        ),
+    ] = None,
 ) -> RecentChanges:
-    return await oversight.recent_changes(limit, tenant_scope_of(request))
+    return await oversight.recent_changes(limit, tenant_scope_of(request), thing_id)
 
 
 __all__ = ["quality", "recent_changes"]

@@ -67,6 +67,28 @@ def _renew_and_notify() -> Any:
 #: pool commits on its own (one round trip, no BEGIN/COMMIT), and its NOTIFYs go out with the commit.
 _RENEW = Statement.of(_renew_and_notify())
 _EXISTS = Statement.of(select(descriptions.c.id).where(descriptions.c.id == bindparam("id"), live()))
+_LEASE_OF = Statement.of(
+    select(descriptions.c.ttl, descriptions.c.expires, descriptions.c.last_seen, descriptions.c.tenant).where(
+        descriptions.c.id == bindparam("id"), live()
+    )
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LeaseState:
+    """A live registration's lease as it stands: its ttl and expiry (None without a ttl), when it was last renewed
+    or written (``last_seen``), and its tenant (who may read it)."""
+
+    ttl: float | None
+    expires: dt.datetime | None
+    last_seen: dt.datetime
+    tenant: str | None
+
+
+async def lease_of(database: Database, thing_id: str) -> LeaseState | None:
+    """The lease of the live description ``thing_id``; None when there is none (never registered, gone, expired)."""
+    row = await database.fetchrow(_LEASE_OF, id=thing_id)
+    return None if row is None else LeaseState(row[0], row[1], row[2], row[3])
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -130,4 +152,4 @@ def _settle(
                 future.set_result((leases or {}).get(thing_id))
 
 
-__all__ = ["RENEWALS_CHANNEL", "Lease", "LeaseRenewer"]
+__all__ = ["RENEWALS_CHANNEL", "Lease", "LeaseRenewer", "LeaseState", "lease_of"]

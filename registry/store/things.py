@@ -27,6 +27,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    literal_column,
     null,
     select,
     true,
@@ -213,6 +214,12 @@ _DELETE = Statement.of(_delete_statement())
 _SECONDS: Any = func.make_interval(0, 0, 0, 0, 0, 0, bindparam("grace", type_=Float))
 
 
+#: The ``diff`` of a purge's ``thing_deleted`` change: the description went because its lease ran out, not because
+#: a principal deleted it (whose delete has no diff).
+EXPIRED = "expired"
+_EXPIRED_DIFF: Any = literal_column(f"""'{{"reason": "{EXPIRED}"}}'::jsonb""")
+
+
 def _purge_statement() -> Any:
     """Expired descriptions deleted with one ``thing_deleted`` change each and one NOTIFY; returns their ids. Each
     leaves a tombstone holding its id for its owner until ``grace`` seconds after it expired.
@@ -245,7 +252,7 @@ def _purge_statement() -> Any:
         insert(changes)
         .from_select(
             ["thing_id", "type", "diff", "at", "tenant"],
-            select(gone.c.id, bindparam("type", THING_DELETED, type_=Text), null(), func.now(), gone.c.tenant),
+            select(gone.c.id, bindparam("type", THING_DELETED, type_=Text), _EXPIRED_DIFF, func.now(), gone.c.tenant),
         )
         .returning(changes.c.seq, changes.c.thing_id)
         .cte("logged")
@@ -582,6 +589,7 @@ class ThingStore:
 
 __all__ = [
     "CHANGES_CHANNEL",
+    "EXPIRED",
     "THING_CREATED",
     "THING_DELETED",
     "THING_TRANSFERRED",

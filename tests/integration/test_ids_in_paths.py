@@ -31,6 +31,7 @@ CALLS: dict[tuple[str, str], tuple[str, dict[str, Any] | None, set[int]]] = {
     ("GET", "/api/v1/things/{thing_id:str}/versions/{version:str}"): ("", None, {200}),
     ("GET", "/api/v1/things/{thing_id:str}/export"): ("?format=a2a", None, {200}),
     ("POST", "/api/v1/things/{thing_id:str}/lease"): ("", None, {200}),
+    ("GET", "/api/v1/things/{thing_id:str}/lease"): ("", None, {200}),
     ("GET", "/api/v1/things/{thing_id:str}/owner"): ("", None, {200}),
     ("PUT", "/api/v1/things/{thing_id:str}/owner"): ("", {"owner": "key:someone-else"}, {200}),
     ("GET", "/a2a/{thing_id:str}/.well-known/agent-card.json"): ("", None, {200}),
