@@ -83,7 +83,9 @@ def test_health_traffic_leases_and_replayed_activity(browser: Any) -> None:
     wait_for(browser, lambda: text(browser, "stat-expiring") == "1", "one lease expires within 5 minutes")
     assert text(browser, "stat-expired") == "0 expired, awaiting purge"
     wait_for(browser, lambda: re.fullmatch(r"\d+\.\d/s", text(browser, "stat-rate")), "a request rate", within=20)
-    assert re.fullmatch(r"errors \(5xx\): \d+\.\d\d/s, \d+\.\d %", text(browser, "stat-errors"))
+    classes = text(browser, "stat-errors").splitlines()
+    assert [line.split(":")[0] for line in classes] == ["5xx", "401", "403", "429", "other 4xx"]
+    assert all(re.fullmatch(r"[\w ]+: \d+\.\d\d/s, \d+\.\d %", line) for line in classes)
     assert text(browser, "stat-latency").startswith("latency:")
     screenshot(browser, "operator-panels")
 

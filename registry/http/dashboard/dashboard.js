@@ -11,6 +11,7 @@ const HEALTH_INTERVAL_MS = 5000;
 const METRICS_INTERVAL_MS = 5000;
 const RECENT_CHANGES = 50;
 const QUALITY_LIMIT = 100;
+const DETAIL_CHANGES = 20;
 
 const $ = (id) => document.getElementById(id);
 
@@ -42,30 +43,43 @@ function url(path, params = {}) {
 // forgets it. The event stream gets it as ?access_token=, since EventSource cannot send an Authorization header.
 let token = "";
 
-function askForToken() {
-  const given = window.prompt("This registry needs an API key or access token to read. It is kept in this page only.");
+function askForToken(message = "This registry needs an API key or access token to read. It is kept in this page only.") {
+  const given = window.prompt(message);
   token = (given || "").trim();
+  if (token) setTimeout(loadKeys, 0); // an admin's credentials show the keys view
   return Boolean(token);
 }
 
-async function authorizedFetch(target, headers) {
+async function authorizedFetch(target, headers, options = {}, ask = true) {
   const sent = token;
-  const request = () =>
-    fetch(target, { cache: "no-store", headers: token ? { ...headers, Authorization: `Bearer ${token}` } : headers });
+  const request = () => fetch(target, {
+    cache: "no-store", ...options, headers: token ? { ...headers, Authorization: `Bearer ${token}` } : headers,
+  });
   const response = await request();
   // Ask once per refused token; requests refused meanwhile retry with the token another one was given.
-  if (response.status === 401 && (token !== sent || askForToken())) return request();
+  if (response.status === 401 && (token !== sent || (ask && askForToken()))) return request();
   return response;
 }
 
 /** Every request of the page goes through here, with the token when one was given. */
-function call(path, params, headers = {}) {
-  return authorizedFetch(url(path, params), headers);
+function call(path, params, headers = {}, options = {}) {
+  return authorizedFetch(url(path, params), headers, options);
 }
 
 /** GET a JSON resource; a problem+json answer becomes an Error carrying its detail. */
 async function getJSON(path, params) {
-  const response = await call(path, params, { Accept: "application/json" });
+  return answerOf(await call(path, params, { Accept: "application/json" }));
+}
+
+/** Send ``body`` as JSON with ``method`` (POST, DELETE); the answer as getJSON gives it. */
+async function sendJSON(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const options = { method, body: body === undefined ? undefined : JSON.stringify(body) };
+  return answerOf(await call(path, {}, headers, options));
+}
+
+async function answerOf(response) {
   const body = await response.json().catch(() => null);
   if (!response.ok) {
     const error = new Error((body && (body.detail || body.title)) || `${response.status} ${response.statusText}`);
@@ -156,7 +170,8 @@ async function checkHealth() {
   let state = "unreachable";
   let checks = {};
   try {
-    const response = await call("readyz", {}, { Accept: "application/json" });
+    // Marked as a poll: the registry leaves it out of the request metrics the traffic card shows.
+    const response = await call("readyz", {}, { Accept: "application/json", "Registry-Poll": "dashboard" });
     const body = await response.json().catch(() => ({}));
     state = response.ok ? "ready" : "unready";
     checks = body.checks || {};
@@ -190,11 +205,25 @@ function total(samples, name, keep = () => true) {
 }
 
 let previousMetrics = null;
+/** The answers the traffic card counts apart: server errors, and the refusals an operator acts on. */
+const STATUS_CLASSES = [
+  { name: "5xx", matches: (status) => status >= 500 },
+  { name: "401", matches: (status) => status === 401 },
+  { name: "403", matches: (status) => status === 403 },
+  { name: "429", matches: (status) => status === 429 },
+  { name: "other 4xx", matches: (status) => status >= 400 && status < 500 && ![401, 403, 429].includes(status) },
+];
 
 async function pollMetrics() {
   let samples;
   try {
-    const response = await call("metrics");
+    // Admins only once authentication is on: other readers are told so, not asked for a token.
+    const response = await authorizedFetch(url("metrics"), {}, {}, false);
+    if (response.status === 401 || response.status === 403) {
+      $("stat-rate").textContent = "–";
+      $("stat-errors").replaceChildren("needs an admin's key: sign in");
+      return;
+    }
     if (!response.ok) return;
     samples = parseMetrics(await response.text());
   } catch {
@@ -205,7 +234,8 @@ async function pollMetrics() {
   const current = {
     at: now,
     requests: total(samples, "registry_http_requests_total"),
-    errors: total(samples, "registry_http_requests_total", (labels) => Number(labels.status_code) >= 500),
+    classes: Object.fromEntries(STATUS_CLASSES.map(({ name, matches }) =>
+      [name, total(samples, "registry_http_requests_total", (labels) => matches(Number(labels.status_code)))])),
     count: total(samples, "registry_http_request_duration_seconds_count", notStream),
     sum: total(samples, "registry_http_request_duration_seconds_sum", notStream),
     buckets: new Map(),
@@ -221,10 +251,13 @@ async function pollMetrics() {
   if (previousMetrics) {
     const seconds = (now - previousMetrics.at) / 1000;
     const requests = current.requests - previousMetrics.requests;
-    const errors = current.errors - previousMetrics.errors;
     $("stat-rate").textContent = `${(requests / seconds).toFixed(1)}/s`;
-    $("stat-errors").textContent =
-      `errors (5xx): ${(errors / seconds).toFixed(2)}/s, ${requests ? ((100 * errors) / requests).toFixed(1) : "0.0"} %`;
+    $("stat-errors").replaceChildren(...STATUS_CLASSES.map(({ name }) => {
+      const errors = current.classes[name] - previousMetrics.classes[name];
+      const share = requests ? ((100 * errors) / requests).toFixed(1) : "0.0";
+      return el("span", { className: `status-class${errors > 0 ? " seen" : ""}`, dataset: { statusClass: name } },
+        `${name}: ${(errors / seconds).toFixed(2)}/s, ${share} %`);
+    }));
     const count = current.count - previousMetrics.count;
     if (count > 0) {
       const mean = (1000 * (current.sum - previousMetrics.sum)) / count;
@@ -257,6 +290,7 @@ function renderFacet(listId, values, filterName, datalistId) {
       button.addEventListener("click", () => {
         filters[filterName] = filters[filterName] === value ? "" : value;
         $(filterName).value = filters[filterName];
+        saveState();
         loadResults();
       });
       return el("li", {}, button);
@@ -373,29 +407,58 @@ async function loadResults(append = false) {
 
 // -- details
 
+/** The id of the description the dialog shows (null when closed). */
+let currentDetail = null;
+
 function fact(term, ...value) {
-  return [el("dt", {}, term), el("dd", {}, ...value)];
+  return [el("dt", {}, term), el("dd", { dataset: { fact: term.toLowerCase().replaceAll(" ", "-") } }, ...value)];
+}
+
+/** A verdict; "breaking" is a button that opens what changed between the two versions. */
+function verdictCell(id, from, to, verdict) {
+  if (!verdict) return "–";
+  if (verdict !== "breaking" || !from || !id) return el("span", { className: `verdict verdict-${verdict}` }, verdict);
+  const button = el("button", {
+    type: "button", className: "link verdict verdict-breaking open-diff", title: `What changed from ${from} to ${to}`,
+    dataset: { from, to },
+  }, verdict);
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    showDiff(id, from, to);
+  });
+  return button;
 }
 
 async function openDetail(id) {
   const dialog = $("detail");
+  currentDetail = id;
+  saveState();
   $("detail-title").textContent = id;
-  for (const list of ["detail-facts", "detail-capabilities", "detail-lint", "detail-versions"]) $(list).replaceChildren();
+  for (const list of ["detail-facts", "detail-capabilities", "detail-lint", "detail-versions", "detail-changes"]) {
+    $(list).replaceChildren();
+  }
+  $("detail-diff-section").hidden = true;
   $("detail-description").textContent = "";
   $("detail-raw").textContent = "loading…";
   $("detail-raw-link").href = url(`things/${thingPath(id)}`).href;
   showError($("detail-error"), null);
   if (!dialog.open) dialog.showModal();
 
-  const [summary, versions, raw] = await Promise.allSettled([
-    getJSON(`api/v1/things/${thingPath(id)}/summary`),
-    getJSON(`api/v1/things/${thingPath(id)}/versions`),
+  const path = `api/v1/things/${thingPath(id)}`;
+  const [summary, versions, raw, owner, lease, changes] = await Promise.allSettled([
+    getJSON(`${path}/summary`),
+    getJSON(`${path}/versions`),
     getJSON(`things/${thingPath(id)}`),
+    getJSON(`${path}/owner`),
+    getJSON(`${path}/lease`),
+    getJSON("api/v1/changes", { id, limit: DETAIL_CHANGES }),
   ]);
+  if (currentDetail !== id) return; // another description was opened meanwhile
   if (summary.status === "rejected") {
     showError($("detail-error"), summary.reason);
   } else {
-    renderSummary(summary.value);
+    renderSummary(summary.value, owner.status === "fulfilled" ? owner.value : null,
+      lease.status === "fulfilled" ? lease.value : null);
   }
   if (versions.status === "fulfilled") {
     renderVersions(versions.value.items);
@@ -403,23 +466,35 @@ async function openDetail(id) {
     $("detail-versions").append(el("tr", {}, el("td", { colSpan: 5, className: "muted" },
       versions.reason.status === 404 ? "No versions kept (the description declares no version)" : versions.reason.message)));
   }
+  renderChanges(changes.status === "fulfilled" ? changes.value.items : [], changes.reason);
   $("detail-raw").textContent = raw.status === "fulfilled" ? JSON.stringify(raw.value, null, 2) : raw.reason.message;
 }
 
-function renderSummary(summary) {
+function closeDetail() {
+  currentDetail = null;
+  saveState();
+}
+
+function renderSummary(summary, owner, lease) {
   $("detail-title").textContent = summary.title || summary.id;
   if (summary.title) titles.set(summary.id, summary.title);
   $("detail-description").textContent = summary.description || "";
   const vendor = summary.vendor || {};
+  const expires = summary.expires ? `${formatTime(summary.expires)} (${relative(summary.expires)})` : "no expiry";
   $("detail-facts").append(
     ...fact("Id", el("code", {}, summary.id)),
     ...fact("Kind", summary.kind),
     ...fact("Vendor", vendor.name || "–", vendor.url ? [" (", safeHttpLink(vendor.url, vendor.url), ")"] : null),
     ...fact("Version", summary.version || "–"),
+    ...fact("Owner", owner ? owner.owner || "none (registered while authentication was off)" : "–"),
+    ...fact("Tenant", owner ? owner.tenant || "shared (no tenant)" : "–"),
     ...fact("Types", (summary.types || []).join(", ") || "–"),
     ...fact("Languages", (summary.languages || []).join(", ") || "–"),
     ...fact("Changed", formatTime(summary.modified)),
-    ...fact("Expires", summary.expires ? `${formatTime(summary.expires)} (${relative(summary.expires)})` : "no expiry"),
+    ...fact("Expires", expires),
+    ...fact("Last renewal", lease && lease.ttl !== null
+      ? `${formatTime(lease.lastSeen)} (${relative(lease.lastSeen)}), lease of ${lease.ttl} s`
+      : lease ? `no lease (no ttl); last written ${formatTime(lease.lastSeen)}` : "–"),
   );
   const capabilities = summary.capabilities || [];
   $("detail-capabilities").replaceChildren(
@@ -443,25 +518,82 @@ function renderSummary(summary) {
 function renderVersions(items) {
   $("detail-versions").replaceChildren(
     ...items.map((item) =>
-      el("tr", { className: item.current ? "current" : "" },
+      el("tr", { className: item.current ? "current" : "", dataset: { version: item.version } },
         el("td", {}, item.version, item.current ? [" ", el("span", { className: "chip" }, "current")] : null),
         el("td", {}, formatTime(item.registered)),
         el("td", {}, item.previous_version || "–"),
-        el("td", {}, item.verdict ? el("span", { className: `verdict verdict-${item.verdict}` }, item.verdict) : "–"),
+        el("td", {}, verdictCell(currentDetail, item.previous_version, item.version, item.verdict)),
         el("td", {}, item.honest === null || item.honest === undefined ? "–" : item.honest ? "yes" : "no"),
       ),
     ),
   );
 }
 
+/** What a change was, in the words the activity feed uses: an expired lease is not a delete. */
+function changeVerb(type, reason) {
+  const verb = type.replace("thing_", "");
+  return verb === "deleted" && reason === "expired" ? "expired" : verb;
+}
+
+/** Who changed what in this description: the newest changes first, each update with the members it changed. */
+function renderChanges(items, failure) {
+  const list = $("detail-changes");
+  list.replaceChildren(...items.map((change) => {
+    const verb = changeVerb(change.type, change.reason);
+    const who = change.actor ? `by ${change.actor}`
+      : verb === "expired" ? "its lease ran out; the purge removed it" : "by an anonymous writer (authentication off)";
+    const moved = change.type === "thing_transferred" ? ` from ${change.transferred_from || "no owner"} to ${change.transferred_to}` : "";
+    return el("li", { className: `change event-${verb}`, dataset: { seq: String(change.seq) } },
+      el("span", { className: "verb" }, verb), " ",
+      el("time", { dateTime: change.at, title: formatTime(change.at) }, relative(change.at)), " ",
+      el("span", { className: "actor" }, who + moved),
+      change.changed && change.changed.length
+        ? el("div", { className: "changed" }, change.changed.map((pointer) => el("code", { className: "chip" }, pointer)))
+        : null);
+  }));
+  if (!items.length) list.append(el("li", { className: "muted" }, failure ? failure.message : "none kept"));
+}
+
+/** What changed between two kept versions (a "breaking" verdict's why), in the open dialog. */
+async function showDiff(id, from, to) {
+  if (currentDetail !== id || !$("detail").open) await openDetail(id);
+  const section = $("detail-diff-section");
+  section.hidden = false;
+  $("detail-diff-title").textContent = `What changed from ${from} to ${to}`;
+  const list = $("detail-diff");
+  list.replaceChildren(el("li", { className: "muted" }, "loading…"));
+  try {
+    const result = await sendJSON("POST", "api/v1/compatibility", { id, from, to });
+    $("detail-diff-title").textContent =
+      `What changed from ${from} to ${to}: ${result.verdict}, needs a ${result.required_bump} bump`;
+    list.replaceChildren(...result.changes.map((change) =>
+      el("li", { className: change.breaking ? "breaking" : "compatible" },
+        el("span", { className: `verdict verdict-${change.breaking ? "breaking" : "compatible"}` },
+          change.breaking ? "breaking" : "compatible"), " ",
+        el("code", {}, change.pointer || "/"), " ", change.message,
+        el("span", { className: "muted" }, ` (${change.kind}, ${change.bump})`))));
+    if (!result.changes.length) list.append(el("li", { className: "muted" }, "no changes"));
+  } catch (error) {
+    list.replaceChildren(el("li", { className: "error" }, error.message));
+  }
+  section.scrollIntoView({ block: "nearest" });
+}
+
 // -- quality
+
+/** "138" when every entry is listed, "138 (the 100 most warned shown)" when the list is a capped page. */
+function shownOf(shown, all, which) {
+  const totalCount = typeof all === "number" ? Math.max(all, shown) : shown;
+  return totalCount > shown ? `${totalCount} (the ${shown} ${which} shown)` : String(totalCount);
+}
 
 async function loadQuality() {
   try {
     const report = await getJSON("api/v1/quality", { limit: QUALITY_LIMIT });
     showError($("quality-error"), null);
-    $("quality-lint-count").textContent = String(report.lint.length);
-    $("quality-bumps-count").textContent = String(report.bumps.length);
+    // The lists hold at most QUALITY_LIMIT entries; the totals count all of them.
+    $("quality-lint-count").textContent = shownOf(report.lint.length, report.lint_total, "most warned");
+    $("quality-bumps-count").textContent = shownOf(report.bumps.length, report.bumps_total, "newest");
     $("quality-lint").tBodies[0].replaceChildren(...report.lint.map((item) => {
       const codes = [...new Set(item.warnings.map((warning) => warning.code))];
       const row = el("tr", { dataset: { title: item.title || item.id, kind: item.kind, warnings: String(item.warnings.length), codes: codes.join(" ") } },
@@ -477,7 +609,7 @@ async function loadQuality() {
         el("td", {}, el("button", { type: "button", className: "link", onclick: () => openDetail(bump.id) }, bump.title || bump.id), fullId(bump.id)),
         el("td", {}, bump.version),
         el("td", {}, bump.previous_version || "–"),
-        el("td", {}, bump.verdict ? el("span", { className: `verdict verdict-${bump.verdict}` }, bump.verdict) : "–"),
+        el("td", {}, verdictCell(bump.id, bump.previous_version, bump.version, bump.verdict)),
         el("td", {}, honest || "–"),
         el("td", { title: formatTime(bump.registered) }, relative(bump.registered)));
     }));
@@ -512,10 +644,10 @@ function scheduleRefresh() {
 /** Sequence number of the newest change shown: a new stream starts after it, so none is missed or repeated. */
 let lastSeq = null;
 
-function showEvent({ type, id, seq, at, actor, replayed }) {
-  const verb = type.replace("thing_", "");
+function showEvent({ type, id, seq, at, actor, reason, replayed }) {
+  const verb = changeVerb(type, reason);
   const title = titles.get(id);
-  const name = verb === "deleted" || !id
+  const name = verb === "deleted" || verb === "expired" || !id
     ? el("span", { className: "name" }, title || id)
     : el("button", { type: "button", className: "link name", onclick: () => openDetail(id) }, title || id);
   const item = el("li", { className: `event event-${verb}${replayed ? " replayed" : ""}`, dataset: { seq, id } },
@@ -523,7 +655,8 @@ function showEvent({ type, id, seq, at, actor, replayed }) {
     el("time", { dateTime: at.toISOString(), title: at.toLocaleString() }, at.toLocaleTimeString()),
     name,
     title ? el("span", { className: "id" }, id) : null,
-    actor ? el("span", { className: "actor" }, `by ${actor}`) : null);
+    actor ? el("span", { className: "actor" }, `by ${actor}`) : null,
+    verb === "expired" ? el("span", { className: "actor" }, "lease ran out, purged") : null);
   const list = $("events");
   list.prepend(item);
   $("events-empty").hidden = true;
@@ -542,7 +675,9 @@ function addEvent(type, event) {
   // Live events carry no time of their own: this is when the page received it.
   // With authentication on, events name the principal that made the change (docs/security.md, "Audit").
   const actor = typeof data.actor === "string" ? data.actor : null;
-  showEvent({ type, id, seq: event.lastEventId, at: new Date(), actor, replayed: false });
+  // A description whose lease ran out is removed by the purge: its delete says reason "expired".
+  const reason = typeof data.reason === "string" ? data.reason : null;
+  showEvent({ type, id, seq: event.lastEventId, at: new Date(), actor, reason, replayed: false });
   scheduleRefresh();
 }
 
@@ -551,7 +686,10 @@ async function loadRecentChanges() {
   try {
     const recent = await getJSON("api/v1/changes", { limit: RECENT_CHANGES });
     for (const change of [...recent.items].reverse()) {
-      showEvent({ type: change.type, id: change.id, seq: String(change.seq), at: new Date(change.at), actor: change.actor, replayed: true });
+      showEvent({
+        type: change.type, id: change.id, seq: String(change.seq), at: new Date(change.at), actor: change.actor,
+        reason: change.reason, replayed: true,
+      });
     }
   } catch {
     // without the history the live stream still starts; the panel shows only new changes
@@ -599,6 +737,152 @@ function subscribe(afterFailure = false) {
   }
 }
 
+// -- the page's state in its URL (a link that can be shared opens the same view)
+
+/** The URL parameters that hold the view: the filters, the table's order and the open description. */
+const STATE_PARAMS = ["q", "kind", "vendor", "capability", "sort", "open"];
+
+function saveState() {
+  const state = new URLSearchParams();
+  for (const name of Object.keys(filters)) if (filters[name]) state.set(name, filters[name]);
+  if (sort) state.set("sort", sort);
+  if (currentDetail) state.set("open", currentDetail);
+  const query = state.toString();
+  const target = `${location.pathname}${query ? `?${query}` : ""}`;
+  if (target !== `${location.pathname}${location.search}`) history.replaceState(null, "", target);
+}
+
+/** The view a URL names: filters into the form, the table's order, and the description to open (if any). */
+function readState() {
+  const state = new URLSearchParams(location.search);
+  for (const name of Object.keys(filters)) {
+    filters[name] = (state.get(name) || "").trim();
+    $(name).value = filters[name];
+  }
+  const order = state.get("sort");
+  sort = order === "modified" || order === "expires" ? order : "";
+  for (const th of document.querySelectorAll("#results th")) {
+    th.removeAttribute("aria-sort");
+    if (th.dataset.sort === (sort || "title")) th.setAttribute("aria-sort", sort === "modified" ? "descending" : "ascending");
+  }
+  return state.get("open");
+}
+
+// -- finding a description by its id
+
+/** Text that can only be an id (an absolute IRI without spaces): pasted to open that description. */
+function looksLikeId(text) {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(text) && !/\s/.test(text);
+}
+
+/** Open the description ``text`` names, if it is an id the reader may see; true when one was opened. */
+async function openPastedId(text) {
+  if (!looksLikeId(text)) return false;
+  try {
+    await getJSON(`api/v1/things/${thingPath(text)}/summary`);
+  } catch {
+    return false; // not an id of a description: searched as text instead
+  }
+  openDetail(text);
+  return true;
+}
+
+async function search() {
+  readForm();
+  if (await openPastedId(filters.q)) {
+    filters.q = "";
+    $("q").value = "";
+  }
+  saveState();
+  loadResults();
+}
+
+// -- API keys (shown to admins only)
+
+/** Whether the credentials given are an admin's: the keys view is shown then. */
+let keysAllowed = false;
+
+async function loadKeys() {
+  const section = $("keys");
+  if (!token) {
+    section.hidden = true;
+    return;
+  }
+  let listed;
+  try {
+    // Without a prompt: credentials that are not an admin's simply do not show the view.
+    const response = await fetch(url("api/v1/keys"), {
+      cache: "no-store", headers: { Accept: "application/json", Authorization: `Bearer ${token}` },
+    });
+    if (!response.ok) throw new Error(String(response.status));
+    listed = await response.json();
+  } catch {
+    keysAllowed = false;
+    section.hidden = true;
+    return;
+  }
+  keysAllowed = true;
+  section.hidden = false;
+  $("sign-in").textContent = "signed in as an admin";
+  renderKeys(listed.items);
+}
+
+function renderKeys(items) {
+  $("keys-rows").replaceChildren(...items.map((key) => {
+    const revoke = key.state === "active"
+      ? el("button", { type: "button", className: "revoke", title: `Revoke ${key.name}` }, "revoke")
+      : null;
+    if (revoke) revoke.addEventListener("click", () => revokeKey(key));
+    return el("tr", { dataset: { keyId: key.id, state: key.state } },
+      el("td", { className: "title" }, key.name, el("div", { className: "full-id" }, el("code", {}, key.id))),
+      el("td", {}, key.scopes.join(", ")),
+      el("td", {}, key.ownerIdentity, key.tenant ? el("div", { className: "muted" }, `tenant ${key.tenant}`) : null),
+      el("td", {}, [...key.namespaces, ...key.vendors.map((vendor) => `vendor ${vendor}`)].join(", ") || "any"),
+      el("td", { title: key.expires ? formatTime(key.expires) : "never" }, key.expires ? relative(key.expires) : "never"),
+      el("td", { title: key.lastUsed ? formatTime(key.lastUsed) : "" }, key.lastUsed ? relative(key.lastUsed) : "never"),
+      el("td", {}, el("span", { className: `key-state key-${key.state}` }, key.state), " ", revoke));
+  }));
+}
+
+const listOf = (text) => text.split(",").map((part) => part.trim()).filter(Boolean);
+
+async function createKey(event) {
+  event.preventDefault();
+  const form = $("key-form");
+  const body = {
+    name: form.elements["key-name"].value.trim(),
+    scopes: [form.elements["key-scope"].value],
+    owner: form.elements["key-owner"].value.trim() || null,
+    namespaces: listOf(form.elements["key-namespaces"].value),
+    vendors: listOf(form.elements["key-vendors"].value),
+    tenant: form.elements["key-tenant"].value.trim() || null,
+    expires: form.elements["key-expires"].value.trim() || null,
+  };
+  showError($("keys-error"), null);
+  try {
+    const created = await sendJSON("POST", "api/v1/keys", body);
+    // The secret is in this answer only: shown once, kept nowhere, gone when the box is closed.
+    $("key-secret").textContent = created.secret;
+    $("key-secret-name").textContent = created.name;
+    $("key-secret-box").hidden = false;
+    form.reset();
+    loadKeys();
+  } catch (error) {
+    showError($("keys-error"), error);
+  }
+}
+
+async function revokeKey(key) {
+  if (!window.confirm(`Revoke the key ${key.name} (${key.id})? It authenticates nothing from then on.`)) return;
+  showError($("keys-error"), null);
+  try {
+    await sendJSON("DELETE", `api/v1/keys/${encodeURIComponent(key.id)}`);
+    loadKeys();
+  } catch (error) {
+    showError($("keys-error"), error);
+  }
+}
+
 // -- wiring
 
 function readForm() {
@@ -607,16 +891,17 @@ function readForm() {
 
 $("search").addEventListener("submit", (event) => {
   event.preventDefault();
-  readForm();
-  loadResults();
+  search();
 });
 $("kind").addEventListener("change", () => {
   readForm();
+  saveState();
   loadResults();
 });
 $("clear").addEventListener("click", () => {
   for (const name of Object.keys(filters)) $(name).value = "";
   readForm();
+  saveState();
   loadResults();
 });
 $("more").addEventListener("click", () => loadResults(true));
@@ -635,18 +920,40 @@ function orderTableBy(name) {
     th.removeAttribute("aria-sort");
     if (th.dataset.sort === name) th.setAttribute("aria-sort", name === "modified" ? "descending" : "ascending");
   }
+  saveState();
   loadResults();
 }
 $("detail-close").addEventListener("click", () => $("detail").close());
 $("detail").addEventListener("click", (event) => {
   if (event.target === $("detail")) $("detail").close(); // a click on the backdrop
 });
+$("detail").addEventListener("close", closeDetail);
+$("sign-in").addEventListener("click", () => {
+  if (askForToken("An API key or access token (an admin's shows the keys). It is kept in this page only.")) {
+    loadCounts();
+    loadResults();
+    loadQuality();
+  }
+});
+$("key-form").addEventListener("submit", createKey);
+$("key-secret-close").addEventListener("click", () => {
+  $("key-secret").textContent = "";
+  $("key-secret-box").hidden = true;
+});
+window.addEventListener("popstate", () => {
+  const open = readState();
+  loadResults();
+  if (open) openDetail(open);
+  else if ($("detail").open) $("detail").close();
+});
 
+const opened = readState();
 loadRecentChanges().then(() => subscribe());
 loadCounts();
 loadResults();
 loadQuality();
 checkHealth();
 pollMetrics();
+if (opened) openDetail(opened);
 setInterval(checkHealth, HEALTH_INTERVAL_MS);
 setInterval(pollMetrics, METRICS_INTERVAL_MS);
