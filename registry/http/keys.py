@@ -25,6 +25,8 @@ from registry.store.keys import KeyRecord, KeyStore
 from registry.wire import ApiKey, ApiKeyList, CreatedApiKey, NewApiKey
 
 audit = logging.getLogger("registry.audit")
+#: Also while authentication is off, when there is no admin (the guard answers 401 and 403 once it is on).
+NOT_ADMIN = {403: "Only an admin's credentials manage keys, and only while authentication is on"}
 ADMIN = {"access": "admin"}
 #: The secret of a new key must not be kept by a cache or proxy on its way.
 NO_STORE = {"Cache-Control": "no-store"}
@@ -72,7 +74,7 @@ class KeysController(Controller):
     @post(
         operation_id="createKey",
         summary="Create an API key (admin); its secret is in this answer only",
-        opt={**ADMIN, **documented(problems={409: "A key with this name exists"})},
+        opt={**ADMIN, **documented(problems={**NOT_ADMIN, 409: "A key with this name exists"})},
     )
     async def create(
         self, data: JSONBody[NewApiKey], request: Request[Any, Any, Any], access: NamedDependency[Access]
@@ -111,7 +113,11 @@ class KeysController(Controller):
         created = CreatedApiKey(**{name: getattr(public, name) for name in public.__struct_fields__}, secret=secret)
         return Response(created, status_code=201, headers=NO_STORE)
 
-    @get(operation_id="listKeys", summary="Every API key, without secrets (admin)", opt=ADMIN)
+    @get(
+        operation_id="listKeys",
+        summary="Every API key, without secrets (admin)",
+        opt={**ADMIN, **documented(problems=NOT_ADMIN)},
+    )
     async def list_keys(self, request: Request[Any, Any, Any], access: NamedDependency[Access]) -> ApiKeyList:
         _admin(request)
         return ApiKeyList(items=[api_key(record) for record in await _store(access).all()])
@@ -121,7 +127,7 @@ class KeysController(Controller):
         operation_id="revokeKey",
         summary="Revoke an API key by its id (admin): it authenticates nothing from then on",
         status_code=200,
-        opt=ADMIN,
+        opt={**ADMIN, **documented(problems={**NOT_ADMIN, 404: "No key has this id"})},
     )
     async def revoke(
         self, key_id: FromPath[str], request: Request[Any, Any, Any], access: NamedDependency[Access]
