@@ -8,9 +8,21 @@ import click
 
 from registry.cli import discovery, events, keys, query, serve, things
 from registry.cli.common import JSON_HELP, TOKEN_HELP, URL_HELP, RegistryGroup
+from registry.config import ConfigError
 
 
-@click.group(cls=RegistryGroup, context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(RegistryGroup):
+    """The ``registry`` group: a configuration the command cannot run with (a data directory another ``registry
+    serve`` holds, no embedded PostgreSQL installed) is one ``Error:`` line, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as error:
+            raise click.ClickException(str(error)) from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lmos-registry")
 @click.option("--url", envvar="REGISTRY_URL", show_envvar=True, help=URL_HELP)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)

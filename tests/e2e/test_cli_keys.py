@@ -109,7 +109,18 @@ def test_key_commands_work_before_the_first_serve_and_while_it_runs(tmp_path: Pa
         refused = put(base, second, "urn:test:cli-keys:after-revoke")
         assert refused.status_code == 401
         assert "revoked" in refused.json()["detail"]
-        # The directory still serves: the command left its PostgreSQL running.
+        # Commands that need the data directory to themselves say so in one line.
+        migrate = subprocess.run(
+            [registry_script(), "migrate", "--data-dir", str(data_dir)],
+            env=operator_env(),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_SECONDS,
+        )
+        assert migrate.returncode == 1
+        assert "Traceback" not in migrate.stderr
+        assert "is in use by another registry serve" in migrate.stderr
+        # The directory still serves: the commands left its PostgreSQL running.
         assert httpx.get(f"{base}/readyz", timeout=10).status_code == 200
     # And after it: the command starts the embedded PostgreSQL again by itself.
     listed = keys(data_dir, "list", "--json")
