@@ -772,7 +772,7 @@ function readState() {
 
 /** Text that can only be an id (an absolute IRI without spaces): pasted to open that description. */
 function looksLikeId(text) {
-  return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(text) && !/\s/.test(text);
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(text);
 }
 
 /** Open the description ``text`` names, if it is an id the reader may see; true when one was opened. */
@@ -799,9 +799,6 @@ async function search() {
 
 // -- API keys (shown to admins only)
 
-/** Whether the credentials given are an admin's: the keys view is shown then. */
-let keysAllowed = false;
-
 async function loadKeys() {
   const section = $("keys");
   if (!token) {
@@ -817,11 +814,11 @@ async function loadKeys() {
     if (!response.ok) throw new Error(String(response.status));
     listed = await response.json();
   } catch {
-    keysAllowed = false;
     section.hidden = true;
+    $("keys-rows").replaceChildren();
+    $("sign-in").textContent = "signed in";
     return;
   }
-  keysAllowed = true;
   section.hidden = false;
   $("sign-in").textContent = "signed in as an admin";
   renderKeys(listed.items);
