@@ -8,7 +8,6 @@ deletable and must not stop the SPARQL index (a fresh replica, a running one imp
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import re
