@@ -174,8 +174,7 @@ def test_the_url_holds_search_filters_and_the_open_description(directory: Direct
         search(driver, "weather")
         driver.find_element(By.CSS_SELECTOR, '#kind option[value="agent"]').click()
         wait_for(driver, lambda: query_of(driver).get("kind") == ["agent"], "the filters in the URL")
-        row = wait_for(driver, lambda: driver.find_element(By.CSS_SELECTOR, f'#rows tr[data-id="{WEATHER_ID}"]'), "row")
-        row.click()
+        wait_for(driver, lambda: chromium.clicked(driver, f'#rows tr[data-id="{WEATHER_ID}"]'), "row")
         wait_for(driver, lambda: query_of(driver).get("open") == [WEATHER_ID], "the open description in the URL")
         shared = driver.current_url
         assert query_of(driver)["q"] == ["weather"]

@@ -67,5 +67,5 @@ def test_tracing_without_its_packages_is_a_configuration_error(monkeypatch: pyte
     import sys
 
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)
-    with pytest.raises(ConfigError, match=r"lmos-registry\[tracing\]"):
+    with pytest.raises(ConfigError, match=r"its tracing extra \(pip install '\.\[tracing\]'"):
         tracing_plugins(Settings(tracing=True))

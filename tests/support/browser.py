@@ -70,3 +70,12 @@ def wait_for(
         if on_timeout is not None:
             on_timeout()
         pytest.fail(f"{message} (not within {within} s)")
+
+
+def clicked(driver: Any, selector: str) -> bool:
+    """A ``wait_for`` condition that clicks the element ``selector`` names: the click is retried with the lookup
+    when the dashboard replaces the element in between."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.CSS_SELECTOR, selector).click()
+    return True
