@@ -60,42 +60,53 @@ def split_registration(
     registration = document.get("registration")
     stored = {key: value for key, value in document.items() if key != "registration"}
     errors: list[FieldError] = []
-    ttl: float | None = None
-    expires: dt.datetime | None = None
     if registration is not None and not isinstance(registration, dict):
         errors.append(FieldError("registration", "registration must be an object"))
         registration = None
     registration = registration or {}
     raw_ttl = registration.get("ttl")
-    if raw_ttl is not None:
-        if isinstance(raw_ttl, bool) or not isinstance(raw_ttl, int | float) or not math.isfinite(raw_ttl):
-            errors.append(FieldError("registration.ttl", "ttl must be a number of seconds"))
-        elif raw_ttl <= 0:
-            errors.append(FieldError("registration.ttl", "ttl must be greater than zero"))
-        elif policy.max_ttl and raw_ttl > policy.max_ttl:
-            errors.append(
-                FieldError("registration.ttl", f"ttl {raw_ttl} exceeds this directory's maximum of {policy.max_ttl}")
-            )
-        elif not _representable(now, raw_ttl):
-            errors.append(FieldError("registration.ttl", f"ttl {raw_ttl} is too large: it expires after the year 9999"))
-        else:
-            ttl = float(raw_ttl)
+    ttl = None if raw_ttl is None else _ttl(raw_ttl, policy, now, errors)
     raw_expires = registration.get("expires")
+    expires: dt.datetime | None = None
     # With a ttl the server MUST ignore a client's expires (tdd-registrationinfo-vocab-expires).
     if raw_ttl is None and raw_expires is not None:
-        try:
-            expires = parse_time(raw_expires) if isinstance(raw_expires, str) else None
-        except ValueError:
-            expires = None
-        if expires is None:
-            errors.append(FieldError("registration.expires", "expires must be an RFC 3339 date-time with an offset"))
-        elif expires <= now:
-            errors.append(FieldError("registration.expires", "expires lies in the past"))
-        elif policy.max_ttl and expires > now + dt.timedelta(seconds=policy.max_ttl):
-            errors.append(FieldError("registration.expires", f"expires is more than {policy.max_ttl} s in the future"))
+        expires = _expires(raw_expires, policy, now, errors)
     if policy.mandate_ttl and ttl is None and not errors:
         errors.append(FieldError("registration.ttl", "this directory requires a ttl on every registration"))
     return stored, Lifetime(ttl=ttl, expires=expires), errors
+
+
+def _ttl(raw_ttl: Any, policy: LifetimePolicy, now: dt.datetime, errors: list[FieldError]) -> float | None:
+    """The ``ttl`` a registration asks for, or None with what is wrong with it added to ``errors``."""
+    if isinstance(raw_ttl, bool) or not isinstance(raw_ttl, int | float) or not math.isfinite(raw_ttl):
+        problem = "ttl must be a number of seconds"
+    elif raw_ttl <= 0:
+        problem = "ttl must be greater than zero"
+    elif policy.max_ttl and raw_ttl > policy.max_ttl:
+        problem = f"ttl {raw_ttl} exceeds this directory's maximum of {policy.max_ttl}"
+    elif not _representable(now, raw_ttl):
+        problem = f"ttl {raw_ttl} is too large: it expires after the year 9999"
+    else:
+        return float(raw_ttl)
+    errors.append(FieldError("registration.ttl", problem))
+    return None
+
+
+def _expires(
+    raw_expires: Any, policy: LifetimePolicy, now: dt.datetime, errors: list[FieldError]
+) -> dt.datetime | None:
+    """The ``expires`` a registration asks for; what is wrong with it is added to ``errors``."""
+    try:
+        expires = parse_time(raw_expires) if isinstance(raw_expires, str) else None
+    except ValueError:
+        expires = None
+    if expires is None:
+        errors.append(FieldError("registration.expires", "expires must be an RFC 3339 date-time with an offset"))
+    elif expires <= now:
+        errors.append(FieldError("registration.expires", "expires lies in the past"))
+    elif policy.max_ttl and expires > now + dt.timedelta(seconds=policy.max_ttl):
+        errors.append(FieldError("registration.expires", f"expires is more than {policy.max_ttl} s in the future"))
+    return expires
 
 
 def _registration(

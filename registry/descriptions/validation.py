@@ -86,19 +86,26 @@ def _security_errors(document: dict[str, Any]) -> Iterator[FieldError]:
             continue
         for combinator in ("oneOf", "allOf"):
             yield from check(["securityDefinitions", scheme_name, combinator], scheme.get(combinator))
+    for path, security in _form_securities(document):
+        yield from check(path, security)
+
+
+def _form_securities(document: dict[str, Any]) -> Iterator[tuple[list[str | int], Any]]:
+    """The ``security`` of every form that states one (in affordances, then at the top level), with its path."""
     for kind in ("properties", "actions", "events"):
         affordances = document.get(kind)
         if not isinstance(affordances, dict):
             continue
         for name, affordance in affordances.items():
             forms = affordance.get("forms") if isinstance(affordance, dict) else None
-            for index, form in enumerate(forms if isinstance(forms, list) else []):
-                if isinstance(form, dict) and "security" in form:
-                    yield from check([kind, name, "forms", index, "security"], form["security"])
-    forms = document.get("forms")
+            yield from _securities_of(forms, [kind, name, "forms"])
+    yield from _securities_of(document.get("forms"), ["forms"])
+
+
+def _securities_of(forms: Any, path: list[str | int]) -> Iterator[tuple[list[str | int], Any]]:
     for index, form in enumerate(forms if isinstance(forms, list) else []):
         if isinstance(form, dict) and "security" in form:
-            yield from check(["forms", index, "security"], form["security"])
+            yield [*path, index, "security"], form["security"]
 
 
 # Semantic Versioning 2.0.0, the regular expression from semver.org.
@@ -173,42 +180,50 @@ def _capability_errors(document: dict[str, Any]) -> Iterator[FieldError]:
             yield FieldError(field_path(path), f"{path[-1]} must be a list of capability objects")
             continue
         for index, entry in enumerate(value):
-            where: list[str | int] = [*path, index]
-            if not isinstance(entry, dict):
-                shown = "null" if entry is None else type(entry).__name__
-                yield FieldError(field_path(where), f"a capability must be an object with an id or a name, not {shown}")
-                continue
-            members = {lmos_local_name(key) if ":" in key else key: key for key in entry}
-            identifiers = [members[name] for name in ("id", "name") if name in members]
-            if not identifiers:
-                yield FieldError(field_path(where), "a capability needs an id or a name")
-            for key in identifiers:
-                if not isinstance(entry[key], str) or not entry[key].strip():
-                    yield FieldError(field_path([*where, key]), f"the capability {key} must be a non-empty string")
-            for name in ("version", "description"):
-                key = members.get(name)
-                if key is not None and not isinstance(entry[key], str):
-                    yield FieldError(field_path([*where, key]), f"the capability {name} must be a string")
-            version = entry.get(members.get("version", ""))
-            if isinstance(version, str) and version_problem(version) is not None:
-                yield FieldError(
-                    field_path([*where, members["version"]]),
-                    f"the capability version is out of bounds: {version_problem(version)}",
-                )
-            elif isinstance(version, str) and normalise_version(version) is None:
-                yield FieldError(
-                    field_path([*where, members["version"]]),
-                    f"the capability version {version!r} is not a semantic version "
-                    "(MAJOR.MINOR.PATCH, or a short form such as 1.0 or v2)",
-                )
-            examples_key = members.get("examples")
-            if examples_key is not None:
-                examples = entry[examples_key]
-                if not (
-                    isinstance(examples, str)
-                    or (isinstance(examples, list) and all(isinstance(item, str) for item in examples))
-                ):
-                    yield FieldError(field_path([*where, examples_key]), "the capability examples must be strings")
+            yield from _capability_entry_errors([*path, index], entry)
+
+
+def _capability_entry_errors(where: list[str | int], entry: Any) -> Iterator[FieldError]:
+    """What is wrong with one entry of a capability list at ``where``."""
+    if not isinstance(entry, dict):
+        shown = "null" if entry is None else type(entry).__name__
+        yield FieldError(field_path(where), f"a capability must be an object with an id or a name, not {shown}")
+        return
+    members = {lmos_local_name(key) if ":" in key else key: key for key in entry}
+    identifiers = [members[name] for name in ("id", "name") if name in members]
+    if not identifiers:
+        yield FieldError(field_path(where), "a capability needs an id or a name")
+    for key in identifiers:
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            yield FieldError(field_path([*where, key]), f"the capability {key} must be a non-empty string")
+    for name in ("version", "description"):
+        key = members.get(name)
+        if key is not None and not isinstance(entry[key], str):
+            yield FieldError(field_path([*where, key]), f"the capability {name} must be a string")
+    version_key = members.get("version")
+    if version_key is not None and isinstance(entry[version_key], str):
+        yield from _capability_version_errors([*where, version_key], entry[version_key])
+    examples_key = members.get("examples")
+    if examples_key is not None and not _strings(entry[examples_key]):
+        yield FieldError(field_path([*where, examples_key]), "the capability examples must be strings")
+
+
+def _capability_version_errors(where: list[str | int], version: str) -> Iterator[FieldError]:
+    """A capability version must be within bounds and a semantic version or a short form of one."""
+    problem = version_problem(version)
+    if problem is not None:
+        yield FieldError(field_path(where), f"the capability version is out of bounds: {problem}")
+    elif normalise_version(version) is None:
+        yield FieldError(
+            field_path(where),
+            f"the capability version {version!r} is not a semantic version "
+            "(MAJOR.MINOR.PATCH, or a short form such as 1.0 or v2)",
+        )
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a string or a list of strings."""
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(item, str) for item in value))
 
 
 def _version_bounds_errors(document: dict[str, Any]) -> Iterator[FieldError]:

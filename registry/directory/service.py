@@ -31,7 +31,7 @@ from registry.descriptions.registration_info import Lifetime, LifetimePolicy, en
 from registry.descriptions.validation import validate
 from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
-from registry.directory.version_policy import VersionPolicy, kept_for
+from registry.directory.version_policy import KeptTexts, VersionPolicy, kept_for
 from registry.errors import (
     BadRequest,
     Forbidden,
@@ -458,6 +458,22 @@ class DirectoryService:
         held = await self.things.held(tx, ids, now, self.grace)
         kept = await self.version_policy.kept(tx, ids)
         results: dict[int, WriteOutcome | RegistryError] = {}
+        authorized = await self._authorize_all(pending, held, results)
+        seen, texts = await self._compared(tx, authorized, kept)
+        accepted = await self._accept_all(tx, authorized, seen, texts, now, results)
+        await self._release_previous_holders(tx, [each for each, _, _ in accepted], held, now)
+        stored = await self.things.write(tx, [row for _, row, _ in accepted], now)
+        await self.projections.store(
+            tx, [(each.candidate.projections, row) for (each, _, _), row in zip(accepted, stored, strict=True)]
+        )
+        for (each, row, notices), description in zip(accepted, stored, strict=True):
+            results[each.index] = WriteOutcome(row.change_type == THING_CREATED, description, notices)
+        return [results[index] for index in range(len(pending))]
+
+    async def _authorize_all(
+        self, pending: Sequence[PendingWrite], held: Held, results: dict[int, WriteOutcome | RegistryError]
+    ) -> list[_Authorized]:
+        """The writes past their preconditions and ownership checks; each refusal goes to ``results``."""
         authorized: list[_Authorized] = []
         for index, write in enumerate(pending):
             try:
@@ -466,11 +482,16 @@ class DirectoryService:
                 if raised_by_database(error):
                     raise
                 results[index] = error
+        return authorized
+
+    async def _compared(
+        self, tx: Transaction, authorized: Sequence[_Authorized], kept: dict[str, list[tuple[str, str | None]]]
+    ) -> tuple[dict[str, list[str]], KeptTexts]:
+        """The kept versions each write is compared with (those its author may see) and their texts."""
         # A holder that loses its id to its rightful party loses what it registered there: its kept versions too.
         for each in authorized:
             if each.grant.takes_over:
                 kept.pop(each.write.thing_id, None)
-        # The kept versions each write is compared with: those its author may see.
         seen = {
             each.write.thing_id: kept_for(kept.get(each.write.thing_id, []), writer_scope(each.write.principal))
             for each in authorized
@@ -483,6 +504,19 @@ class DirectoryService:
             for each in authorized
         ]
         texts = await self.version_policy.texts(tx, [(id_, version) for id_, version in compared if version])
+        return seen, texts
+
+    async def _accept_all(
+        self,
+        tx: Transaction,
+        authorized: Sequence[_Authorized],
+        seen: dict[str, list[str]],
+        texts: KeptTexts,
+        now: dt.datetime,
+        results: dict[int, WriteOutcome | RegistryError],
+    ) -> list[tuple[_Authorized, Write, list[Notice]]]:
+        """The authorized writes within their owner's quota and the version policy, with the row each stores and
+        its notices; each refusal goes to ``results``."""
         accepted: list[tuple[_Authorized, Write, list[Notice]]] = []
         #: Descriptions each owner (identity and tenant) holds, counted when their quota first matters.
         owned: dict[tuple[str, str | None], int] = {}
@@ -490,9 +524,7 @@ class DirectoryService:
             thing_id, candidate = each.write.thing_id, each.candidate
             try:
                 if each.counted is not None:
-                    if each.counted not in owned:
-                        owned[each.counted] = await self.things.count_owned(tx, *each.counted)
-                    _check_quota(each.counted[0], owned[each.counted], self.max_owned)
+                    await self._check_owned(tx, each.counted, owned)
                 notices = candidate.notices + self.version_policy.check(
                     thing_id, each.replaced, candidate.document, candidate.document_text, seen[thing_id], texts
                 )
@@ -503,14 +535,15 @@ class DirectoryService:
                 if raised_by_database(error):
                     raise
                 results[each.index] = error
-        await self._release_previous_holders(tx, [each for each, _, _ in accepted], held, now)
-        stored = await self.things.write(tx, [row for _, row, _ in accepted], now)
-        await self.projections.store(
-            tx, [(each.candidate.projections, row) for (each, _, _), row in zip(accepted, stored, strict=True)]
-        )
-        for (each, row, notices), description in zip(accepted, stored, strict=True):
-            results[each.index] = WriteOutcome(row.change_type == THING_CREATED, description, notices)
-        return [results[index] for index in range(len(pending))]
+        return accepted
+
+    async def _check_owned(
+        self, tx: Transaction, counted: tuple[str, str | None], owned: dict[tuple[str, str | None], int]
+    ) -> None:
+        """Refuse a new description of an owner that holds its quota already (counted once per transaction)."""
+        if counted not in owned:
+            owned[counted] = await self.things.count_owned(tx, *counted)
+        _check_quota(counted[0], owned[counted], self.max_owned)
 
     async def _authorized(self, index: int, write: PendingWrite, held: Held) -> _Authorized:
         """``write`` past its preconditions and the ownership check (registry/auth/ownership.py), or its refusal."""

@@ -130,29 +130,36 @@ def _process(active: Context, local: Any, resolve: Callable[[str], Any]) -> Cont
         raise Unsupported("a context must be a map, a string, null or an array")
     result = active.copy()
     for key, value in local.items():
-        if key == "@vocab":
-            if value is None:
-                result.vocab = None
-            elif isinstance(value, str):
-                iri = result.expand_iri(value, vocab=True) if value else None
-                if iri is None:
-                    raise Unsupported("relative @vocab")
-                result.vocab = iri
-            else:
-                raise Unsupported("@vocab must be a string")
-        elif key == "@language":
-            if value is not None and not (isinstance(value, str) and _LANGUAGE.match(value)):
-                raise Unsupported("@language must be a language tag")
-            result.language = value
-        elif key in ("@version", "@direction"):
-            continue
-        elif key.startswith("@"):
-            raise Unsupported(f"context keyword {key}")
+        if key.startswith("@"):
+            _apply_keyword(result, key, value)
     defined: dict[str, bool] = {}
     for term in local:
         if not term.startswith("@"):
             _define(result, local, term, defined)
     return result
+
+
+def _apply_keyword(result: Context, key: str, value: Any) -> None:
+    """Applies one keyword entry of a local context (``@vocab``, ``@language``) to ``result``."""
+    if key == "@vocab":
+        result.vocab = _vocab(result, value)
+    elif key == "@language":
+        if value is not None and not (isinstance(value, str) and _LANGUAGE.match(value)):
+            raise Unsupported("@language must be a language tag")
+        result.language = value
+    elif key not in ("@version", "@direction"):
+        raise Unsupported(f"context keyword {key}")
+
+
+def _vocab(result: Context, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Unsupported("@vocab must be a string")
+    iri = result.expand_iri(value, vocab=True) if value else None
+    if iri is None:
+        raise Unsupported("relative @vocab")
+    return iri
 
 
 def _define(result: Context, local: dict[str, Any], term: str, defined: dict[str, bool]) -> None:
@@ -180,31 +187,51 @@ def _define(result: Context, local: dict[str, Any], term: str, defined: dict[str
             _define(result, local, iri, defined)
         return result.expand_iri(iri, vocab=True)
 
-    iri_value = value.get("@id")
+    iri = _term_iri(result, term, value.get("@id"), expand)
+    definition = Term(iri)
+    if value.get("@type") is not None:
+        definition.type = _term_type(term, value["@type"], expand)
+    _set_container(definition, term, value)
+    if "@context" in value:
+        definition.context = value["@context"]
+    definition.prefix = _term_prefix(term, value.get("@prefix"), simple=simple, iri=iri)
+    result.terms[term] = definition
+    defined[term] = True
+
+
+def _term_iri(result: Context, term: str, iri_value: Any, expand: Callable[[str], str | None]) -> str:
+    """The IRI (or the ``@id``/``@type`` alias) a term definition maps ``term`` to."""
     if isinstance(iri_value, str) and iri_value.startswith("@"):
         if iri_value not in ("@id", "@type"):
             raise Unsupported(f"{term} aliases {iri_value}")
-        definition = Term(iri_value)
-    elif isinstance(iri_value, str):
-        definition = Term(expand(iri_value))
+        return iri_value
+    if isinstance(iri_value, str):
+        iri = expand(iri_value)
     elif iri_value is None and ":" in term:
-        definition = Term(expand(term))
+        iri = expand(term)
     elif iri_value is None and result.vocab is not None:
-        definition = Term(result.vocab + term)
+        iri = result.vocab + term
     else:
         raise Unsupported(f"term {term} has no IRI")
-    if definition.iri is None:
+    if iri is None:
         raise Unsupported(f"term {term} expands to a relative IRI")
-    type_value = value.get("@type")
-    if type_value is not None:
-        if type_value in ("@id", "@vocab"):
-            definition.type = type_value
-        elif isinstance(type_value, str) and not type_value.startswith("@"):
-            definition.type = expand(type_value)
-            if definition.type is None or definition.type.startswith("_:"):
-                raise Unsupported(f"datatype of {term}")
-        else:
-            raise Unsupported(f"@type {type_value} of {term}")
+    return iri
+
+
+def _term_type(term: str, type_value: Any, expand: Callable[[str], str | None]) -> str:
+    """The type coercion of a term: ``@id``, ``@vocab`` or a datatype IRI."""
+    if type_value in ("@id", "@vocab"):
+        return str(type_value)
+    if not isinstance(type_value, str) or type_value.startswith("@"):
+        raise Unsupported(f"@type {type_value} of {term}")
+    datatype = expand(type_value)
+    if datatype is None or datatype.startswith("_:"):
+        raise Unsupported(f"datatype of {term}")
+    return datatype
+
+
+def _set_container(definition: Term, term: str, value: dict[str, Any]) -> None:
+    """Sets ``@container``, the property-based ``@index`` and ``@language`` of a term definition."""
     container = value.get("@container")
     if container is not None:
         containers = frozenset(container if isinstance(container, list) else [container])
@@ -220,17 +247,15 @@ def _define(result: Context, local: dict[str, Any], term: str, defined: dict[str
         if language is not None and not (isinstance(language, str) and _LANGUAGE.match(language)):
             raise Unsupported(f"@language of {term}")
         definition.language = language
-    if "@context" in value:
-        definition.context = value["@context"]
-    prefix_flag = value.get("@prefix")
+
+
+def _term_prefix(term: str, prefix_flag: Any, *, simple: bool, iri: str) -> bool:
+    """Whether a term serves as a compact IRI prefix: ``@prefix``, or a simple term ending in a gen-delim."""
     if prefix_flag is not None:
         if not isinstance(prefix_flag, bool):
             raise Unsupported("@prefix must be a boolean")
-        definition.prefix = prefix_flag
-    elif simple and ":" not in term and definition.iri.endswith(_GEN_DELIMS):
-        definition.prefix = True
-    result.terms[term] = definition
-    defined[term] = True
+        return prefix_flag
+    return simple and ":" not in term and iri.endswith(_GEN_DELIMS)
 
 
 class Writer:
@@ -262,38 +287,7 @@ class Writer:
         """Writes a node object and returns its subject term."""
         if "@context" in node:
             context = context.derive(node["@context"], self.resolve)
-        subject_id: str | None = None
-        types: list[str] = []
-        properties: list[tuple[str, str, Term | None, Any]] = []
-        for key, value in node.items():
-            if key == "@context":
-                continue
-            term = context.terms.get(key)
-            iri = (
-                term.iri if term is not None else (key if key.startswith("@") else context.expand_iri(key, vocab=True))
-            )
-            if iri == "@id":
-                if not isinstance(value, str) or subject_id is not None:
-                    raise Unsupported("@id must be one string")
-                subject_id = context.expand_iri(value, vocab=False)
-                if subject_id is None:
-                    raise Unsupported("relative @id")
-            elif iri == "@type":
-                for item in value if isinstance(value, list) else [value]:
-                    if not isinstance(item, str):
-                        raise Unsupported("@type values must be strings")
-                    type_term = context.terms.get(item)
-                    if type_term is not None and type_term.context is not None:
-                        raise Unsupported("type-scoped context")
-                    expanded = context.expand_iri(item, vocab=True)
-                    if expanded is not None:
-                        types.append(expanded)
-            elif iri is None or iri.startswith("_:"):
-                continue
-            elif iri.startswith("@"):
-                raise Unsupported(f"keyword {iri} in a node object")
-            else:
-                properties.append((key, iri, term, value))
+        subject_id, types, properties = _read_node(context, node)
         subject = self.node_term(subject_id)
         if subject_id is not None and not subject_id.startswith("_:"):
             self.subjects.add(subject[1:-1])
@@ -372,28 +366,83 @@ class Writer:
     def scalar(self, context: Context, term: Term | None, value: Any, *, name: bool = False) -> str | None:
         coercion = term.type if term is not None else None
         if isinstance(value, str):
-            if coercion in ("@id", "@vocab"):
-                iri = context.expand_iri(value, vocab=coercion == "@vocab")
-                return None if iri is None else self.node_term(iri)
-            if coercion is not None:
-                return _literal(value, datatype=self.iri(coercion))
-            if name:
-                return _literal(value)
-            language = term.language if term is not None and term.language is not _UNSET else context.language
-            return _literal(value, language=language.lower() if language else None)
+            return self._string(context, term, coercion, value, name=name)
         if coercion in ("@id", "@vocab"):
             coercion = None
-        if isinstance(value, bool):
-            return _literal("true" if value else "false", datatype=coercion or XSD + "boolean")
-        if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e21):
-            if coercion in (None, XSD + "integer"):
-                return _literal(str(int(value)), datatype=XSD + "integer")
-            return _literal(_double(float(value)), datatype=coercion)
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise Unsupported("non-finite number")
-            return _literal(_double(value), datatype=coercion or XSD + "double")
-        raise Unsupported(f"value of type {type(value).__name__}")
+        return _native(value, coercion)
+
+    def _string(
+        self, context: Context, term: Term | None, coercion: str | None, value: str, *, name: bool
+    ) -> str | None:
+        """The object of a string value: an IRI, a typed literal, or a plain or language-tagged string."""
+        if coercion in ("@id", "@vocab"):
+            iri = context.expand_iri(value, vocab=coercion == "@vocab")
+            return None if iri is None else self.node_term(iri)
+        if coercion is not None:
+            return _literal(value, datatype=self.iri(coercion))
+        if name:
+            return _literal(value)
+        language = term.language if term is not None and term.language is not _UNSET else context.language
+        return _literal(value, language=language.lower() if language else None)
+
+
+def _read_node(
+    context: Context, node: dict[str, Any]
+) -> tuple[str | None, list[str], list[tuple[str, str, Term | None, Any]]]:
+    """The subject, the types and the properties (key, IRI, term, value) of a node object in ``context``."""
+    subject_id: str | None = None
+    types: list[str] = []
+    properties: list[tuple[str, str, Term | None, Any]] = []
+    for key, value in node.items():
+        if key == "@context":
+            continue
+        term = context.terms.get(key)
+        iri = term.iri if term is not None else (key if key.startswith("@") else context.expand_iri(key, vocab=True))
+        if iri == "@id":
+            if not isinstance(value, str) or subject_id is not None:
+                raise Unsupported("@id must be one string")
+            subject_id = context.expand_iri(value, vocab=False)
+            if subject_id is None:
+                raise Unsupported("relative @id")
+        elif iri == "@type":
+            types.extend(_node_types(context, value))
+        elif iri is None or iri.startswith("_:"):
+            continue
+        elif iri.startswith("@"):
+            raise Unsupported(f"keyword {iri} in a node object")
+        else:
+            properties.append((key, iri, term, value))
+    return subject_id, types, properties
+
+
+def _node_types(context: Context, value: Any) -> list[str]:
+    """The expanded ``@type`` values of a node object; ones that expand to no IRI are dropped."""
+    types: list[str] = []
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str):
+            raise Unsupported("@type values must be strings")
+        type_term = context.terms.get(item)
+        if type_term is not None and type_term.context is not None:
+            raise Unsupported("type-scoped context")
+        expanded = context.expand_iri(item, vocab=True)
+        if expanded is not None:
+            types.append(expanded)
+    return types
+
+
+def _native(value: Any, coercion: str | None) -> str:
+    """The literal of a JSON boolean or number, with the datatype a term coerces it to, if any."""
+    if isinstance(value, bool):
+        return _literal("true" if value else "false", datatype=coercion or XSD + "boolean")
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e21):
+        if coercion in (None, XSD + "integer"):
+            return _literal(str(int(value)), datatype=XSD + "integer")
+        return _literal(_double(float(value)), datatype=coercion)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise Unsupported("non-finite number")
+        return _literal(_double(value), datatype=coercion or XSD + "double")
+    raise Unsupported(f"value of type {type(value).__name__}")
 
 
 def _double(value: float) -> str:

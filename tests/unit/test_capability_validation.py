@@ -55,3 +55,8 @@ def test_well_formed_capabilities_are_accepted_as_registered(version: str) -> No
     document = agent(**{"lmos:capabilities": [{"id": "urn:cap:a", "name": "a", "version": version, "examples": "x"}]})
     assert validate(document) == []
     assert [(item.id, item.version) for item in summarise(document).capabilities] == [("urn:cap:a", version)]
+
+
+def test_a_capability_member_with_an_empty_key_is_not_read_as_its_version() -> None:
+    document = agent(**{"lmos:capabilities": [{"": "not a version", "id": "urn:cap:a"}]})
+    assert validate(document) == []
