@@ -159,16 +159,25 @@ def authorize_write(
         if not takes_over:
             _refuse_holder(principal, thing_id, holder, creates=creates)
     new = holder is None or not holder.live or takes_over
-    if new and principal.namespaces and not assigned_id and not in_namespaces(thing_id, principal.namespaces):
+    if principal.namespaces:
+        _check_namespaces(principal, thing_id, derived, checks_id=new and not assigned_id, bound=bound)
+    _check_vendor(principal, document)
+    return Grant(takes_over=takes_over, rightful=bound or (holder is not None and not takes_over and holder.rightful))
+
+
+def _check_namespaces(
+    principal: Principal, thing_id: str, derived: DerivedId | None, *, checks_id: bool, bound: bool
+) -> None:
+    """Refuse an id (when ``checks_id``: one the write registers and the principal chose) or a card URL outside
+    the principal's namespaces."""
+    if checks_id and not in_namespaces(thing_id, principal.namespaces):
         raise unavailable_id(principal, thing_id)
-    if derived is not None and derived.url is not None and principal.namespaces and not bound:
+    if derived is not None and derived.url is not None and not bound:
         raise Forbidden(
             f"The card's URL {derived.url!r} is outside the namespaces of {principal.name!r} "
             f"({', '.join(principal.namespaces)})",
             rule="namespace",
         )
-    _check_vendor(principal, document)
-    return Grant(takes_over=takes_over, rightful=bound or (holder is not None and not takes_over and holder.rightful))
 
 
 def may_take_over(principal: Principal | None, holder: Holder, derived: DerivedId | None) -> bool:

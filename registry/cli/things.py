@@ -244,10 +244,6 @@ def import_directory(
     if tool_format is not None and ttl is not None:
         raise click.UsageError("--ttl applies to Thing Descriptions, not to imported tools")
     files = _import_files(directory)
-    registered: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
-    found = len(files)  # a file of tool definitions may hold several: counted as each is read
-    counting = threading.Lock()
     progress = Progress(
         TextColumn("importing"),
         BarColumn(),
@@ -259,86 +255,117 @@ def import_directory(
     )
     started = time.monotonic()
     with connect(url, timeout=IMPORT_TIMEOUT) as client, progress, ThreadPoolExecutor(concurrency) as pool:
-        task = progress.add_task("import", total=found)
-        one_by_one: list[Future[None]] = []
-
-        def register_one(name: str, loaded: Any) -> None:
-            try:
-                registered.append({"file": name, **_register(client, loaded, tool_format, vendor, ttl)})
-            except ClientFailure as error:
-                failed.append({"file": name, "status": None, "detail": error.message, "validationErrors": []})
-            except ProblemError as error:
-                failed.append(_failure(name, error))
-            progress.advance(task)
-
-        def register_batch(batch: list[tuple[str, Any]]) -> None:
-            try:
-                outcome = client.register_batch([loaded for _, loaded in batch], ttl=ttl)
-            except ProblemError as error:
-                failed.extend(_failure(name, error) for name, _ in batch)
-            else:
-                for (name, _), item in zip(batch, outcome.results, strict=True):
-                    if item.problem is None:
-                        registered.append({"file": name, "id": item.id, "created": item.status == 201})
-                    else:
-                        issues = [msgspec.to_builtins(issue) for issue in item.problem.validationErrors or []]
-                        failed.append(
-                            {
-                                "file": name,
-                                "status": item.status,
-                                "detail": item.problem.detail,
-                                "validationErrors": issues,
-                            }
-                        )
-            progress.advance(task, len(batch))
-
-        def import_files(paths: list[Path]) -> None:
-            """Read a batch's worth of files (in the pool, while other batches are on the wire: reading them all
-            first took 20 s of 100,000 files), send those that go in a batch, and queue the others."""
-            nonlocal found
-            targets = _loaded(directory, paths, tool_format)
-            if len(targets) != len(paths):
-                with counting:
-                    found += len(targets) - len(paths)
-                    progress.update(task, total=found)
-            batched: list[tuple[str, Any]] = []
-            queued: list[Future[None]] = []
-            for name, loaded in targets:
-                if batch_size > 1 and _batched(loaded, tool_format):
-                    batched.append((name, loaded))
-                else:
-                    queued.append(pool.submit(register_one, name, loaded))
-            one_by_one.extend(queued)
-            if batched:
-                register_batch(batched)
-
-        reads = [pool.submit(import_files, files[start : start + batch_size]) for start in range(0, found, batch_size)]
+        run = _Import(client, pool, progress, directory, tool_format, vendor, ttl, batch_size, found=len(files))
+        reads = [
+            pool.submit(run.import_files, files[start : start + batch_size])
+            for start in range(0, len(files), batch_size)
+        ]
         for future in reads:
             future.result()
-        for future in one_by_one:  # complete: each read queued its own before it ended
+        for future in run.one_by_one:  # complete: each read queued its own before it ended
             future.result()
     elapsed = time.monotonic() - started
-    registered.sort(key=lambda entry: entry["file"])
-    failed.sort(key=lambda entry: entry["file"])
+    run.registered.sort(key=lambda entry: entry["file"])
+    run.failed.sort(key=lambda entry: entry["file"])
     if as_json:
-        print_json({"registered": registered, "failed": failed})
+        print_json({"registered": run.registered, "failed": run.failed})
     else:
-        rate = found / elapsed if elapsed > 0 else 0.0
-        out.print(
-            f"{len(registered)} registered, {len(failed)} failed (of {found}) in {elapsed:.1f} s, "
-            f"{rate:,.0f} descriptions/s",
-            highlight=False,
-        )
-        if failed:
-            table = Table("file", "status", "why", box=None, header_style="bold")
-            for failure in failed:
-                reasons = [failure["detail"]] + [
-                    f"{issue['field'] or '(document)'}: {issue['description']}" for issue in failure["validationErrors"]
-                ]
-                table.add_row(failure["file"], str(failure["status"] or "-"), literal_lines(reasons))
-            print_table(table)
-    if failed:
+        _print_import(run.registered, run.failed, run.found, elapsed)
+    if run.failed:
         sys.exit(1)
+
+
+class _Import:
+    """One ``registry import``: reads the files a batch at a time in the pool, sends the Thing Descriptions with
+    an id among them in one request and the rest one by one, and records what was registered and what failed."""
+
+    def __init__(
+        self,
+        client: RegistryClient,
+        pool: ThreadPoolExecutor,
+        progress: Progress,
+        directory: Path,
+        tool_format: ToolFormat | None,
+        vendor: str | None,
+        ttl: float | None,
+        batch_size: int,
+        *,
+        found: int,
+    ) -> None:
+        self.client, self.pool, self.progress = client, pool, progress
+        self.directory, self.tool_format, self.vendor, self.ttl = directory, tool_format, vendor, ttl
+        self.batch_size = batch_size
+        #: Files found; a file of tool definitions may hold several, counted as each is read.
+        self.found = found
+        self.task = progress.add_task("import", total=found)
+        self.registered: list[dict[str, Any]] = []
+        self.failed: list[dict[str, Any]] = []
+        self.one_by_one: list[Future[None]] = []
+        self._counting = threading.Lock()
+
+    def import_files(self, paths: list[Path]) -> None:
+        """Read a batch's worth of files (in the pool, while other batches are on the wire, so that a large
+        directory does not wait for every file to be read first), send those that go in a batch, and queue the
+        others."""
+        targets = _loaded(self.directory, paths, self.tool_format)
+        if len(targets) != len(paths):
+            with self._counting:
+                self.found += len(targets) - len(paths)
+                self.progress.update(self.task, total=self.found)
+        batched: list[tuple[str, Any]] = []
+        queued: list[Future[None]] = []
+        for name, loaded in targets:
+            if self.batch_size > 1 and _batched(loaded, self.tool_format):
+                batched.append((name, loaded))
+            else:
+                queued.append(self.pool.submit(self.register_one, name, loaded))
+        self.one_by_one.extend(queued)
+        if batched:
+            self.register_batch(batched)
+
+    def register_one(self, name: str, loaded: Any) -> None:
+        try:
+            registered = _register(self.client, loaded, self.tool_format, self.vendor, self.ttl)
+            self.registered.append({"file": name, **registered})
+        except ClientFailure as error:
+            self.failed.append({"file": name, "status": None, "detail": error.message, "validationErrors": []})
+        except ProblemError as error:
+            self.failed.append(_failure(name, error))
+        self.progress.advance(self.task)
+
+    def register_batch(self, batch: list[tuple[str, Any]]) -> None:
+        try:
+            outcome = self.client.register_batch([loaded for _, loaded in batch], ttl=self.ttl)
+        except ProblemError as error:
+            self.failed.extend(_failure(name, error) for name, _ in batch)
+        else:
+            for (name, _), item in zip(batch, outcome.results, strict=True):
+                if item.problem is None:
+                    self.registered.append({"file": name, "id": item.id, "created": item.status == 201})
+                else:
+                    issues = [msgspec.to_builtins(issue) for issue in item.problem.validationErrors or []]
+                    self.failed.append(
+                        {"file": name, "status": item.status, "detail": item.problem.detail, "validationErrors": issues}
+                    )
+        self.progress.advance(self.task, len(batch))
+
+
+def _print_import(registered: list[dict[str, Any]], failed: list[dict[str, Any]], found: int, elapsed: float) -> None:
+    """The summary of an import: counts and rate, then a table of the files that failed and why."""
+    rate = found / elapsed if elapsed > 0 else 0.0
+    out.print(
+        f"{len(registered)} registered, {len(failed)} failed (of {found}) in {elapsed:.1f} s, "
+        f"{rate:,.0f} descriptions/s",
+        highlight=False,
+    )
+    if failed:
+        table = Table("file", "status", "why", box=None, header_style="bold")
+        for failure in failed:
+            reasons = [failure["detail"]] + [
+                f"{issue['field'] or '(document)'}: {issue['description']}" for issue in failure["validationErrors"]
+            ]
+            table.add_row(failure["file"], str(failure["status"] or "-"), literal_lines(reasons))
+        print_table(table)
 
 
 COMMANDS = (

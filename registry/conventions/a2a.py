@@ -128,6 +128,25 @@ def card_to_description(card: dict[str, Any], thing_id: str) -> dict[str, Any]:
     if isinstance(version, str) and SEMVER.match(version):
         # LMOS agents carry a SemVer version.instance; any other version stays with the card.
         document["version"] = {"instance": kept.pop("version")}
+    metadata = _card_metadata(kept)
+    if metadata:
+        document["lmos:metadata"] = metadata
+    links = _card_links(kept)
+    if links:
+        document["links"] = links
+    forms = _card_forms(kept)
+    if forms:
+        document["forms"] = forms
+    document.update(_security(kept))
+    if signatures_of(card):
+        document[SIGNED_CONTENT_MEMBER] = content_digest(card)
+    if kept:
+        document[CARD_MEMBER] = kept
+    return document
+
+
+def _card_metadata(kept: dict[str, Any]) -> dict[str, Any]:
+    """``lmos:metadata`` of the card's provider and skills, taken from ``kept`` when they map."""
     metadata: dict[str, Any] = {}
     provider = kept.get("provider")
     if isinstance(provider, dict) and _mappable_provider(provider):
@@ -136,26 +155,25 @@ def card_to_description(card: dict[str, Any], thing_id: str) -> dict[str, Any]:
     skills = kept.get("skills")
     if isinstance(skills, list) and all(isinstance(skill, dict) for skill in skills):
         metadata["lmos:capabilities"] = [_capability(skill) for skill in kept.pop("skills")]
-    if metadata:
-        document["lmos:metadata"] = metadata
+    return metadata
+
+
+def _card_links(kept: dict[str, Any]) -> list[dict[str, Any]]:
+    """The TD links of the card's documentation and icon URLs, taken from ``kept``."""
     links = []
     for member, rel in (("documentationUrl", "service-doc"), ("iconUrl", "icon")):
         if isinstance(kept.get(member), str):
             links.append({"href": kept.pop(member), "rel": rel})
-    if links:
-        document["links"] = links
+    return links
+
+
+def _card_forms(kept: dict[str, Any]) -> list[dict[str, Any]]:
+    """The forms of the card's interfaces: its ``supportedInterfaces`` (taken from ``kept`` when they all map), or
+    those of an A2A 0.3 card, whose url and additionalInterfaces stay with the card."""
     interfaces = kept.get("supportedInterfaces")
     if isinstance(interfaces, list) and interfaces and all(_mappable_interface(item) for item in interfaces):
-        document["forms"] = [_form(item) for item in kept.pop("supportedInterfaces")]
-    elif legacy_forms := _legacy_forms(kept):
-        # An A2A 0.3 card: its url and additionalInterfaces become the forms, the members stay with the card.
-        document["forms"] = legacy_forms
-    document.update(_security(kept))
-    if signatures_of(card):
-        document[SIGNED_CONTENT_MEMBER] = content_digest(card)
-    if kept:
-        document[CARD_MEMBER] = kept
-    return document
+        return [_form(item) for item in kept.pop("supportedInterfaces")]
+    return _legacy_forms(kept)
 
 
 def content_digest(card: dict[str, Any]) -> str:
@@ -337,23 +355,8 @@ def description_to_card(document: dict[str, Any]) -> dict[str, Any]:
     """The Agent Card of a description: exact for an imported card, built from the TD for any other agent."""
     kept = document.get(CARD_MEMBER)
     card: dict[str, Any] = dict(kept) if isinstance(kept, dict) else {}
-    summary = summarise(document)
-    card["name"] = summary.title or str(document.get("id", ""))
-    if "description" not in card:
-        card["description"] = summary.description or card["name"]
-    if "version" not in card:
-        card["version"] = summary.version or "0.0.0"
-    _, metadata = lmos_member(lmos_normalised(document), "metadata")
-    if "provider" not in card and summary.vendor is not None and summary.vendor.name and summary.vendor.url:
-        card["provider"] = {"organization": summary.vendor.name, "url": summary.vendor.url}
-    if "skills" not in card:
-        card["skills"] = _skills(lmos_normalised(document), metadata if isinstance(metadata, dict) else {})
-    for link in document.get("links", []) if isinstance(document.get("links"), list) else []:
-        if not isinstance(link, dict) or not isinstance(link.get("href"), str):
-            continue
-        member = {"service-doc": "documentationUrl", "icon": "iconUrl"}.get(str(link.get("rel")))
-        if member is not None and member not in card:
-            card[member] = link["href"]
+    _card_basics(document, card)
+    _card_link_members(document, card)
     if "supportedInterfaces" not in card and "url" not in card:
         card["supportedInterfaces"] = _interfaces(document)
     _card_security(document, card)
@@ -366,6 +369,32 @@ def description_to_card(document: dict[str, Any]) -> dict[str, Any]:
         card.setdefault("defaultInputModes", modes)
         card.setdefault("defaultOutputModes", modes)
     return card
+
+
+def _card_basics(document: dict[str, Any], card: dict[str, Any]) -> None:
+    """Name, description, version, provider and skills of the card, each the card's own when it states one."""
+    summary = summarise(document)
+    card["name"] = summary.title or str(document.get("id", ""))
+    if "description" not in card:
+        card["description"] = summary.description or card["name"]
+    if "version" not in card:
+        card["version"] = summary.version or "0.0.0"
+    if "provider" not in card and summary.vendor is not None and summary.vendor.name and summary.vendor.url:
+        card["provider"] = {"organization": summary.vendor.name, "url": summary.vendor.url}
+    if "skills" not in card:
+        reading = lmos_normalised(document)
+        _, metadata = lmos_member(reading, "metadata")
+        card["skills"] = _skills(reading, metadata if isinstance(metadata, dict) else {})
+
+
+def _card_link_members(document: dict[str, Any], card: dict[str, Any]) -> None:
+    """``documentationUrl`` and ``iconUrl`` of the TD's links, unless the card states them."""
+    for link in _list(document.get("links")):
+        if not isinstance(link, dict) or not isinstance(link.get("href"), str):
+            continue
+        member = {"service-doc": "documentationUrl", "icon": "iconUrl"}.get(str(link.get("rel")))
+        if member is not None and member not in card:
+            card[member] = link["href"]
 
 
 def _skills(document: dict[str, Any], metadata: dict[str, Any]) -> list[dict[str, Any]]:

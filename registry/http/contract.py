@@ -219,34 +219,48 @@ def _complete(operation: Schema, contract: Contract, path: str, public: bool) ->
     for inferred in [key for key in responses if key >= "400"]:
         del responses[inferred]  # the framework's {status_code, detail, extra}: never sent
     if contract.body is not None:
-        operation["requestBody"] = {
-            "required": True,
-            "description": contract.body.description,
-            "content": {
-                media: {
-                    "schema": schema,
-                    **(
-                        {"examples": {name: {"value": value} for name, value in contract.body.examples.items()}}
-                        if contract.body.examples and "json" in media
-                        else {}
-                    ),
+        operation["requestBody"] = _request_body(contract.body)
+    _add_parameters(operation, contract.parameters)
+    for status, when in sorted(_problems(operation, contract, path, public).items()):
+        responses[str(status)] = _problem_response(f"{HTTPStatus(status).phrase}: {when}", contract.problem_media_type)
+
+
+def _request_body(body: Body) -> Schema:
+    return {
+        "required": True,
+        "description": body.description,
+        "content": {
+            media: {
+                "schema": schema,
+                **(
+                    {"examples": {name: {"value": value} for name, value in body.examples.items()}}
+                    if body.examples and "json" in media
+                    else {}
+                ),
+            }
+            for media, schema in body.content.items()
+        },
+    }
+
+
+def _add_parameters(operation: Schema, parameters: Sequence[Param]) -> None:
+    """Adds the contract's parameters the inferred operation lacks."""
+    present = {(parameter["name"], parameter["in"]) for parameter in operation.get("parameters", [])}
+    for param in parameters:
+        if (param.name, param.location) not in present:
+            operation.setdefault("parameters", []).append(
+                {
+                    "name": param.name,
+                    "in": param.location,
+                    "required": param.required,
+                    "description": param.description,
+                    "schema": param.schema,
                 }
-                for media, schema in contract.body.content.items()
-            },
-        }
-    if contract.parameters:
-        present = {(parameter["name"], parameter["in"]) for parameter in operation.get("parameters", [])}
-        for param in contract.parameters:
-            if (param.name, param.location) not in present:
-                operation.setdefault("parameters", []).append(
-                    {
-                        "name": param.name,
-                        "in": param.location,
-                        "required": param.required,
-                        "description": param.description,
-                        "schema": param.schema,
-                    }
-                )
+            )
+
+
+def _problems(operation: Schema, contract: Contract, path: str, public: bool) -> dict[int, str]:
+    """The problem responses of an operation: the common ones that apply to it, then its own."""
     problems: dict[int, str] = {}
     if contract.common_problems:
         problems.update(COMMON_PROBLEMS)
@@ -257,8 +271,7 @@ def _complete(operation: Schema, contract: Contract, path: str, public: bool) ->
         if not public:
             problems.update(GUARDED_PROBLEMS)
     problems.update(contract.problems)
-    for status, when in sorted(problems.items()):
-        responses[str(status)] = _problem_response(f"{HTTPStatus(status).phrase}: {when}", contract.problem_media_type)
+    return problems
 
 
 def _problem_schemas() -> dict[str, Schema]:
