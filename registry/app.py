@@ -130,7 +130,8 @@ async def _refresh_statistics_periodically(database: Database, interval: float) 
 
 async def _start_offload_threads() -> None:
     """Start every thread of the executor that ``asyncio.to_thread`` uses (large bodies are decoded, validated
-    and projected there) now: starting one while a request holds the GIL blocked the event loop for 100-200 ms."""
+    and projected there) now: starting one while a request holds the GIL blocks the event loop for a long while
+    (docs/performance.md, "Figures behind the code")."""
     loop = asyncio.get_running_loop()
     workers = min(32, (os.cpu_count() or 1) + 4)
     loop.set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix="registry-offload"))

@@ -7,7 +7,7 @@ hold a newline or a terminal escape), and warnings and errors are rate-limited p
 few lines, not one per request. ``configure_logging`` is what ``registry serve`` and the SPARQL worker call.
 
 ``info_line`` is the per-request path (the access log): with JSON output it writes the line itself, in the same
-format, because a record through ``logging`` and structlog's processors cost about 45 µs, half of a cached GET;
+format, because a record through ``logging`` and structlog's processors costs about as much as the rest of a cached GET;
 and it leaves the line in the stream's buffer for at most ``FLUSH_INTERVAL`` rather than making a system call per
 line.
 """

@@ -1,11 +1,11 @@
-"""Capabilities and vendors where the queries at 10⁵ descriptions need them (bench/suite.py):
+"""Capabilities and vendors where the queries of a large catalogue need them (bench/suite.py):
 
 - every capability a description offers, on its summary row (``thing_summaries.capability_keys``, GIN-indexed): a
   search filtered by capability and by vendor, kind or text intersects their indexes instead of probing
-  thing_capabilities once per candidate row (52 ms p50 before);
+  thing_capabilities once per candidate row;
 - the vendor of a description, on each of its capability rows (``thing_capabilities.vendor_name``): resolution
   with vendor rules ranks the offers before it reads any description, instead of joining every offer in range to
-  its summary (35 ms).
+  its summary.
 
 Rows written before this migration take them from the capability rows and the summaries.
 

@@ -87,8 +87,8 @@ def problem_lines(error: ProblemError) -> list[str]:
 
 def _import_httpcore_without_trio() -> None:
     """httpcore imports trio wherever it is installed (encode/httpcore#946; the development install has it, for
-    selenium): 60 ms of every command's start, for a client that is synchronous and never runs on trio. trio is
-    hidden from that one import only, so httpcore's async code knows no trio and anything else may import it."""
+    selenium), a noticeable part of every command's start, for a client that is synchronous and never runs on trio.
+    trio is hidden from that one import only, so httpcore's async code knows no trio and anything else may import it."""
     if "httpcore" in sys.modules or "trio" in sys.modules:
         return
     sys.modules["trio"] = None  # type: ignore[assignment]  # an import of a module mapped to None fails

@@ -1,7 +1,7 @@
 """Minimal Validation of Thing Descriptions (TD 1.1 §Minimal Validation) plus the LMOS rules.
 
 The bundled TD 1.0 / 1.1 JSON Schemas are chosen by ``@context`` and compiled once (jsonschema-rs, a Rust
-validator, about 20x faster than the pure-Python ``jsonschema`` on these schemas). Spot checks cover what a
+validator, many times faster than the pure-Python ``jsonschema`` on these schemas). Spot checks cover what a
 JSON Schema cannot say. Every error is reported, not only the first.
 """
 

@@ -6,7 +6,7 @@ hundred half-open connections (slowloris) hold the process at its file-descripto
 - a header-read deadline (``REGISTRY_HEADER_TIMEOUT``): the request line and headers must arrive within it, or the
   connection gets 408 and is closed; it covers a new connection that sends nothing, too. One sweep per process
   checks every connection each tenth of the deadline (at most each second), instead of a timer per request,
-  which cost a cached GET ~8 %;
+  which costs a cached GET a measurable share of its CPU;
 - a body-read deadline (``REGISTRY_BODY_TIMEOUT``): once the headers are in, the whole body must arrive within
   it, or the request gets 408 and the connection is closed (a body trickled a byte every few seconds would hold
   the connection for ever). Time the server itself does not read (the application has not asked for more yet,

@@ -61,7 +61,7 @@ class ServiceHolder:
     """Where the lifespan puts the services, for the providers to hand out.
 
     The providers take no parameters: one that asks for ``state`` costs Litestar a signature-model parse on every
-    request (measured: about 8 % of the instructions of a GET).
+    request, a measurable share of the instructions of a GET.
     """
 
     def __init__(self) -> None:
@@ -79,8 +79,8 @@ class ServiceHolder:
 
 def dependencies(holder: ServiceHolder) -> dict[str, Provide]:
     """The services handlers may declare, by name: ``directory: NamedDependency[DirectoryService]``, … A handler
-    declares one where it can: Litestar resolves two or more in an anyio task group per request (3 % of a PUT's
-    server samples); the settings come with the directory service (``directory.settings``)."""
+    declares one where it can: Litestar resolves two or more in an anyio task group per request (a visible
+    share of a PUT's server samples); the settings come with the directory service (``directory.settings``)."""
 
     def provide_directory() -> DirectoryService:
         return holder.services.directory

@@ -25,7 +25,7 @@ from registry.store.things import StoredDescription
 from registry.wire import Notice
 
 #: Descriptions up to this size (encoded JSON) are projected on the event loop: their projections take under a
-#: millisecond (0.3 ms for the 3.6 kB seed agent), and a thread hand-off costs about as much CPU as it spares the
+#: millisecond, and a thread hand-off costs about as much CPU as it spares the
 #: loop (the GIL serialises the work either way).
 INLINE_PROJECTION_BYTES = 8192
 

@@ -1,9 +1,8 @@
 """JSON-LD 1.1 to N-Triples for the context features TDs use, with every processed context kept for reuse.
 
-Why: oxigraph's JSON-LD parser takes 3-5 ms for the seed WeatherAgent, nearly all of it re-processing the TD
-context and its property-scoped contexts for every affordance, form and schema; pyld does the same and more.
-Here a context is processed once and its term definitions are reused, which brings a description to a fraction
-of a millisecond.
+Why: oxigraph's JSON-LD parser spends nearly all of its time on a TD re-processing the TD context and its
+property-scoped contexts for every affordance, form and schema; pyld does the same and more. Here a context is
+processed once and its term definitions are reused, which makes a description several times cheaper.
 
 Scope: term definitions with ``@id``, ``@type`` (``@id``, ``@vocab``, a datatype), ``@container`` (``@set``,
 ``@index``, ``@language``), property-based ``@index``, ``@language`` and property-scoped ``@context``; ``@vocab``,

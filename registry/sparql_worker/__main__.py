@@ -74,8 +74,8 @@ async def _serve() -> None:
     directory = Path(generation) if generation else current_generation(base)
     index = await asyncio.to_thread(RdfIndex.open, directory, identity)
     # Changes held back during a burst need not be read as each one commits: reading the log on every notification
-    # cost the worker 0.12 ms of CPU per PUT during a burst (0.06 ms read at most every 50 ms), PostgreSQL's share
-    # of the reads besides.
+    # costs the worker about twice the CPU per PUT of reading it at most every ``FEED_READ_INTERVAL``, PostgreSQL's
+    # share of the reads besides.
     read_interval = FEED_READ_INTERVAL if settings.sparql_index_defer else 0.0
     feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval, read_interval=read_interval)
     follower = IndexFollower(database, feed, index, identity, defer=settings.sparql_index_defer)

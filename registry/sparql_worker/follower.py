@@ -54,16 +54,16 @@ log = logging.getLogger(__name__)
 BATCH_DELAY = 0.05
 #: Seconds without a new change after which a burst of writes is over (a copy that defers applies it then). A fleet
 #: registering at once, or a single client writing back to back, leaves gaps of milliseconds between changes; the
-#: batches of ``registry import`` commit about every 0.1 s, and at 0.2 s here the longer gaps between them ended the
-#: burst again and again during an import of 10⁵ (docs/performance.md).
+#: batches of ``registry import`` commit about every tenth of this, and a much shorter wait ends the burst again and
+#: again at the longer gaps between them during a large import (docs/performance.md).
 QUIET = 1.0
 #: Bytes of RDF (N-Triples) read and written in one step at most, but one description at least: what a step holds
-#: in memory is a few copies of it. Counting descriptions instead let 30 registrations of the largest size
-#: (4 MB of JSON, 26 MB of RDF each) take the SPARQL worker past its memory limit on every attempt.
+#: in memory is a few copies of it. Counting descriptions instead lets a few dozen registrations of the largest size
+#: take the SPARQL worker past its memory limit on every attempt.
 STEP_BYTES = 16 * 2**20
 #: Descriptions in one step at most. Larger steps are bulk-loaded in fewer, larger files, which RocksDB compacts
-#: less often: PUT new at 10⁴ descriptions ran at 861-999/s with steps of up to 2,000, against 835-952/s with
-#: steps of up to 500 (6 runs each, alternated).
+#: less often: PUT new runs faster with steps of up to this many than with a quarter of them
+#: (docs/performance.md).
 STEP_DESCRIPTIONS = 2000
 #: Descriptions whose size is read in one statement while building.
 _BUILD_PAGE = 10_000

@@ -37,23 +37,23 @@ from registry.store.rdf import same_history
 log = logging.getLogger(__name__)
 
 #: N-Triples written (bytes) after which the store's memtables are flushed to disk. RocksDB as oxigraph 0.5 opens it
-#: (no options) flushes them on its own only when they are large: a bulk load grew the worker by ~90 MB per 1,000
-#: descriptions (over 1 GB before the first flush; bench/bench_index_memory.py), past its memory limit at 10⁵.
+#: (no options) flushes them on its own only when they are large: a bulk load grows the worker with every description
+#: until then, past its memory limit for a large catalogue (bench/bench_index_memory.py; docs/performance.md).
 #: Flushed every few MB, the memtables stay near ten times this.
 FLUSH_AFTER_BYTES = 4 * 2**20
 #: New descriptions in one batch from which :meth:`RdfIndex.replace` bulk-loads them (a burst the index catches up
-#: on). With RocksDB's compactions after them, bursts of 100 cost 6.6 ms of CPU per description at 10⁵ against 8.9 ms
-#: for a load each, and 3.0 against 3.2 ms at 10⁴ (bench/bench_index_replace.py); smaller batches cost more than
-#: a load each (batches of 40: 2.9-3.5 ms against 2.0-3.0 ms, docs/performance.md), each being an ingestion.
+#: on). With RocksDB's compactions after them, bursts of this size cost less CPU per description bulk-loaded than
+#: loaded one by one (bench/bench_index_replace.py); smaller batches cost more bulk-loaded, each being an ingestion
+#: (docs/performance.md).
 BULK_FROM = 100
 #: Characters of N-Triples of the new descriptions in one batch from which they are bulk-loaded all the same, however
-#: few: one description of 26 MB cost 1.4-1.5 s of CPU bulk-loaded against 3.2 s in a transaction, ten of 2.9 MB
-#: 290-330 ms each against 360 ms (compactions after them counted; a small one costs 8 ms against 1 ms).
+#: few: a large description costs about half the CPU bulk-loaded that it costs in a transaction, while a small one
+#: costs several times more bulk-loaded (compactions after them counted; docs/performance.md).
 BULK_FROM_CHARACTERS = 2 * 2**20
 #: What the removal of a description counts for towards ``FLUSH_AFTER_BYTES`` (its deletion markers).
 _REMOVAL_BYTES = 4096
 #: Nice value of the thread that writes to the index. Keeping the index in step costs more CPU per description than
-#: accepting it (1.3-2.8 ms against about 1 ms for validation, projections and PostgreSQL; bench/suite.py), and
+#: accepting it (validation, projections and PostgreSQL; bench/suite.py), and
 #: the index follows the change log by design: under a bulk import the writes are acknowledged at the database's
 #: pace and the index catches up behind them instead of taking half the machine from them. Queries, which run on
 #: their own threads, keep their priority; on an idle machine the niceness changes nothing.
@@ -84,12 +84,11 @@ class IndexState:
 class RdfIndex:
     """One named graph per description; queries see their union as the default graph (``SparqlEngine``).
 
-    The union is not materialised in the store's default graph: a copy of every triple there cost 40 % of the
-    CPU of writing a description, and taking a description out of it had to look up each of its triples in every
-    other graph (a put-back cost 4.3 ms at 2,000 descriptions, 8.2 ms at 100,000; bench/bench_index_replace.py),
-    while a query over the union of the named graphs costs about what it costs over a copy in the default graph
-    (0.69-1.64x for a capability query answering 1,000 of 20,000 descriptions; bench/bench_semantic.py).
-    Writing and taking out a description now cost in proportion to it, not to the index.
+    The union is not materialised in the store's default graph: a copy of every triple there adds a large share
+    to the CPU of writing a description, and taking a description out of it looks up each of its triples in every
+    other graph, a cost that grows with the index (bench/bench_index_replace.py), while a query over the union of
+    the named graphs costs about what it costs over a copy in the default graph (bench/bench_semantic.py). Writing
+    and taking out a description cost in proportion to it, not to the index.
     Thread-safe (oxigraph stores are): queries run in worker threads while the follower applies changes.
     """
 

@@ -64,8 +64,8 @@ T = TypeVar("T")
 def _text_search_config(name: str) -> Any:
     """A text search configuration as a constant of the statement, not a bound parameter: a parameter is cast to
     ``regconfig`` at run time, so ``websearch_to_tsquery`` of it is not folded into a constant either, and a
-    filter evaluated row by row parsed the words again for every row (the first 1,000 matches of a word in every
-    description, in title order: 3 of a search's 6 ms at 10⁵)."""
+    filter evaluated row by row parses the words again for every row (for a word in every description, half of a
+    search's time)."""
     return literal_column(f"'{name}'", type_=REGCONFIG)
 
 
@@ -299,7 +299,7 @@ def search_query(
         # Ranking reads every match it ranks, and a word most descriptions contain matches them all: so the
         # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer). Whether
         # a match has expired is read after the ranking, for the page only (joined in rank order, as far as it
-        # needs): checking it for every candidate first took 1,000 lookups, 3.5 of 8.5 ms in PostgreSQL at 10⁵
+        # needs): checking it for every candidate first is a lookup per candidate, a large share of the search
         # for a word in every description. An expired description not yet purged (within ``purge_interval``)
         # may so take the place of a candidate; it is never answered.
         source = thing_summaries if filters.readers.everything else _joined()  # a tenant's rows are chosen first
@@ -791,8 +791,8 @@ def _bound_offers(everything: bool) -> Any:
     """The offers of the bound capability a reader of the bound tenant may see (by id, or by name in any case).
 
     Two index-only scans, each offer from one of them, rather than one scan for either condition: a capability's
-    offers lie scattered over the table, and reading their rows cost a page each (2,100 pages, 7 ms, for 2,500
-    offers at 10⁵ descriptions; 0.5 ms from the covering indexes)."""
+    offers lie scattered over the table, and reading their rows costs a page each, many times what the covering
+    indexes cost."""
     capability = bindparam("capability", type_=Text)
     by_id = select(*_OFFER_COLUMNS).where(thing_capabilities.c.capability_id == capability)
     by_name_only = select(*_OFFER_COLUMNS).where(

@@ -64,9 +64,9 @@ _WITH_LIFETIME = changes.outerjoin(
 
 
 #: Changes after a position and up to a bound, in order: run by every change feed after every burst of writes,
-#: so kept simple to plan. (With the sequences missing at an earlier read in the same statement, planning it cost
-#: more than running it: 0.4 ms, and 0.76 ms in all per read under a write load, a third of PostgreSQL's work for
-#: a registration; bench/bench_things.py.) The range is an index range either way, with the values or without.
+#: so kept simple to plan. (With the sequences missing at an earlier read in the same statement, planning it costs
+#: more than running it, a large share of PostgreSQL's work for a registration under a write load;
+#: bench/bench_things.py.) The range is an index range either way, with the values or without.
 _RANGE = Statement.of(
     select(*_CHANGE_COLUMNS)
     .select_from(_WITH_LIFETIME)

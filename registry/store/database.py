@@ -274,7 +274,8 @@ class Listening:
 #: memory: at the default random_page_cost of 4 the planner joins a filter's ~1,000 candidates to ``descriptions``
 #: by reading all of it rather than by index lookups (1.1 is the usual value for SSDs and caches). A search's
 #: best plan depends on its values (a vendor of 10 or of 10,000 descriptions): a cached generic plan, chosen after
-#: five runs of the statement, is not. Filtered search at 10⁵ descriptions: 33 ms before, 8 ms after.
+#: five runs of the statement, is not. Both make a filtered search of a large catalogue several times faster
+#: (docs/performance.md).
 SEARCH_PLANNER = "SET LOCAL random_page_cost = 1.1; SET LOCAL plan_cache_mode = force_custom_plan"
 
 

@@ -1,6 +1,6 @@
 """Planner statistics kept fresh: after a bulk load the planner must know the tables' new sizes and value spreads,
-or it picks plans for the empty catalogue (a filtered search took 90 ms at 100,000 descriptions before ``ANALYZE``,
-6 ms after). Autovacuum gets there eventually; the directory does not wait for it."""
+or it picks plans for the empty catalogue, and a filtered search of a large catalogue is many times slower until
+``ANALYZE`` (docs/performance.md). Autovacuum gets there eventually; the directory does not wait for it."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ _STALE = text(
 async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLES) -> None:
     """ANALYZE ``tables`` now (after a bulk load; VACUUM those ``READ_FROM_INDEXES`` too, so ``executor`` must
     not be in a transaction), and merge the pending entries of every GIN index, whether or not its table is among
-    them: rows written since the last VACUUM wait in an unsorted list each search reads through (a vendor filter
-    at 10⁵: 8 ms, 0.8 ms once merged), and autovacuum's own ANALYZE, which may come first and leave a table
+    them: rows written since the last VACUUM wait in an unsorted list each search reads through (a vendor filter is
+    several times slower until they are merged), and autovacuum's own ANALYZE, which may come first and leave a table
     looking fresh, does not merge them. Cheap when the lists are empty."""
     for table in tables:
         if table not in READ_FROM_INDEXES:

@@ -154,7 +154,7 @@ description_rdf = Table(
     Column("error", Text, nullable=True),
 )
 
-# -- discovery (issue 4): the summary of every description, its capabilities, and its kept versions.
+# -- discovery: the summary of every description, its capabilities, and its kept versions.
 
 #: Text-search configuration of the summary's tsvector and of queries against it.
 SEARCH_CONFIG = "english"

@@ -1,9 +1,9 @@
-"""Compress the large columns with lz4 where PostgreSQL was built with it (perf).
+"""Compress the large columns with lz4 where PostgreSQL was built with it.
 
-Every write stores its description twice (text and jsonb), its diff, its RDF and its summary; each of these is
-several kB and TOAST-compressed on write. With the default pglz that compression was a fifth of the database's
-CPU time per registration; lz4 does it several times faster. New values only: rows already written stay pglz
-(PostgreSQL reads both). A PostgreSQL without lz4 (e.g. the embedded one) keeps pglz.
+Every write stores its description (text and jsonb), its diff, its RDF and its summary; each of these is several
+kB and TOAST-compressed on write. The default pglz makes that compression a large share of the database's CPU time
+per registration; lz4 does it several times faster. New values only: rows already written stay pglz (PostgreSQL
+reads both). A PostgreSQL without lz4 (e.g. the embedded one) keeps pglz.
 
 Revision ID: 0004_perf
 Revises: 0003_discovery

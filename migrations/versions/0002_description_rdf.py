@@ -1,4 +1,4 @@
-"""RDF of each description, computed at write time (semantic layer, issue 3).
+"""RDF of each description, computed at write time (the semantic layer).
 
 Revision ID: 0002_semantic
 Revises: 0001_initial

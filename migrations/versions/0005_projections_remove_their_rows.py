@@ -1,9 +1,9 @@
 """One home for projections: their rows are removed by the projections themselves, and the unused jsonb copy goes.
 
-- ``descriptions.document`` (jsonb) was written on every write and never read: PostgreSQL parsed each document
-  into jsonb on top of storing its text. The text (``document_text``) is the description as registered.
+- ``descriptions.document`` (jsonb) goes: it is written on every write and never read, and PostgreSQL parses each
+  document into jsonb on top of storing its text. The text (``document_text``) is the description as registered.
 - The foreign keys with ``ON DELETE CASCADE`` from ``description_rdf``, ``thing_summaries`` and
-  ``thing_capabilities`` go: deletes and purges now tell each projection which descriptions left, in the same
+  ``thing_capabilities`` go: deletes and purges tell each projection which descriptions left, in the same
   transaction, so a projection (in PostgreSQL or elsewhere) learns of every removal the same way.
 
 Revision ID: 0005_spine

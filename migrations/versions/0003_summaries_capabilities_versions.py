@@ -1,4 +1,4 @@
-"""Discovery: summaries, capabilities and kept versions of descriptions (issue 4).
+"""Discovery: summaries, capabilities and kept versions of descriptions.
 
 Revision ID: 0003_discovery
 Revises: 0002_semantic

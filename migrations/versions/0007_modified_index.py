@@ -1,4 +1,4 @@
-"""Scale: an index for searches sorted by modification (newest first).
+"""An index for searches sorted by modification (newest first).
 
 Revision ID: 0007_scale
 Revises: 0006_auth

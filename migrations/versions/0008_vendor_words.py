@@ -1,4 +1,4 @@
-"""Versions: vendor names as words (a generated tsvector with a GIN index) for word and prefix vendor matching.
+"""Vendor names as words (a generated tsvector with a GIN index) for word and prefix vendor matching.
 
 Revision ID: 0008_versions
 Revises: 0007_scale
