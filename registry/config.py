@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 import platformdirs
 
+from registry.rates import parse_rate
+
 T = TypeVar("T")
 
 ENV_PREFIX = "REGISTRY_"
@@ -330,11 +332,9 @@ def _algorithms(raw: str) -> tuple[str, ...]:
 
 
 def _rate_limit(raw: str) -> str:
-    """``N/second|minute|hour|day`` (the ``limits`` notation), checked at start-up."""
+    """A rate such as ``600/minute`` (:mod:`registry.rates`), checked at start-up; empty for none."""
     if raw.strip():
-        from limits import parse
-
-        parse(raw.strip())
+        parse_rate(raw)
     return raw.strip()
 
 
