@@ -65,7 +65,7 @@ from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
 from registry.http.sites import SitePolicy
 from registry.http.things import ThingsController
-from registry.metrics import PURGED, REQUEST_METRICS, Gauges
+from registry.metrics import PURGED, READ_REPLICA_READS, REQUEST_METRICS, Gauges
 from registry.projections import Projections
 from registry.projections.catalog import CatalogProjector
 from registry.projections.rdf import RdfProjector
@@ -186,6 +186,7 @@ def create_app(settings: Settings) -> Litestar:
                 max_lag=settings.db_read_max_lag,
                 schema_revision=schema_revision,
                 name=name,
+                on_read=READ_REPLICA_READS.labels(name).inc,
             )
             for url, name in zip(urls, replica_names(urls), strict=True)
         )

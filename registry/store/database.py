@@ -471,7 +471,7 @@ class Database(Executor):
             try:
                 async with asyncio.timeout(wait):
                     answer = await read(replica.database)
-                replica.reads.inc()
+                replica.on_read()
                 return answer
             except StatementTimeout as error:
                 if statement_bound is not None:
