@@ -27,6 +27,7 @@ from registry.errors import TooManyRequests
 from registry.rates import Rate, parse_rate
 from registry.store.database import Database
 from registry.store.rate_counts import CountDelta, add_counts, purge_counts
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -192,11 +193,8 @@ class RateLimits:
             self._syncer = asyncio.create_task(self._sync_periodically(), name="rate-limit-sync")
 
     async def stop(self) -> None:
-        if self._syncer is not None:
-            self._syncer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._syncer
-            self._syncer = None
+        syncer, self._syncer = self._syncer, None
+        await cancel_and_wait(syncer)
         # What was counted since the last sync still counts for the other processes, if the database answers soon.
         with contextlib.suppress(Exception):
             async with asyncio.timeout(STOP_SYNC_TIMEOUT):

@@ -20,7 +20,19 @@ ROOT = Path(__file__).resolve().parents[2] / "registry"
 #: Lowest first. A unit is a package of ``registry`` or a module at its top.
 LAYERS: list[set[str]] = [
     # Values, settings and the rules of descriptions and their RDF: no I/O of their own.
-    {"wire", "rates", "tenancy", "config", "redaction", "errors", "descriptions", "semantic", "logs", "lifecycle"},
+    {
+        "wire",
+        "rates",
+        "tenancy",
+        "tasks",
+        "config",
+        "redaction",
+        "errors",
+        "descriptions",
+        "semantic",
+        "logs",
+        "lifecycle",
+    },
     # PostgreSQL: statements, the pool, the schema's state.
     {"store", "startup"},
     # Access rules, the projections of a description, the metrics every part records.
