@@ -66,7 +66,9 @@ def test_the_overridden_methods_keep_their_signatures(name: str, parameters: lis
 
 async def test_the_connection_and_request_state_read_by_the_hardened_protocol() -> None:
     state = ServerState()
-    protocol = HttpToolsProtocol(Config(app=_app, log_config=None), state, {}, _loop=asyncio.get_running_loop())
+    protocol = HttpToolsProtocol(
+        Config(app=_app, log_config=None, ws="none"), state, {}, _loop=asyncio.get_running_loop()
+    )
     transport = FakeTransport()
     protocol.connection_made(transport)
     try:
