@@ -65,7 +65,7 @@ from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
 from registry.http.sites import SitePolicy
 from registry.http.things import ThingsController
-from registry.metrics import PURGED, REQUEST_METRICS, Gauges
+from registry.metrics import PURGED, READ_REPLICA_READS, REQUEST_METRICS, Gauges
 from registry.projections import Projections
 from registry.projections.catalog import CatalogProjector
 from registry.projections.rdf import RdfProjector
@@ -75,7 +75,7 @@ from registry.semantic.rdf import RdfConverter, read_with
 from registry.semantic.sparql import SparqlBackend
 from registry.sparql_store.endpoint import StoreEndpoint
 from registry.sparql_worker.client import QueryWorker
-from registry.startup import DatabaseStartup, cancel, migrate_if_behind
+from registry.startup import DatabaseStartup, migrate_if_behind
 from registry.store.catalog import CatalogStore
 from registry.store.database import Database
 from registry.store.keys import KeyStore
@@ -84,6 +84,7 @@ from registry.store.replica import ReadReplica, replica_names
 from registry.store.servers import ServerStore
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.things import ThingStore
+from registry.tasks import cancel_and_wait
 from registry.tracing import tracing_plugins
 
 log = logging.getLogger(__name__)
@@ -187,6 +188,7 @@ def create_app(settings: Settings) -> Litestar:
                 max_lag=settings.db_read_max_lag,
                 schema_revision=schema_revision,
                 name=name,
+                on_read=READ_REPLICA_READS.labels(name).inc,
             )
             for url, name in zip(urls, replica_names(urls), strict=True)
         )
@@ -303,7 +305,7 @@ def create_app(settings: Settings) -> Litestar:
             # The first attempt before serving (a database that is there is ready when the first request comes);
             # the next ones while serving, /readyz saying why not yet.
             starting = asyncio.create_task(startup.run(attempt), name="database-startup")
-            stack.push_async_callback(cancel, starting)
+            stack.push_async_callback(cancel_and_wait, starting)
             await startup.first_attempt.wait()
             yield
 

@@ -9,11 +9,14 @@ import dataclasses
 import ipaddress
 import math
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
+
+from registry.rates import parse_rate
 
 T = TypeVar("T")
 
@@ -41,181 +44,449 @@ def _parse_list(raw: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in raw.split(",") if item.strip())
 
 
+#: The groups of settings, in the order the README lists them.
+SERVER = "Server"
+CONNECTIONS = "Connections and requests"
+DATABASE = "Database"
+REGISTRATIONS = "Registrations"
+SEARCH = "Reads and search"
+SPARQL = "SPARQL"
+EVENTS = "Events"
+AUTH = "Authentication"
+LIMITS = "Rate limits and quotas"
+OPERATIONS = "Logs and operations"
+GROUPS = (SERVER, CONNECTIONS, DATABASE, REGISTRATIONS, SEARCH, SPARQL, EVENTS, AUTH, LIMITS, OPERATIONS)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Factory:
+    make: Callable[[], Any]
+
+
+def factory(make: Callable[[], Any]) -> Any:
+    """A default computed when a :class:`Settings` is made (``setting``'s ``default``)."""
+    return _Factory(make)
+
+
+def setting(group: str, default: Any, doc: str, *, shown: str | None = None) -> Any:
+    """A field of :class:`Settings`: its ``group`` (one of ``GROUPS``), its ``default`` and its ``doc``, the one
+    description of the setting (Markdown; the README's configuration table is generated from it). ``shown`` is the
+    default as the table shows it, where the value alone would not say it (a default computed from other settings)."""
+    metadata = {"group": group, "doc": doc, "shown": shown}
+    if isinstance(default, _Factory):
+        return dataclasses.field(default_factory=default.make, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Settings:
-    """Runtime settings. Field names map to ``REGISTRY_<FIELD_NAME_UPPER>``."""
+    """Runtime settings. Field names map to ``REGISTRY_<FIELD_NAME_UPPER>``; each field's group and description
+    are in its metadata (:func:`setting`), and ``python -m registry.config`` renders them as the README's table."""
 
-    # -- server
-    host: str = "127.0.0.1"
-    port: int = 8080
-    #: Base URL clients use to reach this server (behind a proxy); default: http://{host}:{port}
-    public_url: str = ""
-    log_level: str = "info"
-    #: ``json`` (one JSON object a line), ``console`` (readable lines) or ``auto`` (JSON unless stderr is a terminal).
-    log_format: str = "auto"
-    #: One log line per request (method, path, route, status, duration, request id).
-    access_log: bool = True
-    #: OpenTelemetry spans per request, exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_*); needs the ``tracing`` extra.
-    tracing: bool = False
-    #: Largest accepted request body, in bytes (413 above).
-    max_body_bytes: int = 4 * 1024 * 1024
-    #: Seconds a client has to send a request line and headers (408 after), and an idle keep-alive connection lives.
-    header_timeout: float = 10.0
-    idle_timeout: float = 5.0
-    #: Seconds a client has to send a request's whole body once its headers arrived (408 and closed after).
-    body_timeout: float = 30.0
-    #: Peers (addresses or CIDR blocks) whose X-Forwarded-For, X-Forwarded-Proto and Forwarded headers say who the
-    #: client is; empty = none (every client is the address it connects from).
-    trusted_proxies: tuple[str, ...] = ()
-    #: Most open connections per process, and from one client address (503 and closed beyond).
-    max_connections: int = 2048
-    max_connections_per_client: int = 256
-    #: Largest request headers, in bytes, besides the request line (431 above).
-    max_header_bytes: int = 16384
-    #: Server processes (``registry serve --workers``), each with its own connections and database budget.
-    workers: int = 1
-    #: Deepest nesting and most values (objects, arrays, scalars) of a JSON body; the same limits bound JSONPath.
-    max_json_depth: int = 128
-    max_json_nodes: int = 500_000
-    #: Longest accepted URL (path and query string), in bytes (414 above); longer SPARQL queries go by POST.
-    max_url_bytes: int = 65536
-    #: Notices sent in the ``Registry-Notices`` header at most (count, and bytes of the header value); a write
-    #: with more answers with the full list in its body.
-    max_notice_header_count: int = 20
-    max_notice_header_bytes: int = 4096
-    #: Host names the directory answers to (``*``: any; ``.example.com``: that domain and its subdomains); empty =
-    #: the loopback names, the host it listens on and the host of the public URL (registry/http/sites.py).
-    allowed_hosts: tuple[str, ...] = ()
-    #: Origins (``https://app.example.com``) whose pages may send writes and read answers across sites (CORS).
-    cors_origins: tuple[str, ...] = ()
+    # -- Server
+    host: str = setting(SERVER, "127.0.0.1", "Interface to listen on (`--host`).")
+    port: int = setting(SERVER, 8080, "TCP port (`--port`).")
+    public_url: str = setting(
+        SERVER,
+        "",
+        "Base URL clients see (behind a proxy); used in the directory TD (`--public-url`).",
+        shown="`http://{host}:{port}`",
+    )
+    allowed_hosts: tuple[str, ...] = setting(
+        SERVER,
+        (),
+        "`Host` names the directory answers to, comma-separated (port ignored; `.example.com` = that domain and its "
+        "subdomains; `*` = any); others get 400 (DNS rebinding, docs/security.md).",
+        shown="loopback names, the listening address, the public URL's host",
+    )
+    cors_origins: tuple[str, ...] = setting(
+        SERVER,
+        (),
+        "Origins (`https://app.example.com`) whose pages may write and read across sites (CORS); an unsafe request "
+        "from any other page's origin gets 403.",
+    )
+    workers: int = setting(
+        SERVER,
+        1,
+        "Server processes (`--workers`), each with its own connections, database budget and response cache; they "
+        "share one SPARQL worker and its on-disk index (docs/scaling.md).",
+    )
 
-    # -- storage
-    #: PostgreSQL URL (postgresql://…); empty = embedded PostgreSQL under ``data_dir``.
-    database_url: str = ""
-    data_dir: Path = dataclasses.field(default_factory=_default_data_dir)
-    #: Apply Alembic migrations when ``registry serve`` starts.
-    migrate_on_start: bool = True
-    db_pool_size: int = 10
-    #: Streaming replicas of the database (postgresql://…, several separated by whitespace) for searches, facets,
-    #: resolution and JSONPath; empty = they read the primary. Writes and every other read stay on the primary.
-    database_read_url: str = ""
-    #: Connections of each server process to each read replica (searches there queue for these, not the primary's).
-    db_read_pool_size: int = 8
-    #: Seconds a read replica may be behind the primary and still serve; beyond, reads go elsewhere.
-    db_read_max_lag: float = 5.0
+    # -- Connections and requests
+    header_timeout: float = setting(
+        CONNECTIONS,
+        10.0,
+        "Seconds a client has to send the request line and headers; 408 and closed after (`--header-timeout`).",
+    )
+    body_timeout: float = setting(
+        CONNECTIONS,
+        30.0,
+        "Seconds a client has to send a request's whole body once its headers are in; 408 and closed after "
+        "(`--body-timeout`).",
+    )
+    idle_timeout: float = setting(
+        CONNECTIONS,
+        5.0,
+        "Seconds an idle keep-alive connection is kept open (`--idle-timeout`).",
+    )
+    trusted_proxies: tuple[str, ...] = setting(
+        CONNECTIONS,
+        (),
+        "Reverse proxies (addresses or CIDR blocks, comma-separated) whose `X-Forwarded-For`, `X-Forwarded-Proto` and "
+        '`Forwarded` headers name the client; from any other peer they are ignored (see "Connections and reverse '
+        'proxies").',
+    )
+    max_connections: int = setting(
+        CONNECTIONS,
+        2048,
+        "Open connections per process; beyond, a connection is answered 503 and closed (`--max-connections`).",
+    )
+    max_connections_per_client: int = setting(
+        CONNECTIONS,
+        256,
+        "Open connections from one client address (an IPv6 client by its /64), per process "
+        "(`--max-connections-per-client`); a trusted proxy's count only towards the total.",
+    )
+    max_header_bytes: int = setting(
+        CONNECTIONS,
+        16384,
+        "Largest request headers besides the request line, in bytes; 431 above (`--max-header-bytes`).",
+    )
+    max_url_bytes: int = setting(
+        CONNECTIONS,
+        65536,
+        "Longest URL (path and query string), in bytes; longer ones get 414 (send long SPARQL queries by POST).",
+    )
+    max_body_bytes: int = setting(CONNECTIONS, 4 * 1024 * 1024, "Largest request body, in bytes; larger ones get 413.")
+    max_json_depth: int = setting(
+        CONNECTIONS,
+        128,
+        "Deepest nesting of a JSON body (400 above); JSONPath search is built to traverse documents this deep.",
+    )
+    max_json_nodes: int = setting(
+        CONNECTIONS,
+        500_000,
+        "Most values (objects, arrays, scalars) in a JSON body (400 above).",
+    )
+    max_notice_header_count: int = setting(
+        CONNECTIONS,
+        20,
+        "Notices sent in the `Registry-Notices` header at most; all of them go in the body then.",
+    )
+    max_notice_header_bytes: int = setting(CONNECTIONS, 4096, "Longest `Registry-Notices` header value, in bytes.")
 
-    # -- registration lifecycle
-    #: Upper bound for ``ttl`` in seconds (0 = unbounded); larger values are rejected with 400.
-    max_ttl: int = 0
-    #: Reject registrations without a ``ttl`` (agents must keep a lease alive).
-    mandate_ttl: bool = False
-    #: How often expired descriptions are purged, in seconds.
-    purge_interval: float = 60.0
-    #: Seconds after a registration expires during which only its owner may register its id again (0 = none).
-    expiry_grace: float = 3600.0
+    # -- Database
+    database_url: str = setting(DATABASE, "", "PostgreSQL URL; empty = embedded PostgreSQL (`--database-url`).")
+    data_dir: Path = setting(
+        DATABASE,
+        factory(_default_data_dir),
+        "Where the embedded PostgreSQL keeps its data (`--data-dir`), and the SPARQL index.",
+        shown="user data dir",
+    )
+    migrate_on_start: bool = setting(
+        DATABASE,
+        True,
+        "Apply migrations when `serve` starts (`--migrate/--no-migrate`), or when the database comes if it is down at "
+        "start (docs/operations.md).",
+    )
+    db_pool_size: int = setting(
+        DATABASE,
+        10,
+        "Database connections of a server process, its LISTEN connection included (minimum 2). Each replica's SPARQL "
+        "worker holds 2 more.",
+    )
+    database_read_url: str = setting(
+        DATABASE,
+        "",
+        "Streaming replicas of the database (a managed PostgreSQL's read replicas), several separated by spaces or "
+        "newlines: searches, facets, capability resolution and JSONPath read the least busy one that keeps up, and go "
+        "on reading one while the primary is down; writes and every other read stay on the primary (docs/scaling.md).",
+    )
+    db_read_pool_size: int = setting(
+        DATABASE,
+        8,
+        "Connections of each server process to each read replica (searches there wait for these, not for the "
+        "primary's).",
+    )
+    db_read_max_lag: float = setting(
+        DATABASE,
+        5.0,
+        "Seconds a read replica may be behind the primary and still serve; beyond (or unreachable), those reads go to "
+        "another or to the primary until it catches up.",
+    )
 
-    #: What a dishonest version bump, a downgrade or changed content under a kept version does: ``warn`` (accept,
-    #: with Registry-Notices) or ``enforce`` (409).
-    version_policy: str = "warn"
+    # -- Registrations
+    max_ttl: int = setting(REGISTRATIONS, 0, "Largest accepted `ttl` in seconds (0 = no limit).")
+    mandate_ttl: bool = setting(REGISTRATIONS, False, "Reject registrations without a `ttl`.")
+    version_policy: str = setting(
+        REGISTRATIONS,
+        "warn",
+        "A dishonest version bump, a version lower than the one replaced, or other content under a kept version: "
+        "`warn` accepts the write with `Registry-Notices`, `enforce` refuses it with 409 (see docs/discovery.md).",
+    )
+    purge_interval: float = setting(REGISTRATIONS, 60.0, "Seconds between purges of expired descriptions.")
+    expiry_grace: float = setting(
+        REGISTRATIONS,
+        3600.0,
+        "Seconds after a registration expires during which only its owner (or an admin) may register its id again; "
+        "the purge keeps a tombstone that long (0 = none; docs/security.md).",
+    )
+    strict_contexts: bool = setting(REGISTRATIONS, False, "Reject descriptions naming an unknown remote `@context`.")
+    context_dir: Path | None = setting(
+        REGISTRATIONS,
+        None,
+        "Extra local JSON-LD contexts (`index.json` maps URLs to files).",
+    )
+    a2a_trusted_keys: Path | None = setting(
+        REGISTRATIONS,
+        None,
+        "JWK Set file with public keys that verify A2A Agent Card signatures on import (none = signatures kept and "
+        "reported, not verified).",
+    )
 
-    # -- response cache of GET /things/{id} (registry/directory/response_cache.py)
-    #: Descriptions kept at most (0 = no cache), and bytes of served JSON at most.
-    response_cache_entries: int = 10_000
-    response_cache_bytes: int = 64 * 1024 * 1024
+    # -- Reads and search
+    max_page_size: int = setting(SEARCH, 1000, "Largest page a `limit` can ask for.")
+    response_cache_entries: int = setting(
+        SEARCH,
+        10_000,
+        "Descriptions the response cache of `GET /things/{id}` keeps per server process (`0`: no cache); evicted by "
+        "the change feed (docs/performance.md).",
+    )
+    response_cache_bytes: int = setting(
+        SEARCH,
+        64 * 1024 * 1024,
+        "Bytes of served JSON that cache keeps at most; a description larger than an eighth of it is not kept.",
+    )
+    search_timeout: float = setting(
+        SEARCH,
+        5.0,
+        "Seconds PostgreSQL lets each statement of `/api/v1/search`, `/api/v1/facets` and `/api/v1/resolve` run (503 "
+        "after).",
+    )
+    jsonpath_timeout: float = setting(
+        SEARCH,
+        10.0,
+        "Seconds a JSONPath search may run before it is refused (400: narrow the query); kept inside the evaluation, "
+        "so a search ends shortly after it. A search waits as long for a thread (503 with `Retry-After` after).",
+    )
+    jsonpath_concurrency: int = setting(
+        SEARCH,
+        2,
+        "JSONPath searches evaluated at once, on threads of their own (writes decode, validate and project on others).",
+    )
+    jsonpath_client_concurrency: int = setting(
+        SEARCH,
+        2,
+        "JSONPath searches one client (its principal, else its address) may have running or waiting; more get 429 "
+        "with `Retry-After` (0 = no per-client limit).",
+    )
+    jsonpath_max_results: int = setting(SEARCH, 10_000, "Most values a JSONPath search may return (400 above).")
+    jsonpath_max_bytes: int = setting(
+        SEARCH,
+        16 * 1024 * 1024,
+        "Largest JSONPath answer in bytes, and most bytes of descriptions a query referring to the root inside a "
+        "filter may hold (400 above).",
+    )
 
-    # -- listing
-    #: Page size used when ``limit`` is larger than this.
-    max_page_size: int = 1000
-    #: Seconds PostgreSQL lets each statement of ``/api/v1/search`` and ``/api/v1/facets`` run (503 after).
-    search_timeout: float = 5.0
+    # -- SPARQL
+    sparql_timeout: float = setting(SPARQL, 10.0, "SPARQL query timeout, seconds.")
+    sparql_max_results: int = setting(SPARQL, 10_000, "Result cap for SPARQL.")
+    sparql_service_allowlist: tuple[str, ...] = setting(
+        SPARQL,
+        (),
+        "Comma-separated SPARQL `SERVICE` endpoints allowed (empty = federation off).",
+    )
+    sparql_index_dir: Path | None = setting(
+        SPARQL,
+        None,
+        "Where the on-disk SPARQL index lives (one store per database; kept across restarts).",
+        shown="`sparql-index` in `REGISTRY_DATA_DIR`",
+    )
+    sparql_index_defer: float = setting(
+        SPARQL,
+        10.0,
+        "Seconds the on-disk SPARQL index may hold back a burst of writes at most: it applies them once the writes "
+        "pause for 1 s, when a query needs them (a query still sees every write acknowledged before it), or after "
+        "this long (0 = apply changes as they come; docs/scaling.md).",
+    )
+    sparql_concurrency: int = setting(
+        SPARQL,
+        2,
+        "SPARQL queries evaluated at once (threads of the query worker), shared round-robin between clients; one "
+        "client runs at most this minus one at once (1 when it is 1), so another always finds a thread "
+        "(docs/search.md).",
+    )
+    sparql_queue: int = setting(
+        SPARQL,
+        64,
+        "SPARQL queries waiting for their turn beyond those; more get 503 with `Retry-After`.",
+    )
+    sparql_client_concurrency: int = setting(
+        SPARQL,
+        8,
+        "SPARQL queries one client (its principal, or its address when anonymous) may have in flight, running or "
+        "waiting; more get 429 with `Retry-After` (0 = no per-client limit; behind a proxy every anonymous client has "
+        "its address).",
+    )
+    sparql_memory_limit: int = setting(
+        SPARQL,
+        2048,
+        "Address space of the SPARQL query worker, MiB (0 = unbounded); a query needing more fails with 503, the "
+        "on-disk index stays.",
+    )
+    sparql_store_query_url: str = setting(
+        SPARQL,
+        "",
+        "An external SPARQL 1.1 store (Oxigraph server, Fuseki, …) instead of the local index: its query endpoint "
+        "(set together with `REGISTRY_SPARQL_STORE_UPDATE_URL`). One replica pushes the RDF to it, every replica "
+        "answers `/search/sparql` from it; no SPARQL worker runs (docs/scaling.md).",
+    )
+    sparql_store_update_url: str = setting(
+        SPARQL,
+        "",
+        "The external SPARQL store's update endpoint (set together with `REGISTRY_SPARQL_STORE_QUERY_URL`).",
+    )
+    sparql_store_graph_url: str = setting(
+        SPARQL,
+        "",
+        "The store's Graph Store Protocol endpoint for its dataset (N-Quads by POST), used to load a new copy in "
+        "bulk; without it, SPARQL Update.",
+    )
+    sparql_store_token: str = setting(SPARQL, "", "Bearer token for the external SPARQL store (also as `…_FILE`).")
+    sparql_store_user: str = setting(
+        SPARQL,
+        "",
+        "User for HTTP basic authentication to the external SPARQL store (with `REGISTRY_SPARQL_STORE_PASSWORD`).",
+    )
+    sparql_store_password: str = setting(
+        SPARQL,
+        "",
+        "Password for HTTP basic authentication to the external SPARQL store (also as `…_FILE`).",
+    )
 
-    # -- semantic layer
-    #: Reject descriptions whose @context names a remote context that is not bundled (default: store them).
-    strict_contexts: bool = False
-    #: Directory holding extra JSON-LD contexts: ``index.json`` maps context URLs to files in it.
-    context_dir: Path | None = None
-    #: JSONPath search: seconds a query may run, and the most values / bytes it may return (400 above: narrow it);
-    #: a query referring to the root inside a filter may hold at most ``jsonpath_max_bytes`` of descriptions.
-    jsonpath_timeout: float = 10.0
-    jsonpath_max_results: int = 10_000
-    jsonpath_max_bytes: int = 16 * 1024 * 1024
-    #: JSONPath searches evaluated at once (threads of their own), and per client (running or waiting; 429 above).
-    jsonpath_concurrency: int = 2
-    jsonpath_client_concurrency: int = 2
-    #: SPARQL query timeout in seconds.
-    sparql_timeout: float = 10.0
-    #: Largest number of SPARQL result rows / triples returned.
-    sparql_max_results: int = 10_000
-    #: SPARQL SERVICE endpoints that federated queries may call (empty = federation off).
-    sparql_service_allowlist: tuple[str, ...] = ()
-    #: Directory of the on-disk SPARQL index (default: ``sparql-index`` in ``data_dir``).
-    sparql_index_dir: Path | None = None
-    #: Seconds the on-disk SPARQL index may hold back a burst of writes at most (0 = apply them as they come):
-    #: it applies them once writes pause, or when a query needs them (docs/scaling.md).
-    sparql_index_defer: float = 10.0
-    #: SPARQL queries evaluated at once (each on a thread of the query worker; oxigraph releases the GIL).
-    sparql_concurrency: int = 2
-    #: SPARQL queries waiting for a thread beyond those; more are answered 503 with Retry-After.
-    sparql_queue: int = 64
-    #: SPARQL queries one client (address) may have running or waiting at once; more are answered 429.
-    sparql_client_concurrency: int = 8
-    #: Address space of the SPARQL query worker in MiB (0 = unbounded): a query needing more fails, the index
-    #: stays (on disk).
-    sparql_memory_limit: int = 2048
-    #: An external SPARQL 1.1 store instead of the local index (docs/scaling.md): its query and update endpoints,
-    #: and optionally its Graph Store Protocol endpoint (used to load a new copy in bulk).
-    sparql_store_query_url: str = ""
-    sparql_store_update_url: str = ""
-    sparql_store_graph_url: str = ""
-    #: Credentials for the store: a bearer token, or a user and password (HTTP basic).
-    sparql_store_token: str = ""
-    sparql_store_user: str = ""
-    sparql_store_password: str = ""
+    # -- Events
+    sse_keepalive: float = setting(EVENTS, 15.0, "Seconds between SSE keep-alive comments.")
+    sse_queue_size: int = setting(EVENTS, 1000, "Events buffered per SSE subscriber before it is told to reconnect.")
+    sse_queue_bytes: int = setting(
+        EVENTS,
+        8 * 1024 * 1024,
+        "Bytes of events buffered per SSE subscriber before it is told to reconnect (with `diff=true` an event holds "
+        "a whole description).",
+    )
+    feed_poll_interval: float = setting(
+        EVENTS,
+        5.0,
+        "Seconds between fallback polls of the change log (LISTEN/NOTIFY is the fast path).",
+    )
 
-    # -- other conventions (A2A, MCP)
-    #: JWK Set file (JSON) with the public keys that verify A2A Agent Card signatures (none = not verified).
-    a2a_trusted_keys: Path | None = None
+    # -- Authentication
+    auth: str = setting(
+        AUTH,
+        "",
+        "`off`, `writes` (reads anonymous) or `all`. Unset on a non-loopback host (and no JWKS): `serve` refuses to "
+        "start. See [docs/security.md](docs/security.md).",
+        shown="`off` on loopback",
+    )
+    auth_jwks: str = setting(
+        AUTH,
+        "",
+        "JWK Set of the identity provider whose access tokens (JWT) are accepted: a file or the issuer's JWKS URL "
+        "(implies `REGISTRY_AUTH=writes` unless set). Read again every 5 min; while it cannot be read the keys held "
+        "stay in use, and a token none of them can check gets 503.",
+    )
+    auth_jwt_issuer: str = setting(AUTH, "", "Required `iss` of access tokens (needed with a JWKS).")
+    auth_jwt_audience: str = setting(AUTH, "", "Required `aud` of access tokens (needed with a JWKS).")
+    auth_jwt_algorithms: tuple[str, ...] = setting(
+        AUTH,
+        ("RS256", "ES256"),
+        "Accepted signature algorithms (`none` is refused).",
+    )
+    auth_claim_scopes: str = setting(
+        AUTH,
+        "scope",
+        "Token claim holding the scopes (`read`, `write`, `admin`, optionally `registry:`-prefixed).",
+    )
+    auth_claim_owner: str = setting(
+        AUTH,
+        "sub",
+        "Token claim holding the owner name of what it creates (owned as `jwt:<issuer>|<name>`).",
+    )
+    auth_claim_namespaces: str = setting(
+        AUTH,
+        "registry_namespaces",
+        "Token claim holding the id patterns it may register.",
+    )
+    auth_claim_vendors: str = setting(
+        AUTH,
+        "registry_vendors",
+        "Token claim holding the vendor names it may register for.",
+    )
+    auth_claim_tenant: str = setting(AUTH, "registry_tenant", "Token claim holding its tenant.")
 
-    # -- events
-    #: Seconds between SSE keep-alive comments.
-    sse_keepalive: float = 15.0
-    #: Events buffered per SSE subscriber before it is dropped and told to reconnect.
-    sse_queue_size: int = 1000
-    #: Bytes of events buffered per SSE subscriber before it is dropped and told to reconnect.
-    sse_queue_bytes: int = 8 * 1024 * 1024
-    #: Seconds between reads of the change log when no notification arrives (fallback for lost NOTIFYs).
-    feed_poll_interval: float = 5.0
+    # -- Rate limits and quotas
+    rate_limit_reads: str = setting(
+        LIMITS,
+        "",
+        "Reads per principal (per address when anonymous), e.g. `600/minute`, counted over all replicas; more get 429 "
+        "with `Retry-After`.",
+    )
+    rate_limit_writes: str = setting(
+        LIMITS,
+        "",
+        "Writes per principal, e.g. `60/minute`; a batch counts one write per description (refused whole with 429 "
+        "when they do not all fit).",
+    )
+    rate_limit_auth_failures: str = setting(
+        LIMITS,
+        "30/minute",
+        "Refused API keys or tokens per client address, counted over all replicas; beyond, a request carrying "
+        "credentials from that address gets 429 with `Retry-After` without them being checked (empty = no limit).",
+    )
+    max_descriptions_per_owner: int = setting(
+        LIMITS,
+        0,
+        "Descriptions one owner (identity and tenant) may hold (0 = no cap); more get 403.",
+    )
+    max_streams_per_principal: int = setting(
+        LIMITS,
+        0,
+        "Concurrent `/events` streams per principal or address (0 = no cap); more get 429.",
+    )
 
-    # -- authentication and limits (docs/security.md)
-    #: off, writes (reads stay anonymous) or all; empty = off on a loopback host, else the server refuses to start.
-    auth: str = ""
-    #: JWKS of the identity provider that issues access tokens (JWT): a file, or the issuer's https URL.
-    auth_jwks: str = ""
-    #: Required ``iss`` and ``aud`` of access tokens.
-    auth_jwt_issuer: str = ""
-    auth_jwt_audience: str = ""
-    #: Signature algorithms accepted for access tokens (never ``none``).
-    auth_jwt_algorithms: tuple[str, ...] = ("RS256", "ES256")
-    #: Claims of an access token that carry its scopes, owner, namespaces, vendors and tenant.
-    auth_claim_scopes: str = "scope"
-    auth_claim_owner: str = "sub"
-    auth_claim_namespaces: str = "registry_namespaces"
-    auth_claim_vendors: str = "registry_vendors"
-    auth_claim_tenant: str = "registry_tenant"
-    #: Requests per principal (per client address when anonymous), e.g. ``600/minute``; empty = no limit.
-    rate_limit_reads: str = ""
-    rate_limit_writes: str = ""
-    #: Failed authentications (refused API keys or tokens) per client address; empty = no limit.
-    rate_limit_auth_failures: str = "30/minute"
-    #: Descriptions one owner may hold (0 = no cap).
-    max_descriptions_per_owner: int = 0
-    #: Concurrent event streams per principal (per client address when anonymous); 0 = no cap.
-    max_streams_per_principal: int = 0
-    # -- operations
-    #: Bearer token that lets a Prometheus scrape ``/metrics`` while authentication is on (besides admins).
-    metrics_token: str = ""
-    #: Seconds the change feed may lag behind the change log before ``/readyz`` answers 503.
-    ready_max_feed_lag: float = 30.0
+    # -- Logs and operations
+    log_level: str = setting(
+        OPERATIONS,
+        "info",
+        "Log level (`debug` also shows the embedded PostgreSQL's output; an unexpected error, a 500, is logged at "
+        "`error` with its traceback and request id).",
+    )
+    log_format: str = setting(
+        OPERATIONS,
+        "auto",
+        "`json` (one object a line), `console` (readable lines) or `auto` (JSON unless stderr is a terminal).",
+    )
+    access_log: bool = setting(
+        OPERATIONS,
+        True,
+        "One log line per request: method, path, route, status, duration, request id (`X-Request-ID`).",
+    )
+    tracing: bool = setting(
+        OPERATIONS,
+        False,
+        "OpenTelemetry spans per request, exported over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`; needs the "
+        "`tracing` extra (`pip install '.[tracing]'`).",
+    )
+    metrics_token: str = setting(
+        OPERATIONS,
+        "",
+        "Bearer token that lets Prometheus read `/metrics` once authentication is on (besides admins); also as "
+        "`…_FILE`.",
+    )
+    ready_max_feed_lag: float = setting(
+        OPERATIONS,
+        30.0,
+        "Seconds the change feed may lag behind the change log before `/readyz` answers 503.",
+    )
 
     @property
     def base_url(self) -> str:
@@ -330,11 +601,9 @@ def _algorithms(raw: str) -> tuple[str, ...]:
 
 
 def _rate_limit(raw: str) -> str:
-    """``N/second|minute|hour|day`` (the ``limits`` notation), checked at start-up."""
+    """A rate such as ``600/minute`` (:mod:`registry.rates`), checked at start-up; empty for none."""
     if raw.strip():
-        from limits import parse
-
-        parse(raw.strip())
+        parse_rate(raw)
     return raw.strip()
 
 
@@ -451,3 +720,70 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "ready_max_feed_lag": _positive(float),
     "metrics_token": str,
 }
+
+
+#: The markers around the configuration tables in README.md, which ``python -m registry.config --write`` rewrites.
+README_BEGIN = "<!-- python -m registry.config --write README.md: begin -->"
+README_END = "<!-- python -m registry.config --write README.md: end -->"
+
+
+def _shown(field: dataclasses.Field[Any]) -> str:
+    if field.metadata["shown"] is not None:
+        return str(field.metadata["shown"])
+    value = field.default
+    if value is None:
+        return "*(none)*"
+    if value in ("", ()):
+        return "*(empty)*"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, float) and value.is_integer():
+        return f"`{int(value)}`"
+    if isinstance(value, tuple):
+        return f"`{','.join(value)}`"
+    return f"`{value}`"
+
+
+def _escaped(text: str) -> str:
+    """``text`` inside a Markdown table cell."""
+    return text.replace("|", "\\|")
+
+
+def markdown() -> str:
+    """The settings as Markdown: a table per group, in the order of ``GROUPS``."""
+    fields = dataclasses.fields(Settings)
+    sections = []
+    for group in GROUPS:
+        rows = [
+            f"| `{ENV_PREFIX}{field.name.upper()}` | {_shown(field)} | {_escaped(field.metadata['doc'])} |"
+            for field in fields
+            if field.metadata["group"] == group
+        ]
+        sections.append(f"### {group}\n\n| Variable | Default | Meaning |\n|---|---|---|\n" + "\n".join(rows) + "\n")
+    return "\n".join(sections)
+
+
+def with_markdown(readme: str) -> str:
+    """``readme`` with :func:`markdown` between its markers."""
+    before, found, rest = readme.partition(README_BEGIN + "\n")
+    _, found_end, after = rest.partition(README_END)
+    if not found or not found_end:
+        raise ValueError(f"the README has no {README_BEGIN} … {README_END} markers")
+    return f"{before}{README_BEGIN}\n{markdown()}{README_END}{after}"
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m registry.config``: print the configuration tables; ``--write README.md``: put them into it."""
+    if not argv:
+        print(markdown(), end="")
+        return 0
+    if len(argv) != 2 or argv[0] != "--write":
+        print("usage: python -m registry.config [--write README.md]", file=sys.stderr)
+        return 2
+    path = Path(argv[1])
+    path.write_text(with_markdown(path.read_text()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

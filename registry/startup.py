@@ -9,7 +9,6 @@ once the database answers it migrates the schema if told to (one process at a ti
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -106,10 +105,4 @@ async def _revision(database: Database) -> str | None:
     return revision
 
 
-async def cancel(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-
-
-__all__ = ["DatabaseStartup", "cancel", "cause_of", "migrate_if_behind"]
+__all__ = ["DatabaseStartup", "cause_of", "migrate_if_behind"]

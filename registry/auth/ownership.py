@@ -26,7 +26,6 @@ from a holder that was not (the first to register the id cannot keep its rightfu
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import functools
 import re
 from typing import Any
@@ -43,6 +42,7 @@ from registry.auth.principal import (
 from registry.auth.tenancy import writer_scope
 from registry.descriptions.summary import vendor_names
 from registry.errors import BadRequest, Forbidden, NotFound
+from registry.tenancy import Holder
 
 
 @functools.lru_cache(maxsize=1024)
@@ -53,23 +53,6 @@ def _pattern(namespace: str) -> re.Pattern[str]:
 
 def in_namespaces(thing_id: str, namespaces: tuple[str, ...]) -> bool:
     return any(_pattern(namespace).fullmatch(thing_id) for namespace in namespaces)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Holder:
-    """Who holds an id: the owner identity (None: registered while authentication was off) and tenant of its
-    description, or of its registration that expired less than the grace ago."""
-
-    owner: str | None
-    tenant: str | None
-    #: The owner holds it by a binding to what the id was derived from, or by an admin's decision.
-    rightful: bool = False
-    #: When the claim of an expired registration ends; None while the description is live.
-    lapses: dt.datetime | None = None
-
-    @property
-    def live(self) -> bool:
-        return self.lapses is None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -21,13 +21,13 @@ import math
 import time
 from collections.abc import Callable
 
-import limits
-
 from registry.auth.principal import Scope
 from registry.config import Settings
 from registry.errors import TooManyRequests
+from registry.rates import Rate, parse_rate
 from registry.store.database import Database
 from registry.store.rate_counts import CountDelta, add_counts, purge_counts
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +42,6 @@ STOP_SYNC_TIMEOUT = 2.0
 PURGE_INTERVAL = 60.0
 #: The kind of count of refused credentials (beside ``Scope.READ`` and ``Scope.WRITE``, the kinds of requests).
 AUTH_FAILURES = "auth-failures"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Limit:
-    amount: int
-    period: int
-    text: str
 
 
 @dataclasses.dataclass(slots=True)
@@ -150,7 +143,7 @@ class RateLimits:
     def count_failed_authentication(self, who: str) -> None:
         self._count(AUTH_FAILURES, who, 1)
 
-    def _counter(self, kind: str, who: str) -> tuple[_Limit, str, _Counter, float] | None:
+    def _counter(self, kind: str, who: str) -> tuple[Rate, str, _Counter, float] | None:
         """The limit of ``kind``, the key and the counter of ``who`` under it (moved to now), and how far into its
         window now is; None without a limit."""
         limit = self._limits[kind]
@@ -200,11 +193,8 @@ class RateLimits:
             self._syncer = asyncio.create_task(self._sync_periodically(), name="rate-limit-sync")
 
     async def stop(self) -> None:
-        if self._syncer is not None:
-            self._syncer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._syncer
-            self._syncer = None
+        syncer, self._syncer = self._syncer, None
+        await cancel_and_wait(syncer)
         # What was counted since the last sync still counts for the other processes, if the database answers soon.
         with contextlib.suppress(Exception):
             async with asyncio.timeout(STOP_SYNC_TIMEOUT):
@@ -294,18 +284,15 @@ class RateLimits:
             del self._streams[who]
 
 
-def _parsed(text: str) -> _Limit | None:
-    if not text:
-        return None
-    item = limits.parse(text)
-    return _Limit(item.amount, item.get_expiry(), text)
+def _parsed(text: str) -> Rate | None:
+    return parse_rate(text) if text else None
 
 
 def _kind(access: Scope) -> str:
     return str(Scope.READ if access is Scope.READ else Scope.WRITE)
 
 
-def _wait(limit: _Limit, current: int, before: int, into: float, count: int = 1) -> float:
+def _wait(limit: Rate, current: int, before: int, into: float, count: int = 1) -> float:
     """Seconds until ``count`` more requests fit under ``limit`` (at most its amount), if no other comes meanwhile."""
     period = limit.period
     if current + count > limit.amount:

@@ -2,29 +2,15 @@
 
 A principal may belong to a tenant; a description carries the tenant of its creator, or none (shared: created by
 a principal without a tenant, such as an admin publishing for everyone). A reader sees the shared descriptions and
-those of its own tenant; an admin, and everyone while authentication is off, sees all.
+those of its own tenant; an admin, and everyone while authentication is off, sees all. The scope itself is a value
+of :mod:`registry.tenancy` (re-exported here); this module derives it from a principal.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 from registry.auth.authenticator import AuthMode
 from registry.auth.principal import Principal
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TenantScope:
-    #: Sees every description (admins; authentication off).
-    everything: bool
-    #: The reader's tenant (besides the shared descriptions); None = shared ones only.
-    tenant: str | None = None
-
-    def sees(self, tenant: str | None) -> bool:
-        return self.everything or tenant is None or tenant == self.tenant
-
-
-EVERYTHING = TenantScope(everything=True)
+from registry.tenancy import EVERYTHING, TenantScope
 
 
 def tenant_scope(principal: Principal | None, mode: AuthMode) -> TenantScope:

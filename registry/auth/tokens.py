@@ -12,7 +12,6 @@ starting, nor refuse tokens it can still check, and a token it cannot check yet 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from registry.auth.principal import Principal, parse_scopes
 from registry.config import ConfigError, Settings
 from registry.errors import ServiceUnavailable, Unauthorized
 from registry.redaction import redact_urls
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -123,10 +123,7 @@ class TokenVerifier:
         self._refresher = asyncio.create_task(self._refresh_periodically(), name="jwks-refresh")
 
     async def stop(self) -> None:
-        if self._refresher is not None:
-            self._refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refresher
+        await cancel_and_wait(self._refresher)
         if self._reading is not None:  # a read in a thread cannot be stopped: waited for, briefly
             await asyncio.wait([self._reading], timeout=STOP_READ_TIMEOUT)
 

@@ -17,19 +17,16 @@ import copy
 import hashlib
 import json
 import re
-from typing import Any
-
-from a2a.client.card_resolver import parse_agent_card
-from a2a.types import AgentCard
-from a2a.utils.errors import InvalidParamsError
-from a2a.utils.proto_utils import validate_proto_required_fields
-from google.protobuf.json_format import ParseError
+from typing import TYPE_CHECKING, Any
 
 from registry.descriptions.model import A2A_CARD_TYPE, A2A_NAMESPACE, LMOS_NAMESPACE, TD11_CONTEXT, lmos_member
 from registry.descriptions.summary import summarise
 from registry.descriptions.validation import SEMVER, FieldError
 from registry.descriptions.versions import version_problem
 from registry.semantic.rdf import lmos_normalised
+
+if TYPE_CHECKING:
+    from a2a.types import AgentCard
 
 #: The type that marks a description imported from an Agent Card (the ``a2a`` convention).
 CARD_TYPE = A2A_CARD_TYPE
@@ -80,8 +77,14 @@ class CardError(ValueError):
 def parse_card(card: Any) -> AgentCard:
     """The card as the official A2A type, or :class:`CardError` listing what the A2A specification requires.
 
-    Cards of A2A 0.3 (``url``, ``preferredTransport``) are read the way the SDK's card resolver reads them.
+    Cards of A2A 0.3 (``url``, ``preferredTransport``) are read the way the SDK's card resolver reads them. The
+    SDK (protobuf, pydantic) loads on the first card, not with every process.
     """
+    from a2a.client.card_resolver import parse_agent_card
+    from a2a.utils.errors import InvalidParamsError
+    from a2a.utils.proto_utils import validate_proto_required_fields
+    from google.protobuf.json_format import ParseError
+
     if not isinstance(card, dict):
         raise CardError([FieldError("(root)", "an Agent Card must be a JSON object")])
     version = card.get("version")

@@ -17,7 +17,6 @@ from typing import Any
 
 import jwt
 import msgspec
-from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
 
 from registry.auth.ownership import DerivedId, may_take_over
 from registry.auth.principal import Principal
@@ -172,6 +171,9 @@ class ConventionService:
                 return keys[kid or ""]
             except KeyError as error:
                 raise jwt.PyJWTError(f"no trusted key {kid!r}") from error
+
+        # The A2A SDK (protobuf, pydantic) loads on the first card, not with every process.
+        from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
 
         verifier = create_signature_verifier(key_for, SIGNATURE_ALGORITHMS)
         try:

@@ -38,6 +38,7 @@ from registry.store.changes import Change, latest_seq, read_changes, sequences_a
 from registry.store.database import Database, Listening
 from registry.store.leases import RENEWALS_CHANNEL
 from registry.store.things import CHANGES_CHANNEL
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -152,12 +153,8 @@ class ChangeFeed:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        tasks, self._tasks = self._tasks, []
+        await cancel_and_wait(*tasks)
 
     async def sync(self) -> None:
         """Deliver everything committed so far, for a read that must see every write acknowledged before it.

@@ -11,7 +11,6 @@ ever gets the changes of descriptions its reader may see (registry/auth/tenancy.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import datetime as dt
 import logging
@@ -29,6 +28,7 @@ from registry.metrics import SSE_DROPPED
 from registry.store.changes import Change, iterate_changes
 from registry.store.database import Database
 from registry.store.things import THING_CREATED, THING_DELETED, THING_TRANSFERRED, THING_UPDATED
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -206,10 +206,7 @@ class EventHub:
 
     async def stop(self) -> None:
         self._unsubscribe()
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
 
     async def _keep_alive(self) -> None:
         """One timer for all subscribers (not one per stream): idle streams get a comment so proxies keep them."""

@@ -40,6 +40,7 @@ from registry.sparql_store.store import LAYOUT, RESULTS_TYPES, SparqlStore, Stor
 from registry.store.changes import latest_seq
 from registry.store.database import APPLICATION_NAME, Database, Listening, translated
 from registry.store.rdf import database_identity, names_first_change
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,7 @@ class StoreEndpoint:
         self._task = asyncio.create_task(self._supervise(), name="sparql-store")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         await self.store.close()
 
     @property

@@ -45,6 +45,7 @@ from registry.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_REST
 from registry.semantic.sparql import Answer
 from registry.sparql_worker.fairness import FairSlots
 from registry.sparql_worker.protocol import frame, read_frame
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -194,11 +195,7 @@ class QueryWorker:
 
     async def stop(self) -> None:
         self._stopping = True
-        for task in (self._supervisor, self._standby_task, *self._retiring, *self._holding):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await cancel_and_wait(self._supervisor, self._standby_task, *self._retiring, *self._holding)
         await self._drop_standby()
         await self._kill_workers()
         if self._relay is not None:

@@ -47,6 +47,7 @@ from registry.store.rdf import (
     names_first_change,
     rdf_sizes_of,
 )
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -170,10 +171,7 @@ class ChangeFollower:
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         await self.feed.stop()
 
     async def catch_up(self) -> None:

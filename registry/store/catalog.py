@@ -35,7 +35,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG, distinct_on
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.descriptions.model import (
     A2A_CARD_TYPE,
     CONVENTION_A2A,
@@ -57,6 +56,7 @@ from registry.store.tables import (
     thing_summaries,
     thing_versions,
 )
+from registry.tenancy import EVERYTHING, TenantScope
 
 T = TypeVar("T")
 

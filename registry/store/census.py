@@ -11,10 +11,10 @@ from typing import Any
 
 from sqlalchemy import Boolean, Interval, Text, and_, bindparam, case, func, literal_column, or_, select
 
-from registry.auth.tenancy import TenantScope
 from registry.store.database import Executor, Record, Statement
 from registry.store.tables import changes, descriptions, live, of_tenant, thing_summaries, thing_versions
 from registry.store.things import THING_DELETED, THING_TRANSFERRED, THING_UPDATED
+from registry.tenancy import TenantScope
 
 _BY_KIND = Statement.of(
     select(thing_summaries.c.kind, func.count())

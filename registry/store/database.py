@@ -296,6 +296,8 @@ class Database(Executor):
         self.replicas: tuple[ReadReplica, ...] = ()
         self._replica_turns = itertools.count()
         self._pool: asyncpg.Pool | None = None
+        #: Callers inside ``acquire`` that have no connection yet (asyncpg exposes no count of its waiters).
+        self._acquiring = 0
 
     @property
     def pool_size(self) -> int:
@@ -338,17 +340,34 @@ class Database(Executor):
         return self._pool.get_size() - idle, idle
 
     def waiting(self) -> int:
-        """Callers waiting for a pooled connection (asyncpg keeps them as getters of its queue of holders)."""
-        queue = getattr(self._pool, "_queue", None)
-        return len(getattr(queue, "_getters", ()))
+        """Callers waiting for a pooled connection."""
+        return self._acquiring
+
+    async def _acquire(self, wait: float | None = None) -> PoolConnectionProxy:
+        """A pooled connection (within ``wait`` seconds, if given), counted in :meth:`waiting` until it is had."""
+        pool = self.pool
+        self._acquiring += 1
+        try:
+            return await pool.acquire(timeout=wait)
+        finally:
+            self._acquiring -= 1
 
     async def _run(self, method: str, statement: Statement, arguments: list[Any]) -> Any:
         # The hottest path of the directory (every GET): a plain try/except rather than ``translated()``, and no
         # acquire timeout: each cost several microseconds per call (statements keep their own timeout).
+        pool = self.pool
         for attempt in range(2):
             try:
-                async with self.pool.acquire() as connection:
+                # _acquire inlined: one coroutine less on the hottest path.
+                self._acquiring += 1
+                try:
+                    connection = await pool.acquire()
+                finally:
+                    self._acquiring -= 1
+                try:
                     return await getattr(connection, method)(statement.sql, *arguments)
+                finally:
+                    await pool.release(connection)
             except _CONNECTION_GONE as error:
                 # A pooled connection the server closed (it restarted, or terminated the connection) and the pool
                 # has not noticed yet fails on its first use; one more attempt gets a fresh connection.
@@ -363,7 +382,7 @@ class Database(Executor):
     ) -> tuple[PoolConnectionProxy, Begun]:
         """A pooled connection on which ``begin`` has opened a transaction."""
         for attempt in range(2):
-            connection = await self.pool.acquire()
+            connection = await self._acquire()
             try:
                 return connection, await begin(connection)
             except _CONNECTION_GONE:
@@ -453,7 +472,7 @@ class Database(Executor):
             try:
                 async with asyncio.timeout(wait):
                     answer = await read(replica.database)
-                replica.reads.inc()
+                replica.on_read()
                 return answer
             except StatementTimeout as error:
                 if statement_bound is not None:
@@ -478,9 +497,14 @@ class Database(Executor):
         statement = _compiled(query)
         arguments = statement.arguments(values)
         with translated():
-            async with self.pool.acquire(timeout=ACQUIRE_TIMEOUT) as connection, connection.transaction(readonly=True):
-                async for row in connection.cursor(statement.sql, *arguments, prefetch=batch):
-                    yield row
+            pool = self.pool
+            connection = await self._acquire(ACQUIRE_TIMEOUT)
+            try:
+                async with connection.transaction(readonly=True):
+                    async for row in connection.cursor(statement.sql, *arguments, prefetch=batch):
+                        yield row
+            finally:
+                await pool.release(connection)
 
     async def listen(self, channels: Mapping[str, Callable[[str], None]]) -> Listening:
         """The budget's dedicated LISTEN connection, calling ``channels[channel]`` with each notification's payload."""

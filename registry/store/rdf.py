@@ -11,9 +11,9 @@ from sqlalchemy import ColumnElement, FromClause, Text, any_, bindparam, cast, d
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Executor, Statement, Transaction
 from registry.store.tables import description_rdf, descriptions, live, of_tenant
+from registry.tenancy import EVERYTHING, TenantScope
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

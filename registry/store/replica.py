@@ -33,11 +33,10 @@ import logging
 import math
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from registry.errors import DatabaseUnavailable, RegistryError
-from registry.metrics import READ_REPLICA_READS
 from registry.store.database import Database, Listening, translated
 
 log = logging.getLogger(__name__)
@@ -107,8 +106,10 @@ class ReadReplica:
         schema_revision: str,
         name: str = "",
         probe_interval: float = PROBE_INTERVAL,
+        on_read: Callable[[], object] = lambda: None,
     ) -> None:
-        """``name``: for logs, ``/readyz`` and metrics (:func:`replica_names`; by default its URL's)."""
+        """``name``: for logs, ``/readyz`` and metrics (:func:`replica_names`; by default its URL's). ``on_read``
+        is called for each read it answers (the caller counts them; the store does not know the metrics)."""
         self.primary = primary
         self.schema_revision = schema_revision
         self.name = name or replica_names([url])[0]
@@ -121,8 +122,8 @@ class ReadReplica:
         self.problem: str | None = "not measured yet"
         #: Why the primary could not be read at the last probe, while the replica serves without it.
         self.primary_unreachable: str | None = None
-        #: Reads it answered (``registry_read_replica_reads_total``).
-        self.reads = READ_REPLICA_READS.labels(self.name)
+        #: Called for each read it answered.
+        self.on_read = on_read
         #: (monotonic time, primary WAL position) of recent probes, oldest first.
         self._positions: collections.deque[tuple[float, int]] = collections.deque(maxlen=_KEPT_POSITIONS)
         #: The primary's flushed WAL position at the last probe that read it.

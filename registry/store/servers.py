@@ -8,9 +8,9 @@ import datetime as dt
 
 from sqlalchemy import and_, or_, select
 
-from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Database
 from registry.store.tables import descriptions, live, of_tenant, thing_summaries, thing_versions
+from registry.tenancy import EVERYTHING, TenantScope
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -37,10 +37,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from registry.auth.ownership import Holder
-from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import changes, descriptions, id_claims, live, of_tenant
+from registry.tenancy import EVERYTHING, Holder, TenantScope
 
 #: PostgreSQL NOTIFY channel; the payload is the highest change sequence of the committed transaction.
 CHANGES_CHANNEL = "registry_changes"

@@ -3,8 +3,11 @@ the server closed."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import pytest
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 
 from registry.errors import BadRequest, Conflict, DatabaseUnavailable
 from registry.store.database import Database
@@ -77,3 +80,23 @@ async def test_an_unreachable_database_is_unavailability(database_url: str) -> N
     unreachable = Database("postgresql://postgres@127.0.0.1:1/none", connections=2)
     with pytest.raises(DatabaseUnavailable):
         await unreachable.open()
+
+
+async def streamed(database: Database, query: TextClause) -> list[object]:
+    return [row[0] async for row in database.stream(query)]
+
+
+async def test_callers_waiting_for_a_pooled_connection_are_counted(database: Database) -> None:
+    assert database.waiting() == 0
+    held: list[object] = []
+    async with contextlib.AsyncExitStack() as stack:
+        for _ in range(database.pool_size):
+            held.append(await stack.enter_async_context(database.transaction()))
+        assert database.usage() == (database.pool_size, 0)
+        reads = [asyncio.create_task(database.fetchval(text("SELECT 1"))) for _ in range(2)]
+        stream = asyncio.create_task(streamed(database, text("SELECT 2")))
+        await asyncio.sleep(0.05)
+        assert database.waiting() == 3
+    assert await asyncio.gather(*reads) == [1, 1]
+    assert await stream == [2]
+    assert database.waiting() == 0

@@ -1,4 +1,5 @@
-"""Which read replica a search goes to (``Database._serving_replica``), and how replicas are named."""
+"""Which read replica a search goes to (``Database._serving_replica``), what it reports, and how replicas are
+named."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ class _Replica:
     name: str
     serving: bool = True
     busy: int = 0
+    max_lag: float = 5.0
+    answered: int = 0
+
+    @property
+    def database(self) -> str:
+        return f"database of {self.name}"
+
+    def on_read(self) -> None:
+        self.answered += 1
 
 
 def _database(*replicas: _Replica) -> Database:
@@ -37,6 +47,17 @@ def test_the_least_busy_replica_that_serves_is_chosen() -> None:
     assert database._serving_replica([b]) is a
     assert database._serving_replica([a, b]) is None
     assert _database()._serving_replica(()) is None
+
+
+async def test_a_read_a_replica_answers_is_reported_through_its_callback() -> None:
+    replica = _Replica("a")
+    database = _database(replica)
+
+    async def read(on: Any) -> str:
+        return f"read on the {on}"
+
+    assert await database._replica_first(read) == "read on the database of a"
+    assert replica.answered == 1
 
 
 def test_replicas_are_named_without_credentials_and_told_apart() -> None:
