@@ -440,7 +440,7 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
 def mcp_route(endpoint: McpEndpoint) -> ASGIRouteHandler:
     """The route handler of ``/mcp``: reading (``read`` access) whatever the method, as every tool only reads."""
 
-    @asgi(MCP_PATH, opt={"access": "read"}, name="mcp")
+    @asgi(MCP_PATH, opt={"access": "read"}, name="mcp", copy_scope=False)
     async def mcp_server(scope: Scope, receive: Receive, send: Send) -> None:
         await endpoint(scope, receive, send)
 
