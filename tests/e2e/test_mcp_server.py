@@ -1,7 +1,7 @@
 """The directory as an MCP server, as an MCP host uses it: the official MCP client (``mcp.client.streamable_http``
 with ``ClientSession``) against a real server process with authentication on (REGISTRY_AUTH=all) and two tenants.
 
-The tools' logic is tested in process (tests/integration/test_mcp_server.py); here the transport, the bearer
+The tools' logic is tested in process (tests/integration/test_mcp_tools.py); here the transport, the bearer
 credential and the tenant boundary as a host meets them.
 """
 
