@@ -80,12 +80,25 @@ async def find(
         q=request.need,
         limit=request.limit,
     )
-    result = await discovery.search(params, discovery.directory.settings.max_page_size, readers)
+    try:
+        result = await discovery.search(params, discovery.directory.settings.max_page_size, readers)
+    except BadRequest as error:
+        raise _as_need(error) from error
     findings = findings_of(msgspec.to_builtins(result))
     if not with_call:
         return findings
     items = [await _with_call(discovery, item, readers) for item in findings.items]
     return msgspec.structs.replace(findings, items=items)
+
+
+def _as_need(error: BadRequest) -> BadRequest:
+    """A refusal of the search's ``q`` told of the ``need`` it was given as."""
+    params = error.extra.get("invalidParams") or []
+    if not any(isinstance(item, dict) and item.get("name") == "q" for item in params):
+        return error
+    renamed = [{**item, "name": "need"} if item.get("name") == "q" else item for item in params]
+    detail = "need " + error.detail[2:] if error.detail.startswith("q ") else error.detail
+    return BadRequest(detail, invalidParams=renamed)
 
 
 async def _with_call(discovery: DiscoveryService, item: Found, readers: TenantScope) -> Found:

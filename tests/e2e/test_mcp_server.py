@@ -156,6 +156,7 @@ def test_the_mcp_endpoint_needs_a_credential_as_the_rest_api_does(setup: Setup) 
     anonymous = httpx.post(setup.url, json=initialize, headers=headers, timeout=30)
     assert anonymous.status_code == 401
     assert anonymous.headers["content-type"].startswith("application/problem+json")
+    assert anonymous.headers["www-authenticate"].startswith("Bearer")
     wrong = httpx.post(setup.url, json=initialize, headers={**headers, "Authorization": "Bearer nope"}, timeout=30)
     assert wrong.status_code == 401
     foreign = httpx.post(

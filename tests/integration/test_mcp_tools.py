@@ -19,6 +19,7 @@ from registry.conventions.a2a import card_to_description
 from registry.discovery.find import invocation
 from registry.http.mcp_server import tool_list
 from tests.support.in_process import local_client
+from tests.support.keys import add_key
 from tests.support.servers import fresh_database
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -38,11 +39,12 @@ class Mcp:
     def __init__(self, client: AsyncTestClient) -> None:  # type: ignore[type-arg]
         self.client = client
         self.calls = 0
+        self.headers: dict[str, str] = {}
 
     async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls += 1
         body = {"jsonrpc": "2.0", "id": self.calls, "method": method, **({"params": params} if params else {})}
-        answer = await self.client.post("/mcp", json=body, headers=HEADERS)
+        answer = await self.client.post("/mcp", json=body, headers={**HEADERS, **self.headers})
         assert answer.status_code == 200, answer.text
         result: dict[str, Any] = answer.json()
         return result
@@ -99,6 +101,7 @@ async def test_find_ranks_hits_and_says_how_to_call_them(mcp: Mcp) -> None:
         ({"need": "weather", "colour": "blue"}, "unknown field `colour`"),
         ({"need": "weather", "version": ">=1"}, "version needs capability"),
         ({"need": "weather", "capability": "getWeather", "version": "not a range"}, "capability_version"),
+        ({"need": " ".join(["w"] * 400)}, "need has 400 terms"),
     ],
 )
 async def test_find_refuses_bad_arguments_as_a_tool_error(mcp: Mcp, arguments: dict[str, Any], reason: str) -> None:
@@ -162,6 +165,25 @@ async def test_pages_of_other_sites_cannot_reach_the_mcp_server(mcp: Mcp) -> Non
         assert answer.status_code == 403, method
     rebound = await mcp.client.post("/mcp", json={}, headers={**HEADERS, "Host": "evil.example"})
     assert rebound.status_code == 400
+
+
+async def test_with_authentication_on_writes_an_anonymous_host_reads_the_shared_descriptions(
+    own_database_url: str,
+) -> None:
+    key = await add_key(own_database_url, "writer-a", ["write"], tenant="a")
+    settings = Settings(database_url=own_database_url, db_pool_size=3, auth="writes")
+    async with local_client(create_app(settings), timeout=60) as client:
+        private = {**agent("1.0.0"), "id": "urn:mcp-in-process:tenant-a"}
+        credential = {"Authorization": f"Bearer {key}"}
+        written = await client.put(f"/things/{private['id']}", json=private, headers=credential)
+        assert written.status_code == 201, written.text
+        anonymous, tenant_a = Mcp(client), Mcp(client)
+        tenant_a.headers = credential
+        assert (await anonymous.tool("find", need="weather"))["structuredContent"]["items"] == []
+        found = (await tenant_a.tool("find", need="weather"))["structuredContent"]["items"]
+        assert [item["id"] for item in found] == [private["id"]]
+        wrong = await client.post("/mcp", json={}, headers={**HEADERS, "Authorization": "Bearer wrong"})
+        assert wrong.status_code == 401
 
 
 def test_invocation_lists_the_matched_action_first() -> None:
