@@ -424,10 +424,34 @@ class McpEndpoint:
         if origin is not None and not self.sites.origin_allowed(origin, _header(scope, b"host")):
             await send_problem(send, 403, f"Pages of {origin[:100]!r} may not use this directory's MCP server")
             return
+        method = scope.get("method", "GET")
+        if method == "OPTIONS":
+            await _answer(send, 204, b"", [(b"allow", b"POST, OPTIONS")])
+            return
+        if method != "POST":
+            # Stateless: no session to end (DELETE) and no stream for the server's own messages (GET), which the
+            # transport lets a server decline with 405 rather than hold a connection open with nothing to send.
+            body = msgspec.json.encode(
+                {
+                    "type": "about:blank",
+                    "title": "Method Not Allowed",
+                    "status": 405,
+                    "detail": f"The MCP server answers POST (JSON-RPC messages), not {method}",
+                }
+            )
+            headers = [(b"allow", b"POST, OPTIONS"), (b"content-type", b"application/problem+json")]
+            await _answer(send, 405, body, headers)
+            return
         if self._manager is None:
             await send_problem(send, 503, "The MCP server is not running (the directory is starting or stopping)")
             return
         await self._manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+
+
+async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    headers = [*headers, (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _header(scope: Scope, wanted: bytes) -> str | None:

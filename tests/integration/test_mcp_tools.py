@@ -159,6 +159,21 @@ async def test_an_unknown_tool_is_a_tool_error(mcp: Mcp) -> None:
     assert "Unknown tool 'delete_everything'" in unknown["content"][0]["text"]
 
 
+async def test_only_post_carries_messages(mcp: Mcp) -> None:
+    """Stateless: no stream to hold open for a GET, no session to DELETE; a body that is no JSON is the
+    transport's parse error, never a 500."""
+    for method in ("GET", "DELETE", "PUT"):
+        answer = await mcp.client.request(method, "/mcp", headers=HEADERS)
+        assert answer.status_code == 405, method
+        assert answer.headers["allow"] == "POST, OPTIONS"
+        assert answer.json()["detail"] == f"The MCP server answers POST (JSON-RPC messages), not {method}"
+    garbled = await mcp.client.post(
+        "/mcp", content=b"{not json", headers={**HEADERS, "Content-Type": "application/json"}
+    )
+    assert garbled.status_code == 400
+    assert garbled.json()["error"]["code"] == -32700
+
+
 async def test_pages_of_other_sites_cannot_reach_the_mcp_server(mcp: Mcp) -> None:
     for method in ("GET", "POST"):
         answer = await mcp.client.request(method, "/mcp", headers={**HEADERS, "Origin": "https://evil.example"})
