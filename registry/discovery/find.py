@@ -65,10 +65,8 @@ class FindRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_FOUND, description="Most hits to return")] = 10
 
 
-async def find(
-    discovery: DiscoveryService, request: FindRequest, readers: TenantScope = EVERYTHING, *, with_call: bool = True
-) -> Findings:
-    """The hits for ``request`` that ``readers`` may see, best first; with ``with_call`` each says how to call it."""
+async def find(discovery: DiscoveryService, request: FindRequest, readers: TenantScope = EVERYTHING) -> Findings:
+    """The hits for ``request`` that ``readers`` may see, best first, each saying how to call it."""
     if request.version is not None and request.capability is None:
         raise BadRequest(
             "version needs capability (the capability whose version is constrained)",
@@ -87,8 +85,6 @@ async def find(
     except BadRequest as error:
         raise _as_need(error) from error
     findings = findings_of(msgspec.to_builtins(result))
-    if not with_call:
-        return findings
     # The hits' descriptions in one round trip; one deleted since the search has no call.
     ids = [item.id for item in findings.items]
     live = await ThingStore.current(discovery.directory.things.database, ids, dt.datetime.now(dt.UTC))
