@@ -57,6 +57,7 @@ from registry.http.ids import ids_as_segments
 from registry.http.keys import KeysController
 from registry.http.leases import current_lease, renew_lease
 from registry.http.mcp import McpRegistryController
+from registry.http.mcp_server import McpEndpoint, mcp_route
 from registry.http.metrics import metrics
 from registry.http.options import allow_every_method
 from registry.http.oversight import quality, recent_changes
@@ -309,6 +310,8 @@ def create_app(settings: Settings) -> Litestar:
             await startup.first_attempt.wait()
             yield
 
+    sites = SitePolicy.of(settings)
+    mcp = McpEndpoint(holder, open_access=mode is AuthMode.OFF, sites=sites, max_body_bytes=settings.max_body_bytes)
     contract = ContractDocument()
     app = Litestar(
         request_class=limited_request(JsonLimits.of(settings)),
@@ -319,6 +322,7 @@ def create_app(settings: Settings) -> Litestar:
             DiscoveryController,
             A2AController,
             McpRegistryController,
+            mcp_route(mcp),
             well_known_wot,
             all_events,
             events_of_type,
@@ -338,7 +342,7 @@ def create_app(settings: Settings) -> Litestar:
         plugins=tracing_plugins(settings),
         dependencies=dependencies(holder),
         guards=[access_guard(holder)] if mode is not AuthMode.OFF or limits.active else [],
-        lifespan=[lifespan],
+        lifespan=[lifespan, mcp.running],
         exception_handlers=exception_handlers,
         logging_config=None,  # registry.logs.configure_logging (called by serve) owns the process's logging
         request_max_body_size=settings.max_body_bytes,
@@ -358,7 +362,7 @@ def create_app(settings: Settings) -> Litestar:
     # the tracing middleware is inside).
     routed = app.asgi_handler if settings.tracing else answer_cached_reads(app.asgi_handler, holder)
     app.asgi_handler = input_boundary(
-        ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes, sites=SitePolicy.of(settings)
+        ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes, sites=sites
     )
     if settings.access_log:
         app.asgi_handler = access_logged(app.asgi_handler)

@@ -22,6 +22,7 @@ from registry.client import (
     VENDOR_MATCHES,
     ExportFormat,
     Facets,
+    Found,
     Kind,
     SearchItem,
     SearchSort,
@@ -124,6 +125,64 @@ def search(
         print_table(_facets_table(page.facets))
     if page.next_cursor:
         out.print(f"more: --cursor {page.next_cursor}", highlight=False)
+
+
+def _find_table(items: list[Found]) -> Table:
+    table = Table(
+        "rank",
+        "title",
+        "kind",
+        "score",
+        "match",
+        "matched capability",
+        id_column(item.id for item in items),
+        box=None,
+        header_style="bold",
+    )
+    for rank, item in enumerate(items, start=1):
+        matched = ", ".join(dict.fromkeys(entry.name or entry.id or "" for entry in item.matched))
+        score = "" if item.score is None else f"{item.score:.2f}"
+        table.add_row(str(rank), item.title or "", item.kind, score, item.match or "", matched, item.id)
+    return table
+
+
+@click.command()
+@click.argument("need", nargs=-1, required=True)
+@click.option("--kind", type=click.Choice(KINDS), help="Only agents, tools or other things.")
+@click.option("--vendor", help="Only this vendor's (words or word prefixes of its name, any case).")
+@click.option("--capability", help="Only descriptions offering this capability (id or name).")
+@click.option("--version", help="Range the capability's version must satisfy, e.g. '^1.2' (needs --capability).")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Most hits.")
+@client_options
+def find(
+    need: tuple[str, ...],
+    kind: Kind | None,
+    vendor: str | None,
+    capability: str | None,
+    version: str | None,
+    limit: int,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Find agents and tools by a NEED in plain words, best first: their score, match quality (strong: a fit;
+    weak: maybe nothing fits) and the capability that matched.
+
+    Example: registry find "tomorrow's weather in Berlin" --kind agent
+    """
+    if version is not None and capability is None:
+        raise click.UsageError("--version needs --capability (the capability whose version is constrained).")
+    with connect(url) as client:
+        found = client.find(
+            " ".join(need), kind=kind, vendor=vendor, capability=capability, version=version, limit=limit
+        )
+    if as_json:
+        print_json(found)
+        return
+    print_table(_find_table(found.items))
+    if not found.items:
+        out.print("nothing found", highlight=False)
+    elif found.retrieval:
+        out.print(f"retrieval: {found.retrieval}", highlight=False)
 
 
 @click.command()
@@ -250,6 +309,7 @@ def export(thing_id: str, tool_format: ExportFormat, url: str | None, as_json: b
 
 COMMANDS = (
     search,
+    find,
     summary,
     versions,
     compat,

@@ -24,6 +24,7 @@ from registry.client.models import (
     CompatibilityResult,
     Event,
     Facets,
+    Findings,
     ImportedAgent,
     ImportedTool,
     Lease,
@@ -291,6 +292,26 @@ def search(
         convention=convention,
     )
     return Call("GET", "/api/v1/search", _decoded(SearchResult), params=params)
+
+
+def find(
+    need: str,
+    *,
+    kind: Kind | None = None,
+    vendor: str | None = None,
+    capability: str | None = None,
+    version: str | None = None,
+    limit: int = 10,
+) -> Call[Findings]:
+    """Agents and tools for a need in plain words, best first: each hit with its score, match quality (strong or
+    weak, where the directory grades hits) and the capabilities that matched. ``version`` is a range the
+    ``capability``'s version must satisfy (npm ``^1.2`` or Maven ``[1.0,2.0)``), so it needs ``capability``."""
+    if not need.strip():
+        raise ValueError("find needs a need: what you are looking for, in words")
+    if version is not None and capability is None:
+        raise ValueError("version needs capability (the capability whose version is constrained)")
+    params = _given(q=need, kind=kind, vendor=vendor, capability=capability, capability_version=version, limit=limit)
+    return Call("GET", "/api/v1/search", _decoded(Findings), params=params)
 
 
 def iter_search(
@@ -674,6 +695,7 @@ __all__ = [
     "events_request",
     "export",
     "facets",
+    "find",
     "get",
     "import_card",
     "import_tool",

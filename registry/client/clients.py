@@ -173,6 +173,7 @@ class _ClientOptions:
     renew_lease = Operation(calls.renew_lease)
     search = Operation(calls.search)
     iter_search = Listing(calls.iter_search)
+    find = Operation(calls.find)
     facets = Operation(calls.facets)
     summary = Operation(calls.summary)
     versions = Operation(calls.versions)

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from registry.client.vocabulary import EventType
+from registry.found import Findings, Form, Found, Invocation, MatchedCapability
 from registry.wire import (
     BatchItem,
     BatchResult,
@@ -117,10 +118,15 @@ __all__ = [
     "Event",
     "FacetValue",
     "Facets",
+    "Findings",
+    "Form",
+    "Found",
     "ImportedAgent",
     "ImportedTool",
+    "Invocation",
     "Lease",
     "LintWarning",
+    "MatchedCapability",
     "Notice",
     "Provider",
     "RecentChange",

@@ -150,7 +150,8 @@ def site_refusal(scope: Scope, sites: SitePolicy) -> tuple[int, str] | None:
     return None
 
 
-async def _send_problem(send: Send, status: int, detail: str) -> None:
+async def send_problem(send: Send, status: int, detail: str) -> None:
+    """Answer with a problem document (RFC 7807) before the application: no route's handler runs."""
     body = msgspec.json.encode(
         {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status, "detail": detail}
     )
@@ -173,7 +174,7 @@ def input_boundary(app: ASGIApp, *, max_url_bytes: int, sites: SitePolicy | None
             return
         refused = None if sites is None else site_refusal(scope, sites)
         if refused is not None:
-            await _send_problem(send, *refused)
+            await send_problem(send, *refused)
             return
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         try:
@@ -192,5 +193,6 @@ __all__ = [
     "check_request_line",
     "input_boundary",
     "refuse_marked_input",
+    "send_problem",
     "site_refusal",
 ]

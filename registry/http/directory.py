@@ -100,7 +100,7 @@ def directory_description(
         "id": directory_id,
         "title": "LMOS Agent and Tool Registry",
         "description": "A W3C WoT Thing Description Directory for AI agents and tools (Eclipse LMOS).",
-        "version": {"instance": _package_version()},
+        "version": {"instance": package_version()},
         "base": base_url + "/",
         "securityDefinitions": {"nosec_sc": {"scheme": "nosec"}},
         "security": "nosec_sc",
@@ -134,7 +134,7 @@ def _declare_security(description: dict[str, Any], mode: AuthMode, issuer: str) 
                 form["security"] = "bearer_sc"
 
 
-def _package_version() -> str:
+def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

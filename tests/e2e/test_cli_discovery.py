@@ -95,6 +95,24 @@ def test_search_table_json_and_problem(base_url: str, corpus: None) -> None:
     assert "capability_version needs capability" in bad.stderr
 
 
+def test_find_table_and_json(base_url: str, corpus: None) -> None:
+    table = registry(base_url, "find", f"Translator {TOKEN}", "--kind", "agent")
+    assert table.returncode == 0, table.stderr
+    header, first, *_ = table.stdout.splitlines()
+    assert header.split()[:5] == ["rank", "title", "kind", "score", "match"]
+    assert first.split()[0] == "1"
+    assert AGENT in first
+    found = as_json(registry(base_url, "find", f"Translator {TOKEN}", "--capability", CAPABILITY, "--json"))
+    assert found["items"][0]["id"] == AGENT
+    assert isinstance(found["items"][0]["score"], float)
+    nothing = registry(base_url, "find", f"zzz{TOKEN}qqq", "--kind", "tool", "--vendor", VENDOR)
+    assert nothing.returncode == 0, nothing.stderr
+    assert "nothing found" in nothing.stdout
+    lonely = registry(base_url, "find", "translate", "--version", "^1")
+    assert lonely.returncode == 2
+    assert "--version needs --capability" in lonely.stderr
+
+
 def test_summary_versions_and_compat(base_url: str, corpus: None) -> None:
     summary = registry(base_url, "summary", AGENT)
     assert summary.returncode == 0, summary.stderr

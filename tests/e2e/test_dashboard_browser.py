@@ -40,6 +40,25 @@ window.addEventListener("error", (event) => {
 window.addEventListener("unhandledrejection", (event) => window.problems.push(`rejection ${event.reason}`));
 """
 MERGE_PATCH = "application/merge-patch+json"
+#: The search's grading of hits for a need in words (match, score, matched, retrieval), put on every answer of a
+#: search with text: the page's rendering of it is what is tested, whatever grades the server gives.
+GRADED_SEARCH = """
+const realFetch = window.fetch.bind(window);
+window.fetch = async (input, init) => {
+  const response = await realFetch(input, init);
+  const address = new URL(input instanceof Request ? input.url : String(input), location.href);
+  if (!address.pathname.endsWith("/api/v1/search") || !address.searchParams.get("q")) return response;
+  const page = await response.clone().json();
+  page.items.forEach((item, index) => {
+    const capability = (item.capabilities || [])[0] || {};
+    item.match = index === 0 ? "strong" : "weak";
+    item.score = index === 0 ? 0.91 : 0.2;
+    item.matched = capability.name ? [{ name: capability.name, id: capability.id }] : [];
+  });
+  page.retrieval = "hybrid";
+  return new Response(JSON.stringify(page), { status: response.status, headers: response.headers });
+};
+"""
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +145,20 @@ def test_filters_by_facet_and_text(browser: Any) -> None:
     )
     browser.find_element(By.ID, "clear").click()
     wait_for(browser, lambda: len(rows(browser)) == 8, "clearing shows everything again")
+
+
+def test_a_need_in_words_shows_match_quality_and_the_matched_capability(dashboard_server: ServerProcess) -> None:
+    url = dashboard_server.base_url + "/dashboard?q=invoices"
+    with chromium.chromium(url, before_scripts=RECORD_PROBLEMS + GRADED_SEARCH) as page:
+        wait_for(page, lambda: page.find_elements(By.CSS_SELECTOR, "#rows tr .match"), "the hits show their match")
+        first = rows(page)[0]
+        assert first.get_attribute("data-match") == "strong"
+        assert first.find_element(By.CLASS_NAME, "match").text == "strong match"
+        assert first.find_element(By.CLASS_NAME, "match").get_attribute("title") == "score 0.91"
+        assert first.find_element(By.CLASS_NAME, "matched").text == "matched billing"
+        assert first.find_element(By.CLASS_NAME, "chip-matched").text.startswith("billing")
+        assert text(page, "matches").endswith("(hybrid retrieval)")
+        assert page.execute_script("return window.problems") == []
 
 
 def test_details_show_summary_versions_and_raw_description(browser: Any) -> None:

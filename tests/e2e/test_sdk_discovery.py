@@ -18,6 +18,7 @@ from registry.client import (
     BadRequestError,
     ConflictError,
     DirectoryUnreachable,
+    Findings,
     NotFoundError,
     PreconditionFailedError,
     RegistryClient,
@@ -172,6 +173,20 @@ async def test_search_with_filters_facets_and_pages(sdk: Any) -> None:
     assert first.next_cursor
     second = await run(sdk.search(vendor=VENDOR, sort="title", limit=1, cursor=first.next_cursor))
     assert {first.items[0].id, second.items[0].id} == {AGENT, OTHER_AGENT}
+
+
+async def test_find_by_need(sdk: Any) -> None:
+    found = await run(sdk.find(f"forecasts {TOKEN}", kind="agent", limit=5))
+    assert isinstance(found, Findings)
+    assert {AGENT, OTHER_AGENT} <= {item.id for item in found.items}
+    assert all(item.kind == "agent" for item in found.items)
+    assert all(item.score is not None for item in found.items)
+    assert found.items[0].match in {None, "strong", "weak"}
+    in_range = await run(sdk.find(f"forecasts {TOKEN}", capability=CAPABILITY, version="^1.1"))
+    assert [item.id for item in in_range.items] == [AGENT]
+    with pytest.raises(BadRequestError) as bad_range:
+        await run(sdk.find("forecasts", capability=CAPABILITY, version="not a range"))
+    assert bad_range.value.invalid_params[0].name == "capability_version"
 
 
 async def test_facets(sdk: Any) -> None:

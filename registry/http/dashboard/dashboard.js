@@ -335,13 +335,38 @@ let loading = 0;
 /** The server-side order of the table: title (default), modified or expires. */
 let sort = "";
 
-function capabilityChips(capabilities) {
-  const shown = capabilities.slice(0, 3).map((capability) =>
-    el("span", { className: "chip", title: capability.id || capability.name },
-      capability.name, capability.version ? ` ${capability.version}` : ""),
+/** Names and ids of the capabilities a hit matched the need with (``matched``, where the search says). */
+function matchedNames(item) {
+  return new Set((item.matched || []).flatMap((entry) => [entry.name, entry.id]).filter(Boolean));
+}
+
+function capabilityChips(capabilities, matched = new Set()) {
+  // The matched capabilities first: they are what answers the need.
+  const ordered = [...capabilities].sort((a, b) => isMatched(b, matched) - isMatched(a, matched));
+  const shown = ordered.slice(0, 3).map((capability) =>
+    el("span", {
+      className: isMatched(capability, matched) ? "chip chip-matched" : "chip",
+      title: capability.id || capability.name,
+    }, capability.name, capability.version ? ` ${capability.version}` : ""),
   );
   if (capabilities.length > 3) shown.push(el("span", { className: "muted" }, ` +${capabilities.length - 3}`));
   return shown;
+}
+
+function isMatched(capability, matched) {
+  return matched.has(capability.name) || (capability.id ? matched.has(capability.id) : false);
+}
+
+/** How well a hit fits a need in words: its match quality, score and matched capability (none without them). */
+function matchLine(item) {
+  if (!item.match && !(item.matched || []).length) return null;
+  const score = typeof item.score === "number" ? `score ${item.score.toFixed(2)}` : "";
+  const quality = item.match
+    ? el("span", { className: `match match-${item.match}`, title: score }, `${item.match} match`)
+    : null;
+  const names = [...new Set((item.matched || []).map((entry) => entry.name || entry.id).filter(Boolean))];
+  const matched = names.length ? el("span", { className: "matched" }, ` matched ${names.join(", ")}`) : null;
+  return el("div", { className: "match-line" }, quality, matched);
 }
 
 /** Titles of the descriptions seen in the table or in details, to name them in the activity feed. */
@@ -355,14 +380,15 @@ function resultRow(item) {
     vendor: (item.vendor && item.vendor.name) || "",
     version: item.version || "",
     capabilities: String((item.capabilities || []).length),
+    match: item.match || "",
   };
   const row = el("tr", { tabIndex: 0, dataset },
     el("td", { className: "title" }, item.title || item.id,
-      item.description ? el("div", { className: "sub" }, item.description) : null, fullId(item.id)),
+      item.description ? el("div", { className: "sub" }, item.description) : null, matchLine(item), fullId(item.id)),
     el("td", {}, el("span", { className: `kind kind-${item.kind}` }, item.kind)),
     el("td", {}, item.vendor && item.vendor.name ? item.vendor.name : "–"),
     el("td", {}, item.version || "–"),
-    el("td", {}, capabilityChips(item.capabilities || [])),
+    el("td", {}, capabilityChips(item.capabilities || [], matchedNames(item))),
     el("td", { title: formatTime(item.modified) }, relative(item.modified)),
     el("td", { title: item.expires ? formatTime(item.expires) : "no expiry" }, item.expires ? relative(item.expires) : "–"),
   );
@@ -390,7 +416,7 @@ async function loadResults(append = false) {
     if (page.facets) matches = page.facets.kind.reduce((sum, { count }) => sum + count, 0);
     $("matches").textContent = sort === "expires"
       ? `${$("rows").children.length} with a lease shown, soonest to expire first`
-      : `${$("rows").children.length} of ${matches} shown`;
+      : `${$("rows").children.length} of ${matches} shown${page.retrieval && filters.q ? ` (${page.retrieval} retrieval)` : ""}`;
     $("more").hidden = !nextCursor;
     $("empty").hidden = $("rows").children.length > 0;
     $("table-notice").hidden = true;
