@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     # Values, settings and the rules of descriptions and their RDF: no I/O of their own.
     {
         "wire",
+        "found",
         "rates",
         "tenancy",
         "tasks",
@@ -48,9 +49,9 @@ LAYERS: list[set[str]] = [
     # Commands.
     {"cli", "__main__"},
 ]
-#: The HTTP client (SDK) ships in the same package but is independent of the server: it uses the wire types only,
+#: The HTTP client (SDK) ships in the same package but is independent of the server: it uses the wire types only (``wire``, and ``found`` for what a need finds),
 #: and only the commands use it.
-CLIENT_USES = {"wire"}
+CLIENT_USES = {"wire", "found"}
 CLIENT_USERS = {"cli"}
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 
