@@ -49,8 +49,8 @@ LAYERS: list[set[str]] = [
     # Commands.
     {"cli", "__main__"},
 ]
-#: The HTTP client (SDK) ships in the same package but is independent of the server: it uses the wire types only (``wire``, and ``found`` for what a need finds),
-#: and only the commands use it.
+#: The HTTP client (SDK) ships in the same package but is independent of the server: it uses the wire types only
+#: (``wire``, and ``found`` for what a need finds), and only the commands use it.
 CLIENT_USES = {"wire", "found"}
 CLIENT_USERS = {"cli"}
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
