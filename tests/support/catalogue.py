@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
+from unittest import mock
 
 from bench.catalogue import generate
+from registry.store import database as database_module
 from registry.store.database import Database
 from tests.support.servers import fresh_database
 
@@ -23,8 +25,11 @@ async def opened(url: str) -> AsyncIterator[Database]:
 
 
 async def _generate(url: str, size: int) -> None:
-    async with opened(url) as database:
-        await generate(database, size)
+    # Generating 10⁵ descriptions is a few statements of seconds each, which a loaded machine makes longer than
+    # the directory's own command timeout.
+    with mock.patch.object(database_module, "COMMAND_TIMEOUT", 600):
+        async with opened(url) as database:
+            await generate(database, size)
 
 
 @contextlib.contextmanager

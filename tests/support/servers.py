@@ -172,7 +172,7 @@ class ServerProcess:
         self.log_path = Path(log_name)
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0, *, wait_for_sparql: bool = True) -> ServerProcess:
+    def start(self, timeout: float = 60.0, *, wait_for_sparql: bool = True) -> ServerProcess:
         """Start (or restart, appending to the same log) and wait until the server answers, and (unless told not to)
         until its SPARQL index answers, as a load balancer would: SPARQL answers 503 until then. A server whose
         SPARQL index does not come up within ``timeout`` is returned all the same (a test may be about that)."""
