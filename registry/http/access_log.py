@@ -12,11 +12,10 @@ import re
 import time
 import uuid
 
-import structlog
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from registry.logs import info_line
+from registry.logs import REQUEST_ID, access_line
 
 log = logging.getLogger("registry.access")
 
@@ -45,7 +44,8 @@ def access_logged(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         request_id = _request_id(scope)
-        method, path = scope.get("method", ""), scope["path"]
+        method, path = scope.get("method", ""), scope["path"]  # as requested: inner layers may rewrite the scope
+        echoed = (REQUEST_ID_HEADER, request_id.encode())
         status = 0
         started = time.perf_counter()
 
@@ -53,33 +53,27 @@ def access_logged(app: ASGIApp) -> ASGIApp:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", ()), (REQUEST_ID_HEADER, request_id.encode())]
+                message["headers"] = [*message.get("headers", ()), echoed]
             await send(message)
 
-        tokens = structlog.contextvars.bind_contextvars(request_id=request_id)
+        token = REQUEST_ID.set(request_id)
         try:
             await app(scope, receive, send_with_id)
         finally:
-            if log.isEnabledFor(logging.INFO):  # at warning level no line is built at all
-                _log_request(scope, method, path, status, started)
-            structlog.contextvars.reset_contextvars(**tokens)
+            if log.isEnabledFor(logging.INFO):  # at warning level no line is made at all
+                access_line(
+                    log,
+                    request_id,
+                    method,
+                    path,
+                    scope.get("path_template"),
+                    status,
+                    time.perf_counter() - started,
+                    (scope.get("client") or ("",))[0],
+                )
+            REQUEST_ID.reset(token)
 
     return middleware
-
-
-def _log_request(scope: Scope, method: str, path: str, status: int, started: float) -> None:
-    info_line(
-        log,
-        f"{method} {path} {status}",
-        {
-            "method": method,
-            "path": path,
-            "route": scope.get("path_template"),
-            "status": status or None,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            "client": (scope.get("client") or ("",))[0],
-        },
-    )
 
 
 __all__ = ["REQUEST_ID_HEADER", "access_logged"]

@@ -7,11 +7,11 @@ from http import HTTPStatus
 from typing import Any
 
 import msgspec
-import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from registry.errors import RegistryError
+from registry.logs import current_request_id
 from registry.metrics import FAILED_VALIDATIONS
 from registry.store.database import translate
 
@@ -88,7 +88,7 @@ def _unexpected_error(request: Request[Any, Any, Any], error: Exception) -> Resp
         type(error).__name__,
         error,
         exc_info=error,
-        extra={"request_id": structlog.contextvars.get_contextvars().get("request_id")},
+        extra={"request_id": current_request_id()},
     )
     return problem_response(500, "The directory failed to process the request; the error has been logged")
 

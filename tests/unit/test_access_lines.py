@@ -1,0 +1,198 @@
+"""The access log off the request path: a request queues its fields, a thread writes them as JSON lines of the
+same fields as every other log line, no line is lost when the process stops, and a full queue drops lines and
+counts them in /metrics rather than making requests wait."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import io
+import json
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.types import Message, Receive, Scope, Send
+from prometheus_client import REGISTRY, generate_latest
+
+import registry.logs as logs
+import registry.metrics  # noqa: F401  (registers the collector of dropped access lines)
+from registry.http.access_log import access_logged
+from registry.log_writer import AccessLines, Entry, chunks
+
+PATH = "/things/urn:test:x\n\x1b[31mforged"
+
+
+def entry(number: int = 1, *, path: str = "/things/urn:test:1", status: int = 200) -> Entry:
+    return (time.time(), f"request-{number}", "GET", path, "/things/{thing_id}", status, 0.0012345, "127.0.0.1")
+
+
+def written(parts: list[bytes]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in b"".join(parts).splitlines()]
+
+
+def test_a_line_has_every_field_escaped() -> None:
+    parts: list[bytes] = []
+    lines = AccessLines(parts.append, process="serve")
+    before = dt.datetime.now(dt.UTC)
+    lines.put(entry(path=PATH, status=0))
+    lines.flush()
+    [line] = written(parts)
+    timestamp = line.pop("timestamp")
+    assert timestamp.endswith("Z")
+    assert before <= dt.datetime.fromisoformat(timestamp) <= dt.datetime.now(dt.UTC)
+    assert line == {
+        "event": "GET /things/urn:test:x\\x0a\\x1b[31mforged 0",
+        "request_id": "request-1",
+        "level": "info",
+        "logger": "registry.access",
+        "method": "GET",
+        "path": "/things/urn:test:x\\x0a\\x1b[31mforged",
+        "route": "/things/{thing_id}",
+        "status": None,  # no answer started
+        "duration_ms": 1.234,
+        "client": "127.0.0.1",
+        "process": "serve",
+    }
+    assert b"\x1b" not in b"".join(parts)
+
+
+def test_a_line_without_a_process_name_has_no_process_field() -> None:
+    parts: list[bytes] = []
+    lines = AccessLines(parts.append)
+    lines.put(entry())
+    lines.flush()
+    [line] = written(parts)
+    assert "process" not in line
+    assert line["status"] == 200
+
+
+def test_no_line_is_lost_when_the_writer_closes() -> None:
+    parts: list[bytes] = []
+    lines = AccessLines(parts.append, interval=0.01).start()
+    for number in range(20_000):
+        lines.put(entry(number))
+        if number % 5_000 == 0:
+            time.sleep(0.02)  # the thread writes some on its own
+    lines.close()
+    assert [line["request_id"] for line in written(parts)] == [f"request-{number}" for number in range(20_000)]
+    assert lines.dropped == 0
+    assert all(len(part) <= 4096 and part.endswith(b"\n") for part in parts)
+
+
+def test_a_full_queue_drops_lines_and_counts_them() -> None:
+    parts: list[bytes] = []
+    lines = AccessLines(parts.append, capacity=10)
+    for number in range(15):
+        lines.put(entry(number))
+    assert lines.dropped == 5
+    lines.flush()
+    assert [line["request_id"] for line in written(parts)] == [f"request-{number}" for number in range(10)]
+
+
+def test_lines_a_stream_refuses_are_counted() -> None:
+    def broken(data: bytes) -> None:
+        raise BrokenPipeError
+
+    lines = AccessLines(broken)
+    for number in range(3):
+        lines.put(entry(number))
+    lines.flush()
+    assert lines.dropped == 3
+
+
+def test_pieces_end_at_line_ends() -> None:
+    data = b"".join(b"x" * length + b"\n" for length in (10, 3000, 2000, 9000, 1, 4095))
+    pieces = chunks(data)
+    assert b"".join(pieces) == data
+    assert all(piece.endswith(b"\n") for piece in pieces)
+    assert [len(piece) for piece in pieces] == [3012, 2001, 9001, 2, 4096]
+
+
+@pytest.fixture
+def json_logging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``configure_logging`` with JSON output to a file as stderr; the test's logging restored afterwards."""
+    log_file = tmp_path / "stderr.log"
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    with log_file.open("w") as stream:
+        monkeypatch.setattr(sys, "stderr", stream)
+        try:
+            logs.configure_logging("info", "json")
+            yield log_file
+        finally:
+            logs._close_access_lines()
+            root.handlers[:] = saved[0]
+            root.setLevel(saved[1])
+
+
+async def _answer(scope: Scope, receive: Receive, send: Send) -> None:
+    logging.getLogger("registry.test").info("inside the request")
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _request(request_id: str) -> list[Message]:
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope: Any = {
+        "type": "http",
+        "method": "GET",
+        "path": PATH,
+        "headers": [(b"host", b"127.0.0.1:8080"), (b"x-request-id", request_id.encode())],
+        "client": ("192.0.2.7", 40000),
+        "path_template": "/things/{thing_id}",
+    }
+    await access_logged(_answer)(scope, receive, send)
+    return sent
+
+
+def test_the_middleware_queues_the_line_and_every_line_of_the_request_has_its_id(json_logging: Path) -> None:
+    sent = asyncio.run(_request("trace-7"))
+    assert (b"x-request-id", b"trace-7") in sent[0]["headers"]
+    assert logs.REQUEST_ID.get() is None  # reset once answered
+    logs.flush_access_lines()
+    lines = [json.loads(line) for line in json_logging.read_text().splitlines()]
+    inside, access = lines  # the warning is written at once, the access line by the writer
+    assert inside["event"] == "inside the request"
+    assert inside["request_id"] == "trace-7"
+    assert access["request_id"] == "trace-7"
+    assert (access["logger"], access["method"], access["status"]) == ("registry.access", "GET", 404)
+    assert access["path"] == "/things/urn:test:x\\x0a\\x1b[31mforged"
+    assert access["client"] == "192.0.2.7"
+
+
+def test_lines_queued_at_exit_are_written(json_logging: Path) -> None:
+    for number in range(50):
+        asyncio.run(_request(f"exit-{number}"))
+    logs._close_access_lines()  # what the process runs at exit
+    lines = [json.loads(line) for line in json_logging.read_text().splitlines()]
+    access = [line["request_id"] for line in lines if line["logger"] == "registry.access"]
+    assert access == [f"exit-{number}" for number in range(50)]
+
+
+def test_dropped_lines_are_in_the_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = AccessLines(io.BytesIO().write, capacity=0)
+    monkeypatch.setattr(logs, "_access_lines", lines)
+    before = logs.access_lines_dropped()
+    for number in range(3):
+        logs.access_line(logging.getLogger("registry.access"), f"r{number}", "GET", "/", None, 200, 0.001, "")
+    assert logs.access_lines_dropped() == before + 3
+    exposed = generate_latest(REGISTRY).decode()
+    assert f"registry_access_log_dropped_total {float(before + 3)}" in exposed
+
+
+def test_the_writer_thread_is_named_and_a_daemon(json_logging: Path) -> None:
+    [thread] = [thread for thread in threading.enumerate() if thread.name == "registry-access-log"]
+    assert thread.daemon
