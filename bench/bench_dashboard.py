@@ -23,7 +23,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_memory import load
-from bench.rounds import machine
+from bench.rounds import add_logging_option, machine, served, use_logging_option
 from tests.support.browser import BROWSER, CHROMIUM_FLAGS, DRIVER
 from tests.support.servers import LOCAL_POSTGRES, ServerProcess, fresh_database
 
@@ -45,7 +45,7 @@ REQUESTS = {
 def directory(count: int) -> Iterator[ServerProcess]:
     with fresh_database(LOCAL_POSTGRES) as url:
         asyncio.run(load(url, 0, count))
-        with ServerProcess(url, {"REGISTRY_PURGE_INTERVAL": "3600"}) as server:
+        with ServerProcess(url, served({"REGISTRY_PURGE_INTERVAL": "3600"})) as server:
             deadline = time.monotonic() + 600
             while httpx.get(server.base_url + "/readyz").status_code != 200 and time.monotonic() < deadline:
                 time.sleep(0.5)
@@ -86,7 +86,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--reference", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
+    add_logging_option(parser)
     arguments = parser.parse_args()
+    print(use_logging_option(arguments))
     print(machine())
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.rounds import add_logging_option, machine, served, use_logging_option
 from tests.support.servers import ServerProcess, fresh_database, postgres_server
 
 
@@ -152,9 +153,11 @@ def main() -> None:
     parser.add_argument("--lease-things", type=int, default=200)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--renew-seconds", type=float, default=10.0)
+    add_logging_option(parser)
     args = parser.parse_args()
+    print(use_logging_option(args))
 
-    print(f"cpu_count={os.cpu_count()}")
+    print(machine())
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         env = {
             "REGISTRY_SSE_QUEUE_SIZE": "1000",
@@ -162,7 +165,7 @@ def main() -> None:
             # Every subscriber comes from this one address (the cap is per address and process).
             "REGISTRY_MAX_CONNECTIONS_PER_CLIENT": str(args.subscribers + args.connections + 16),
         }
-        with ServerProcess(database_url, env) as server:
+        with ServerProcess(database_url, served(env)) as server:
             assert server.process is not None
             pid = server.process.pid
             delays = asyncio.run(fan_out(server.port, args.subscribers, args.writes, args.gap))

@@ -21,7 +21,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.rounds import alternated, load_average, machine
+from bench.rounds import add_logging_option, alternated, load_average, machine, served, use_logging_option
 from bench.suite import Watched, bulk_import, cpu_snapshot, cpu_spent, index_caught_up
 from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer
 
@@ -30,7 +30,7 @@ def import_once(admin_url: str, size: int, defer: str) -> tuple[float, list[floa
     """The import rate, CPU ms per description by role (server, worker, PostgreSQL) and seconds to catch up."""
     with fresh_database(admin_url) as database_url:
         server = ServerProcess(
-            database_url, {"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_SPARQL_INDEX_DEFER": defer}
+            database_url, served({"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_SPARQL_INDEX_DEFER": defer})
         ).start(timeout=120)
         try:
             sparql_answer(server.base_url, "ASK { ?s ?p ?o }", 120)
@@ -50,7 +50,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--defers", default="10,3600", help="REGISTRY_SPARQL_INDEX_DEFER values, comma-separated")
+    add_logging_option(parser)
     args = parser.parse_args()
+    print(use_logging_option(args))
     defers = args.defers.split(",")
     print(f"{machine()}; {args.size:,} descriptions")
     runs: dict[str, list[tuple[float, list[float], float]]] = {defer: [] for defer in defers}

@@ -33,7 +33,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description
-from bench.rounds import machine
+from bench.rounds import add_logging_option, machine, served, use_logging_option
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
 from registry.sparql_worker.index import RdfIndex
@@ -84,7 +84,7 @@ def import_round(count: int) -> None:
     with (
         tempfile.TemporaryDirectory(prefix="bench-import-") as directory,
         fresh_database(LOCAL_POSTGRES) as url,
-        ServerProcess(url) as server,
+        ServerProcess(url, served()) as server,
     ):
         files = Path(directory)
         for number in range(count):
@@ -124,7 +124,9 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--import", dest="through_import", action="store_true")
+    add_logging_option(parser)
     arguments = parser.parse_args()
+    print(use_logging_option(arguments))
     print(machine())
     if arguments.through_import:
         for _ in range(arguments.rounds):

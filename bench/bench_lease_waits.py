@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import thing_id
 from bench.load import Request, drive
-from bench.rounds import machine
+from bench.rounds import add_logging_option, machine, served, use_logging_option
 from bench.suite import bulk_import, index_caught_up
 from tests.support.servers import ServerProcess, fresh_database, postgres_server
 
@@ -77,10 +77,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=10)
+    add_logging_option(parser)
     args = parser.parse_args()
+    print(use_logging_option(args))
     print(f"{machine()}; {args.size:,} descriptions")
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
-        server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start()
+        server = ServerProcess(database_url, served({"REGISTRY_DB_POOL_SIZE": "10"})).start()
         try:
             rate, _ = bulk_import(args.size, server.base_url)
             print(f"imported at {rate:,.0f}/s; waiting for the SPARQL index to catch up")

@@ -25,7 +25,7 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.catalogue import description
-from bench.rounds import machine
+from bench.rounds import add_logging_option, machine, served, use_logging_option
 from registry.config import Settings
 from registry.directory.service import DirectoryService
 from registry.projections import Projections
@@ -79,7 +79,9 @@ def measure(url: str, rounds: int) -> list[tuple[dict[str, int], dict[str, int]]
     samples = []
     for _ in range(rounds):
         index_dir = Path(f"/tmp/bench-memory-index-{os.getpid()}")
-        server = ServerProcess(url, {"REGISTRY_SPARQL_INDEX_DIR": str(index_dir), "REGISTRY_PURGE_INTERVAL": "3600"})
+        server = ServerProcess(
+            url, served({"REGISTRY_SPARQL_INDEX_DIR": str(index_dir), "REGISTRY_PURGE_INTERVAL": "3600"})
+        )
         with server, httpx.Client(base_url=server.base_url, timeout=120) as http:
             deadline = time.monotonic() + 600
             while http.get("/readyz").status_code != 200:
@@ -101,7 +103,9 @@ def main() -> None:
     parser.add_argument("--steps", default="0,1000,5000,10000")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--admin-url", default=LOCAL_POSTGRES)
+    add_logging_option(parser)
     arguments = parser.parse_args()
+    print(use_logging_option(arguments))
     print(machine())
     steps = [int(step) for step in arguments.steps.split(",")]
     with fresh_database(arguments.admin_url) as url:

@@ -31,7 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.catalogue import description
 from bench.go_reference import GoReference
 from bench.load import Request, drive
-from bench.rounds import alternated, load_average, machine, print_against
+from bench.rounds import (
+    add_logging_option,
+    alternated,
+    load_average,
+    machine,
+    print_against,
+    served,
+    use_logging_option,
+)
 from bench.suite import (
     TD_JSON,
     bulk_import,
@@ -70,11 +78,13 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=8)
+    add_logging_option(parser)
     args = parser.parse_args()
+    print(use_logging_option(args))
     print(f"{machine()}; {args.size:,} descriptions")
     go = GoReference(args.go_reference)
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
-        server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start(timeout=120)
+        server = ServerProcess(database_url, served({"REGISTRY_DB_POOL_SIZE": "10"})).start(timeout=120)
         try:
             rate, _ = bulk_import(args.size, server.base_url)
             index_caught_up(server.base_url, args.size, time.monotonic(), 3600)

@@ -32,7 +32,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_put_index_share import go_reference_rate, new_descriptions
 from bench.go_reference import GoReference
 from bench.load import drive
-from bench.rounds import alternated, load_average, machine, print_against
+from bench.rounds import (
+    add_logging_option,
+    alternated,
+    load_average,
+    machine,
+    print_against,
+    served,
+    use_logging_option,
+)
 from bench.suite import (
     Watched,
     bulk_import,
@@ -54,14 +62,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=8)
+    add_logging_option(parser)
     args = parser.parse_args()
+    print(use_logging_option(args))
     print(f"{machine()}; {args.size:,} descriptions")
     go = GoReference(args.go_reference)
     process_counts = {f"{count} server process{'es' if count > 1 else ''}": count for count in args.workers}
     rates: dict[str, list[float]] = {way: [] for way in [*process_counts, GO]}
     cpu_per_put: dict[str, list[float]] = {way: [] for way in process_counts}
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
-        server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start(timeout=120)
+        server = ServerProcess(database_url, served({"REGISTRY_DB_POOL_SIZE": "10"})).start(timeout=120)
         try:
             rate, _ = bulk_import(args.size, server.base_url)
             index_caught_up(server.base_url, args.size, time.monotonic(), 3600)

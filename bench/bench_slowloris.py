@@ -5,7 +5,7 @@ ATTACK connections from 127.0.0.2 send a request line and then one header line a
 127.0.0.1 opens a fresh connection every 0.2 s. Printed per server and round: legitimate requests that succeeded
 and failed, their latency, and the attack connections the server still held open at the end.
 
-    python -m bench.bench_slowloris [ATTACK] [SECONDS] [ROUNDS]
+    python -m bench.bench_slowloris [ATTACK] [SECONDS] [ROUNDS] [--quiet-log]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import time
 
 import httpx
 
+from bench.rounds import logging_said, machine, server_logging
 from tests.support.servers import LOCAL_POSTGRES, free_port, fresh_database
 
 HEADER_TIMEOUT = 5
@@ -101,10 +102,12 @@ def run(label: str, command: list[str], env: dict[str, str], attack: int, second
 
 
 def main() -> None:
-    attack = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 15
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}; {attack} slow connections, {seconds:g} s")
+    quiet_log = "--quiet-log" in sys.argv  # warnings only, no access log: not the default configuration
+    positional = [argument for argument in sys.argv[1:] if argument != "--quiet-log"]
+    attack = int(positional[0]) if positional else 1000
+    seconds = float(positional[1]) if len(positional) > 1 else 15
+    rounds = int(positional[2]) if len(positional) > 2 else 2
+    print(f"{machine()}; {logging_said(quiet_log)}; {attack} slow connections, {seconds:g} s")
     python = sys.executable
     factory = "registry.cli.serve:serving_app"
     servers = [
@@ -138,7 +141,7 @@ def main() -> None:
         env = {
             "REGISTRY_DATABASE_URL": url,
             "REGISTRY_MIGRATE_ON_START": "false",
-            "REGISTRY_LOG_LEVEL": "warning",
+            **server_logging(quiet_log),
             "REGISTRY_DB_POOL_SIZE": "4",
             "REGISTRY_HEADER_TIMEOUT": str(HEADER_TIMEOUT),
             "REGISTRY_MAX_CONNECTIONS_PER_CLIENT": "50",

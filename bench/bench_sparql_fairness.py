@@ -28,7 +28,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tests.support.servers as servers
-from bench.rounds import machine
+from bench.rounds import add_logging_option, machine, served, use_logging_option
 from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_workers
 from tests.support.things import thing
 
@@ -104,14 +104,18 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--code", type=Path, help="run the server from this checkout")
     parser.add_argument("--workers", type=int, default=1, help="server processes (REGISTRY_WORKERS)")
+    add_logging_option(parser)
     arguments = parser.parse_args()
+    print(use_logging_option(arguments))
     if arguments.code:
         servers.REPO_ROOT = arguments.code.resolve()
     print(machine())
     with (
         postgres_server() as admin,
         fresh_database(admin) as url,
-        ServerProcess(url, {"REGISTRY_SPARQL_TIMEOUT": "1", "REGISTRY_WORKERS": str(arguments.workers)}) as server,
+        ServerProcess(
+            url, served({"REGISTRY_SPARQL_TIMEOUT": "1", "REGISTRY_WORKERS": str(arguments.workers)})
+        ) as server,
     ):
         with httpx.Client(base_url=server.base_url, timeout=30) as http:
             http.put("/things/urn:test:fair", json=thing("Fair", id="urn:test:fair")).raise_for_status()

@@ -2,18 +2,26 @@
 
     python bench/bench_things.py                  # starts one `registry serve` on a fresh database
     python bench/bench_things.py --url http://127.0.0.1:8080 --duration 20
-    python bench/bench_things.py --get-floors --rounds 3   # GET by id: cache on/off against bare floors
+    python bench/bench_things.py --get-floors --rounds 3   # GET by id against the bare floors
+    python bench/bench_things.py --get-floors --log-cost --rounds 5   # GET by id, access log on and off
 
-``--get-floors`` registers ``--descriptions`` WeatherAgents, then measures GET by id in interleaved rounds on: the
-directory with its response cache, without it (REGISTRY_RESPONSE_CACHE_ENTRIES=0), with the cache and two worker
-processes, with the cache and the access log on (as deployed by default; the others log warnings only), a
-minimal Litestar handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg handler
-reading the document by id (the bare floors, on the same uvicorn and uvloop); with ``--go-reference BINARY``,
-also the Go reference directory of issue 15 (bench/go_reference.py), freshly started and given the same agents.
+Every server under test runs the default configuration (the access log on, at information level, JSON lines to a
+file) unless ``--quiet-log`` says otherwise (warnings only, no access log), and the output says which, beside the
+interpreter (path, version, PGO/LTO as its build declares them, a fixed pure-Python loop timed as a CPU-speed
+reference), the cores and the load average.
+
+``--get-floors`` registers ``--descriptions`` WeatherAgents, then measures GET by id in interleaved rounds (their
+order reversed every other round) on: the directory as configured by default, the same without its access log,
+without its response cache (REGISTRY_RESPONSE_CACHE_ENTRIES=0), with two worker processes, a minimal Litestar
+handler returning the enriched bytes from a dict, and a minimal Litestar + asyncpg handler reading the document
+by id (the bare floors, on the same uvicorn and uvloop); with ``--go-reference BINARY``, also the Go reference
+directory of issue 15 (bench/go_reference.py), freshly started and given the same agents. Each figure is given as
+ratios to the cached-bytes floor (and the Go reference) round by round, min-max and median. ``--log-cost``
+measures only the directory with and without its access log, and the cached-bytes floor.
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
 (apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so
-it under-reports). Client and server share this machine: the figures are printed with os.cpu_count().
+it under-reports). Client and server share this machine.
 Targets (issue 2): GET >= 3,000 req/s, PUT >= 500/s, one server process on 2 cores.
 """
 
@@ -46,12 +54,15 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from bench.go_reference import GoReference  # noqa: E402
+from bench.rounds import alternated, load_average, logging_said, machine, server_logging  # noqa: E402
 from registry.descriptions.registration_info import enrich_json  # noqa: E402
 from tests.support.servers import ServerProcess, free_port, fresh_database, postgres_server  # noqa: E402
 
 WEATHER_AGENT = json.loads((REPO_ROOT / "tests" / "fixtures" / "weather-agent.td.json").read_text())
 ID_PREFIX = "urn:uuid:6f1d3a7a-1f97-4e6b-b45f-"
 GO_LABEL = "Go reference (LinkSmart)"
+#: A server under test: its base URL and its process (whose CPU time is charged to its requests).
+Contender = tuple[str, psutil.Process]
 
 PUT_SCRIPT = """
 local counter = 0
@@ -174,14 +185,15 @@ def registered_ids(url: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def target(url: str | None) -> Iterator[tuple[str, psutil.Process | None]]:
+def target(url: str | None, quiet_log: bool = False) -> Iterator[tuple[str, psutil.Process | None]]:
     """The directory's base URL and, when this script started it, its process (to measure its CPU time)."""
     if url:
         yield url.rstrip("/"), None
         return
     with postgres_server() as admin_url, fresh_database(admin_url) as database_url:
         # The default connection budget of a server process, whatever the test helper sets for tests.
-        server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10"}).start()
+        env = {"REGISTRY_DB_POOL_SIZE": "10", **server_logging(quiet_log)}
+        server = ServerProcess(database_url, env).start()
         try:
             assert server.process is not None
             yield server.base_url, psutil.Process(server.process.pid)
@@ -301,35 +313,50 @@ def tree_cpu_seconds(process: psutil.Process) -> float:
     return total
 
 
+FLOOR_LABEL = "floor: cached bytes"
+DEFAULTS_LABEL = "registry, defaults"
+LOG_OFF_LABEL = "registry, access log off"
+
+
+def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[dict[str, Contender], list[str]]:
+    """The servers of --get-floors, started on one fresh database given ``--descriptions`` WeatherAgents: the
+    directory as configured by default (or --quiet-log), its variants, the bare floors and the Go reference."""
+    admin_url = stack.enter_context(postgres_server())
+    database_url = stack.enter_context(fresh_database(admin_url))
+    servers: dict[str, Contender] = {}
+
+    def registry(label: str, env: dict[str, str]) -> None:
+        base = {"REGISTRY_DB_POOL_SIZE": "10", **server_logging(args.quiet_log)}
+        server = ServerProcess(database_url, {**base, **env})
+        server.start(timeout=120)
+        stack.callback(server.stop)
+        assert server.process is not None
+        servers[label] = (server.base_url, psutil.Process(server.process.pid))
+
+    registry(DEFAULTS_LABEL, {})
+    ids = register(servers[DEFAULTS_LABEL][0], args.descriptions)
+    if not args.quiet_log:  # what the access log costs: the same server without it
+        registry(LOG_OFF_LABEL, {"REGISTRY_ACCESS_LOG": "false"})
+    if not args.log_cost:
+        registry("registry, no cache", {"REGISTRY_RESPONSE_CACHE_ENTRIES": "0"})
+        registry("registry, 2 workers", {"REGISTRY_WORKERS": "2"})
+    servers[FLOOR_LABEL] = stack.enter_context(floor_process("bytes", database_url))
+    if not args.log_cost:
+        servers["floor: asyncpg"] = stack.enter_context(floor_process("asyncpg", database_url))
+    if args.go_reference:
+        go = GoReference(args.go_reference)
+        stack.callback(go.close)
+        go.restart()
+        assert go.process is not None
+        register(go.url, args.descriptions)
+        servers[GO_LABEL] = (go.url, go.process)
+        print(f"Go reference: {go.binary} {go.version()}")
+    return servers, ids
+
+
 def get_floors(args: argparse.Namespace) -> None:
     with contextlib.ExitStack() as stack:
-        admin_url = stack.enter_context(postgres_server())
-        database_url = stack.enter_context(fresh_database(admin_url))
-        servers: dict[str, tuple[str, psutil.Process]] = {}
-
-        def registry(label: str, env: dict[str, str]) -> None:
-            server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_ACCESS_LOG": "false", **env})
-            server.start(timeout=120)
-            stack.callback(server.stop)
-            assert server.process is not None
-            servers[label] = (server.base_url, psutil.Process(server.process.pid))
-
-        registry("registry, cache", {})
-        ids = register(servers["registry, cache"][0], args.descriptions)
-        registry("registry, no cache", {"REGISTRY_RESPONSE_CACHE_ENTRIES": "0"})
-        registry("registry, cache, 2 workers", {"REGISTRY_WORKERS": "2"})
-        # As deployed by default: an access line per request (JSON, into the server's log file).
-        registry("registry, cache, access log", {"REGISTRY_ACCESS_LOG": "true", "REGISTRY_LOG_LEVEL": "info"})
-        for kind, label in (("bytes", "floor: cached bytes"), ("asyncpg", "floor: asyncpg")):
-            servers[label] = stack.enter_context(floor_process(kind, database_url))
-        if args.go_reference:
-            go = GoReference(args.go_reference)
-            stack.callback(go.close)
-            go.restart()
-            assert go.process is not None
-            register(go.url, args.descriptions)
-            servers[GO_LABEL] = (go.url, go.process)
-            print(f"Go reference: {go.binary} {go.version()}")
+        servers, ids = start_contenders(args, stack)
         ids_file = stack.enter_context(tempfile.NamedTemporaryFile("w", suffix=".ids"))
         ids_file.write("\n".join(ids) + "\n")
         ids_file.flush()
@@ -337,12 +364,14 @@ def get_floors(args: argparse.Namespace) -> None:
         for url, _ in servers.values():  # warm: every id read once (fills the caches)
             run_wrk("warm-up", url, script, args.connections, 3, args.threads)
 
-        print(f"os.cpu_count() = {os.cpu_count()} (wrk, servers and PostgreSQL share them)")
+        print(machine())
+        print(logging_said(args.quiet_log))
         print(f"{len(ids)} WeatherAgents, {args.connections} connections, {args.duration:g} s per run, wrk")
         results: dict[str, list[Figures]] = {label: [] for label in servers}
         for round_number in range(1, args.rounds + 1):
-            print(f"-- round {round_number}, load average {os.getloadavg()}")
-            for label, (url, process) in servers.items():
+            print(f"-- round {round_number}, load average {load_average()}")
+            for label in alternated(list(servers), round_number):
+                url, process = servers[label]
                 before = tree_cpu_seconds(process)
                 started = time.perf_counter()
                 figures = run_wrk(label, url, script, args.connections, args.duration, args.threads)
@@ -350,21 +379,32 @@ def get_floors(args: argparse.Namespace) -> None:
                 figures.cpu_per_request = (tree_cpu_seconds(process) - before) / max(requests, 1)
                 results[label].append(figures)
                 print(figures)
-        print(f"-- summary (median of {args.rounds} rounds, min-max), load average {os.getloadavg()}")
-        floor = statistics.median(f.rps for f in results["floor: cached bytes"])
-        for label, runs in results.items():
-            rates = [f.rps for f in runs]
-            median = statistics.median(rates)
-            versus_go = ""
-            if GO_LABEL in results:  # per round, as the rounds interleave
-                ratios = [f.rps / go.rps for f, go in zip(runs, results[GO_LABEL], strict=True)]
-                versus_go = f"   {min(ratios):.2f}-{max(ratios):.2f}x the Go reference"
-            print(
-                f"{label:<28} {median:>7,.0f} req/s ({min(rates):,.0f}-{max(rates):,.0f})"
-                f"   p50 {statistics.median(f.p50 for f in runs):.2f} ms"
-                f"   server CPU {statistics.median(f.cpu_per_request or 0 for f in runs) * 1000:.3f} ms/request"
-                f"   {median / floor:.2f}x the cached-bytes floor{versus_go}"
-            )
+        summarise(results, args)
+
+
+def _per_round(runs: list[Figures], references: list[Figures]) -> str:
+    ratios = [run.rps / reference.rps for run, reference in zip(runs, references, strict=True)]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}x (median {statistics.median(ratios):.2f})"
+
+
+def summarise(results: dict[str, list[Figures]], args: argparse.Namespace) -> None:
+    """Each contender's median and spread, and its ratios to the references round by round (they interleave)."""
+    print(f"-- summary of {args.rounds} interleaved rounds (median, min-max), {logging_said(args.quiet_log)}")
+    print(f"   {machine()}")
+    for label, runs in results.items():
+        rates = [f.rps for f in runs]
+        versus = f"   {_per_round(runs, results[FLOOR_LABEL])} the cached-bytes floor"
+        if GO_LABEL in results:
+            versus += f", {_per_round(runs, results[GO_LABEL])} the Go reference"
+        print(
+            f"{label:<28} {statistics.median(rates):>7,.0f} req/s ({min(rates):,.0f}-{max(rates):,.0f})"
+            f"   p50 {statistics.median(f.p50 for f in runs):.2f} ms"
+            f"   server CPU {statistics.median(f.cpu_per_request or 0 for f in runs) * 1000:.3f} ms/request{versus}"
+        )
+    if LOG_OFF_LABEL in results:
+        print(
+            f"access log on vs off, GET by id per round: {_per_round(results[DEFAULTS_LABEL], results[LOG_OFF_LABEL])}"
+        )
 
 
 def main() -> None:
@@ -378,6 +418,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --get-floors (default 3)")
     parser.add_argument("--descriptions", type=int, default=1000, help="descriptions for --get-floors")
     parser.add_argument("--go-reference", metavar="BINARY", help="--get-floors: also a LinkSmart thing-directory")
+    parser.add_argument(
+        "--log-cost",
+        action="store_true",
+        help="--get-floors: only the directory with and without its access log, and the cached-bytes floor",
+    )
+    parser.add_argument(
+        "--quiet-log",
+        action="store_true",
+        help="run the directory at warning level without its access log (not the default configuration)",
+    )
     parser.add_argument("--serve-floor", choices=["bytes", "asyncpg"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--database-url", help=argparse.SUPPRESS)
@@ -389,7 +439,7 @@ def main() -> None:
         get_floors(args)
         return
 
-    with target(args.url) as (url, process):
+    with target(args.url, args.quiet_log) as (url, process):
         if args.tool == "wrk":
             template = json.dumps(WEATHER_AGENT).replace(WEATHER_AGENT["id"], "__ID__")
             put_script = PUT_SCRIPT % {"template": template, "prefix": ID_PREFIX}
@@ -418,7 +468,8 @@ def main() -> None:
             )
 
     print(f"load tool: {args.tool}, {args.connections} connections, {args.duration:g} s per phase")
-    print(f"os.cpu_count() = {os.cpu_count()} (client and server share them), load average {os.getloadavg()}")
+    print(f"{machine()} (client and server share the cores)")
+    print(logging_said(args.quiet_log) if not args.url else "logging: as the server at --url is configured")
     print(f"distinct WeatherAgent ids registered: {len(ids)}")
     print(put)
     print(get)

@@ -10,6 +10,7 @@ import os
 import platform
 import statistics
 import sys
+import sysconfig
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -82,15 +83,76 @@ def interpreter_speed() -> float:
     return best * 1000
 
 
+def build_options() -> str:
+    """Whether this CPython says it was built with profile-guided optimisation and link-time optimisation, from
+    its configure arguments and compiler flags. A distribution's build may apply them without saying so (Debian's
+    does PGO in its own build rules): the speed reference beside it is the measure that counts."""
+    configured = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
+    flags = " ".join(str(sysconfig.get_config_var(name) or "") for name in ("PY_CFLAGS", "PY_CFLAGS_NODIST"))
+    pgo = "--enable-optimizations" in configured or "-fprofile-use" in flags
+    lto = "--with-lto" in configured or "-flto" in flags
+    return f"PGO {'yes' if pgo else 'not declared'}, LTO {'yes' if lto else 'not declared'}"
+
+
+def interpreter() -> str:
+    """The interpreter the benchmark and the servers it starts run on: path, version, build, speed reference."""
+    path = sys.executable
+    real = os.path.realpath(path)
+    shown = path if real == path else f"{path} → {real}"
+    speed = f"10⁶ additions in {interpreter_speed():.0f} ms"
+    return f"Python {platform.python_version()} ({shown}; {build_options()}; {speed})"
+
+
 def machine() -> str:
     """What the figures depend on besides the code: cores, processor, interpreter (and its speed) and load."""
     model = next(
         (line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines() if line.startswith("model name")), "?"
     )
-    return (
-        f"cores: {os.cpu_count()} ({model}); Python {platform.python_version()} ({sys.executable}, 10⁶ additions "
-        f"in {interpreter_speed():.0f} ms); load average: {load_average()}"
+    return f"cores: {os.cpu_count()} ({model}); {interpreter()}; load average: {load_average()}"
+
+
+#: Logging as ``registry serve`` runs it unless configured otherwise: the access log on, at information level.
+DEFAULT_LOGGING = {"REGISTRY_LOG_LEVEL": "info", "REGISTRY_ACCESS_LOG": "true"}
+#: The opt-out of --quiet-log: warnings only, no access log.
+QUIET_LOGGING = {"REGISTRY_LOG_LEVEL": "warning", "REGISTRY_ACCESS_LOG": "false"}
+
+
+def server_logging(quiet: bool) -> dict[str, str]:
+    """REGISTRY_* variables of a server under test: the defaults unless ``quiet`` (tests/support/servers.py starts
+    servers at warning level, which is not what users run)."""
+    return dict(QUIET_LOGGING if quiet else DEFAULT_LOGGING)
+
+
+#: Whether the servers a benchmark starts run --quiet-log (set by ``use_logging_option``).
+_quiet_log = False
+
+
+def add_logging_option(parser: argparse.ArgumentParser) -> None:
+    """The opt-out of a benchmark that starts servers: ``--quiet-log``."""
+    parser.add_argument(
+        "--quiet-log",
+        action="store_true",
+        help="run the directory at warning level without its access log (not the default configuration)",
     )
+
+
+def use_logging_option(arguments: argparse.Namespace) -> str:
+    """Take ``--quiet-log`` for the servers ``served`` configures; what to print beside the figures."""
+    global _quiet_log
+    _quiet_log = bool(arguments.quiet_log)
+    return logging_said(_quiet_log)
+
+
+def served(env: dict[str, str] | None = None) -> dict[str, str]:
+    """REGISTRY_* variables of a server a benchmark starts: the logging of ``use_logging_option``, then ``env``."""
+    return {**server_logging(_quiet_log), **(env or {})}
+
+
+def logging_said(quiet: bool) -> str:
+    """How the servers under test log, for the output beside the figures."""
+    if quiet:
+        return "logging: --quiet-log (warnings only, access log off; not the default configuration)"
+    return "logging: the default configuration (access log on, level info, JSON lines to a file)"
 
 
 def _cpuinfo() -> str:
