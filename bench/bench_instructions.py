@@ -3,6 +3,7 @@ machine cannot move, for comparing two versions of the code (regressions on the 
 
     python bench/bench_instructions.py                          # this checkout
     python bench/bench_instructions.py --reference ../other     # this checkout and another one, interleaved
+    python bench/bench_instructions.py --kinds get --logging info warning off   # what the access log costs
 
 Each checkout's application is driven in-process (no HTTP parsing, no network), on a fresh database migrated by
 that checkout: N GET /things/{id} of the seed WeatherAgent, and N PUT /things/{id} of new ids (validation, RDF and
@@ -13,6 +14,7 @@ difference. Needs valgrind (apt-get install valgrind); about a minute per checko
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import subprocess
@@ -23,6 +25,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.rounds import machine  # noqa: E402
 from tests.support.servers import fresh_database, postgres_server  # noqa: E402
 
 #: Runs inside the checkout being measured (its ``registry`` package first on sys.path).
@@ -34,14 +37,16 @@ from registry.logs import configure_logging
 import registry.app as application
 
 URL, KIND, N = os.environ["BENCH_URL"], os.environ["BENCH_KIND"], int(os.environ["BENCH_N"])
+LOGGING = os.environ.get("BENCH_LOGGING", "info")
 TD = json.loads(open(os.environ["BENCH_TD"]).read())
 FIXED_ID = TD["id"]
 
 async def main():
-    # Logging as ``registry serve`` sets it up (JSON lines, an access line per request), into /dev/null.
+    # Logging as ``registry serve`` sets it up (JSON lines, an access line per request), into /dev/null; or at
+    # warning level, or without the access log.
     sys.stderr = open(os.devnull, "w")
-    configure_logging("info", "json")
-    settings = Settings(database_url=URL)
+    configure_logging("warning" if LOGGING == "warning" else "info", "json")
+    settings = Settings(database_url=URL, access_log=LOGGING != "off")
     create = getattr(application, "create_asgi_app", None) or application.create_app
     app = create(settings)
     lifespan_in, lifespan_out = asyncio.Queue(), asyncio.Queue()
@@ -85,11 +90,13 @@ asyncio.run(main())
 """
 
 COUNTS = {"get": (200, 1200), "put": (20, 120)}
+LOGGINGS = ("info", "warning", "off")
 
 
-def instructions(checkout: Path, database_url: str, kind: str, count: int, driver: Path) -> int:
+def instructions(checkout: Path, database_url: str, kind: str, count: int, driver: Path, logging: str) -> int:
     environment = {
         **os.environ,
+        "BENCH_LOGGING": logging,
         "BENCH_URL": database_url,
         "BENCH_KIND": kind,
         "BENCH_N": str(count),
@@ -123,23 +130,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference", type=Path, help="another checkout to measure, interleaved with this one")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per checkout (counts barely vary)")
+    parser.add_argument("--kinds", nargs="+", choices=list(COUNTS), default=list(COUNTS), help="requests to count")
+    parser.add_argument(
+        "--logging",
+        nargs="+",
+        choices=LOGGINGS,
+        default=["info"],
+        help="info: as `registry serve` by default (an access line per request); warning: no access line; "
+        "off: no access log middleware (REGISTRY_ACCESS_LOG=false)",
+    )
     args = parser.parse_args()
     checkouts = {"this": REPO_ROOT}
     if args.reference is not None:
         checkouts["reference"] = args.reference.resolve()
-    print(f"os.cpu_count() = {os.cpu_count()}, load average {os.getloadavg()} (instruction counts do not depend on it)")
+    print(f"{machine()} (instruction counts do not depend on the load)")
     with tempfile.TemporaryDirectory() as scratch, postgres_server() as admin_url:
         driver = Path(scratch) / "driver.py"
         driver.write_text(DRIVER)
         for round_number in range(1, args.rounds + 1):
             for name, checkout in checkouts.items():
-                for kind, (short, long) in COUNTS.items():
+                for kind, logging in itertools.product(args.kinds, args.logging):
+                    short, long = COUNTS[kind]
                     with fresh_database(admin_url, migrate=False) as url:
                         migrate(checkout, url)
-                        low = instructions(checkout, url, kind, short, driver)
-                        high = instructions(checkout, url, kind, long, driver)
+                        low = instructions(checkout, url, kind, short, driver, logging)
+                        high = instructions(checkout, url, kind, long, driver, logging)
                     per_request = (high - low) / (long - short)
-                    print(f"round {round_number} {name:9} {kind.upper():3} {per_request / 1000:9,.0f}k instructions")
+                    print(
+                        f"round {round_number} {name:9} {kind.upper():3} log {logging:7} "
+                        f"{per_request / 1000:9,.0f}k instructions",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -63,21 +63,6 @@ class AccessLine(msgspec.Struct, omit_defaults=True):
     process: str | None = None
 
 
-class _Timestamps:
-    """RFC 3339 UTC timestamps with microseconds (structlog's ISO format, ``Z`` for UTC), the date and time of day
-    formatted once a second: a ``datetime`` per line costs more than the rest of the line's fields."""
-
-    def __init__(self) -> None:
-        self._second = -1
-        self._prefix = ""
-
-    def __call__(self, moment: float) -> str:
-        second = int(moment)
-        if second != self._second:
-            self._second, self._prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        return f"{self._prefix}.{int((moment - second) * 1_000_000):06d}Z"
-
-
 class AccessLines:
     """A bounded queue of access entries and the thread that writes them as JSON lines through ``write``."""
 
@@ -100,7 +85,9 @@ class AccessLines:
         self._logger = logger
         self._process = process
         self._queue: collections.deque[Entry] = collections.deque()
-        self._timestamp = _Timestamps()
+        #: The second the last line was in, and its date and time of day formatted (once a second).
+        self._second = -1
+        self._prefix = ""
         self._encoder = msgspec.json.Encoder()
         self._writing = threading.Lock()
         self._stopped = threading.Event()
@@ -134,7 +121,7 @@ class AccessLines:
         """Write every line queued so far."""
         with self._writing:
             while batch := self._take():
-                data = self._encoder.encode_lines([self._line(entry) for entry in batch])
+                data = self._encoder.encode_lines(self._lines(batch))
                 try:
                     for chunk in chunks(data):
                         self._write(chunk)
@@ -151,23 +138,39 @@ class AccessLines:
             batch.append(queue.popleft())
         return batch
 
-    def _line(self, entry: Entry) -> AccessLine:
-        moment, request_id, method, path, route, status, seconds, client = entry
-        path = escape(path)
-        return AccessLine(
-            f"{method} {path} {status}",
-            request_id,
-            "info",
-            self._logger,
-            self._timestamp(moment),
-            method,
-            path,
-            route,
-            status or None,
-            int(seconds * 1_000_000) / 1000,  # milliseconds to the microsecond, as round(…, 3) but cheaper
-            escape(client),
-            self._process,
-        )
+    def _lines(self, batch: list[Entry]) -> list[AccessLine]:
+        """The lines of ``batch``: one loop with everything it reads in local names, as it runs for every request
+        (in the server process, under its GIL)."""
+        lines: list[AccessLine] = []
+        append, line, logger, process = lines.append, AccessLine, self._logger, self._process
+        current, prefix = self._second, self._prefix
+        for moment, request_id, method, path, route, status, seconds, client in batch:
+            second = int(moment)
+            if second != current:  # the date and time of day change once a second
+                current, prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            if not path.isprintable():
+                path = escape(path)
+            if not client.isprintable():
+                client = escape(client)
+            append(
+                line(
+                    f"{method} {path} {status}",
+                    request_id,
+                    "info",
+                    logger,
+                    # structlog's ISO format, in UTC; a percent format costs half an f-string's with a format spec
+                    "%s.%06dZ" % (prefix, (moment - second) * 1_000_000),  # noqa: UP031
+                    method,
+                    path,
+                    route,
+                    status or None,
+                    int(seconds * 1_000_000) / 1000,  # milliseconds to the microsecond, as round(…, 3) but cheaper
+                    client,
+                    process,
+                )
+            )
+        self._second, self._prefix = current, prefix
+        return lines
 
 
 def chunks(data: bytes, size: int = CHUNK) -> list[bytes]:

@@ -25,15 +25,16 @@ _ACCEPTED_ID = re.compile(rb"[A-Za-z0-9._:/+=@-]{1,128}")
 
 
 #: New ids: a random prefix per process and a counter, unique across replicas without a random draw per request.
+#: The counter starts at 16¹⁵, so that ``hex`` gives it 16 digits (no format specification to interpret).
 _PREFIX = uuid.uuid4().hex[:16]
-_COUNTER = itertools.count(1)
+_COUNTER = itertools.count(1 << 60)
 
 
 def _request_id(scope: Scope) -> str:
     for name, value in scope["headers"]:
         if name == REQUEST_ID_HEADER and _ACCEPTED_ID.fullmatch(value):
             return value.decode("ascii")
-    return f"{_PREFIX}{next(_COUNTER):016x}"
+    return _PREFIX + hex(next(_COUNTER))[2:]
 
 
 def access_logged(app: ASGIApp) -> ASGIApp:
@@ -44,10 +45,11 @@ def access_logged(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         request_id = _request_id(scope)
-        method, path = scope.get("method", ""), scope["path"]  # as requested: inner layers may rewrite the scope
+        method, path = scope["method"], scope["path"]  # as requested: inner layers may rewrite the scope
         echoed = (REQUEST_ID_HEADER, request_id.encode())
         status = 0
-        started = time.perf_counter()
+        logged = log.isEnabledFor(logging.INFO)  # at warning level no line is made at all
+        started = time.perf_counter() if logged else 0.0
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -60,7 +62,7 @@ def access_logged(app: ASGIApp) -> ASGIApp:
         try:
             await app(scope, receive, send_with_id)
         finally:
-            if log.isEnabledFor(logging.INFO):  # at warning level no line is made at all
+            if logged:
                 access_line(
                     log,
                     request_id,
