@@ -158,7 +158,7 @@ class AccessLines:
                     request_id,
                     "info",
                     logger,
-                    # structlog's ISO format, in UTC; a percent format costs half an f-string's with a format spec
+                    # structlog's ISO format, in UTC; a percent format costs less than an f-string with a format spec
                     "%s.%06dZ" % (prefix, (moment - second) * 1_000_000),  # noqa: UP031
                     method,
                     path,
