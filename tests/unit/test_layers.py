@@ -32,6 +32,7 @@ LAYERS: list[set[str]] = [
         "descriptions",
         "semantic",
         "logs",
+        "log_writer",
         "lifecycle",
     },
     # PostgreSQL: statements, the pool, the schema's state.
