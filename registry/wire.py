@@ -98,6 +98,8 @@ class Capability(msgspec.Struct, frozen=True, omit_defaults=True):
     version: str | None = None
     description: str | None = None
     examples: list[str] = []
+    #: Keywords the publisher gave it (an A2A skill's ``tags``).
+    tags: list[str] = []
     input: dict[str, Any] | None = None
     output: dict[str, Any] | None = None
 

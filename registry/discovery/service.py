@@ -41,6 +41,8 @@ from registry.descriptions.versions import (
     version_problem,
 )
 from registry.directory.service import DirectoryService
+from registry.discovery.text import MATCHES, match_of
+from registry.discovery.text import terms as query_terms
 from registry.errors import BadRequest, InvalidId, NotFound
 from registry.store import catalog
 from registry.store.catalog import (
@@ -110,6 +112,8 @@ class SearchParams(msgspec.Struct, frozen=True):
     facets: bool = False
     convention: str | None = None
     vendor_match: str | None = None
+    #: How ``q`` matches (registry.discovery.text): all, any, or None (by its syntax).
+    match: str | None = None
 
 
 def _encode_cursor(sort: str, key: Any, thing_id: str) -> str:
@@ -203,11 +207,16 @@ class DiscoveryService:
                 "vendor must contain a word (letters or digits)",
                 invalidParams=[{"name": "vendor", "reason": "no word in it"}],
             )
-        if text and len(text.split()) > MAX_QUERY_TERMS:
+        if text and len(query_terms(text)) > MAX_QUERY_TERMS:
             # Each term is one more full-text condition over every description: 1,000 of them took 30-45 s.
             raise BadRequest(
-                f"q has {len(text.split())} terms; at most {MAX_QUERY_TERMS} are accepted",
+                f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
                 invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
+            )
+        if params.match is not None and params.match not in MATCHES:
+            raise BadRequest(
+                f"match must be one of {', '.join(MATCHES)}, got {params.match!r}",
+                invalidParams=[{"name": "match", "reason": f"one of {', '.join(MATCHES)}"}],
             )
         return Filters(
             kind=params.kind,
@@ -217,6 +226,7 @@ class DiscoveryService:
             capability_accepts=accepts,
             type=params.type,
             text=text or None,
+            text_match=match_of(text or "", params.match),
             convention=params.convention,
             readers=readers,
         )

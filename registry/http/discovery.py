@@ -52,6 +52,7 @@ SEARCH_PARAMETERS = frozenset(
         "cursor",
         "facets",
         "convention",
+        "match",
     }
 )
 FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets"}
@@ -89,7 +90,21 @@ CapabilityVersion = Annotated[
     ),
 ]
 TypeParam = Annotated[str | None, QueryParameter(name="type", description="An @type the description has")]
-Text = Annotated[str | None, QueryParameter(description="Free text (web search syntax), ranked by relevance")]
+Text = Annotated[
+    str | None,
+    QueryParameter(
+        description="A need in plain words, ranked by relevance (any word may match); or, with match=all or when it "
+        "uses web-search syntax (a double quote, the operator or, a -word), every word must match. At most 32 terms "
+        "(or not counted)"
+    ),
+]
+Match = Annotated[
+    str | None,
+    QueryParameter(
+        description="How q matches: any (plain words, ranked) or all (every word, web-search syntax); default: "
+        "all when q uses the syntax (a double quote, or, a -word), else any"
+    ),
+]
 
 
 class DiscoveryController(Controller):
@@ -119,6 +134,7 @@ class DiscoveryController(Controller):
         facets: Annotated[bool, QueryParameter(description="Add facet counts over all matches")] = False,
         convention: Convention = None,
         vendor_match: VendorMatch = None,
+        match: Match = None,
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(
@@ -134,6 +150,7 @@ class DiscoveryController(Controller):
             facets,
             convention,
             vendor_match,
+            match,
         )
         return await discovery.search(params, discovery.directory.settings.max_page_size, tenant_scope_of(request))
 
@@ -150,10 +167,19 @@ class DiscoveryController(Controller):
         q: Text = None,
         convention: Convention = None,
         vendor_match: VendorMatch = None,
+        match: Match = None,
     ) -> Facets:
         reject_unknown_parameters(request, FACET_PARAMETERS)
         params = SearchParams(
-            kind, vendor, capability, capability_version, type_, q, convention=convention, vendor_match=vendor_match
+            kind,
+            vendor,
+            capability,
+            capability_version,
+            type_,
+            q,
+            convention=convention,
+            vendor_match=vendor_match,
+            match=match,
         )
         return await discovery.facets(params, tenant_scope_of(request))
 

@@ -43,6 +43,7 @@ from registry.descriptions.model import (
     MCP_SERVER_TYPE,
 )
 from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_fuzzy_matches, vendor_words
+from registry.discovery.text import MATCH_ANY, any_words_query
 from registry.errors import ServiceUnavailable, StatementTimeout
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import (
@@ -127,6 +128,9 @@ class Filters:
     capability_accepts: Callable[[str], bool] | None = None
     type: str | None = None
     text: str | None = None
+    #: How ``text`` matches: all (web-search syntax, every word) or any (plain words, ranked;
+    #: registry.discovery.text).
+    text_match: str = "all"
     #: lmos, a2a or mcp (registry.descriptions.model.convention_of).
     convention: str | None = None
     #: Whose descriptions may match (registry/auth/tenancy.py).
@@ -252,7 +256,7 @@ def _where(filters: Filters, versions: list[str] | None, *, expired_too: bool = 
     if filters.convention is not None:
         clauses.append(_convention() == filters.convention)
     if filters.text is not None:
-        clauses.append(thing_summaries.c.search.op("@@")(_query(filters.text)))
+        clauses.append(thing_summaries.c.search.op("@@")(_query(filters)))
     if filters.capability is not None:
         # The keys a filter for an id or a name matches: an index scan that intersects with the others.
         clauses.append(
@@ -281,8 +285,16 @@ def _convention() -> Any:
     )
 
 
-def _query(text: str) -> Any:
-    return func.websearch_to_tsquery(_CONFIG, text)
+def _query(filters: Filters) -> Any:
+    """The tsquery of the free text: web-search syntax, or any of its plain words (registry.discovery.text)."""
+    if filters.text_match == MATCH_ANY:
+        return func.to_tsquery(_CONFIG, any_words_query(filters.text or ""))
+    return func.websearch_to_tsquery(_CONFIG, filters.text)
+
+
+def _relevance(search: Any, filters: Filters) -> Any:
+    """0..1: ``ts_rank_cd`` over rank + 1 (normalisation 32), so that it is comparable across queries."""
+    return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
 
 
 def _joined() -> Any:
@@ -311,7 +323,7 @@ def search_query(
             .limit(RANK_CANDIDATES)
             .subquery("candidates")
         )
-        relevance = cast(func.ts_rank_cd(candidates.c.search, _query(filters.text)), Float)
+        relevance = _relevance(candidates.c.search, filters)
         ranked = (
             select(candidates.c.thing_id, candidates.c.summary, relevance.label("relevance"))
             .order_by(relevance.desc(), candidates.c.thing_id)
