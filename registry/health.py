@@ -36,6 +36,7 @@ from registry.store.replica import ReadReplica
 
 log = logging.getLogger(__name__)
 if TYPE_CHECKING:
+    from registry.embeddings.indexer import VectorIndexer
     from registry.startup import DatabaseStartup
 
 #: Seconds the database check may take before it counts as failed.
@@ -82,6 +83,7 @@ class Readiness:
         max_feed_lag: float,
         tokens: TokenVerifier | None = None,
         startup: DatabaseStartup | None = None,
+        vectors: VectorIndexer | None = None,
     ) -> None:
         self.database = database
         self.startup = startup
@@ -90,6 +92,7 @@ class Readiness:
         self.schema_revision = schema_revision
         self.max_feed_lag = max_feed_lag
         self.tokens = tokens
+        self.vectors = vectors
         #: The detail last logged of each failing check (a failing check is logged when its detail changes).
         self._logged: dict[str, str] = {}
 
@@ -107,6 +110,9 @@ class Readiness:
 
     async def _checks(self) -> list[Check]:
         checks = [await self._database(), await self._sparql_worker(), self._change_feed()]
+        if self.vectors is not None:
+            degraded, detail = self.vectors.state()
+            checks.append(Check("embeddings", True, detail, counts=False, degraded=degraded))
         if self.tokens is not None:
             checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         if self.database.replicas:

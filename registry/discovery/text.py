@@ -4,8 +4,8 @@ The rule (documented on the ``q`` and ``match`` parameters and in the README):
 
 - ``match=all``: every word must match (web-search syntax: ``"quoted phrases"``, ``or``, ``-excluded``).
 - ``match=any``: plain words; any of them may match, descriptions ranked by how well they match.
-- no ``match``: strict when ``q`` uses the syntax (a double quote, the word ``or``, a word that starts with ``-``),
-  plain words otherwise.
+- no ``match``: strict when ``q`` uses the syntax (a double quote, the operator ``OR`` in capitals, a word that
+  starts with ``-``), plain words otherwise: "version 2 or later" is a phrase of a need, not an operator.
 
 Plain words are stemmed and matched as prefixes (``forecast`` finds "forecasts", ``calend`` "calendar"); the text
 search configuration drops stop words (``the``, ``me``, ``for``).
@@ -31,8 +31,8 @@ def terms(text: str) -> list[str]:
 
 
 def uses_syntax(text: str) -> bool:
-    """Whether ``q`` uses web-search syntax: a double quote, the operator ``or``, or an excluded ``-word``."""
-    return '"' in text or any(term.lower() == "or" or (term.startswith("-") and len(term) > 1) for term in text.split())
+    """Whether ``q`` uses web-search syntax: a double quote, the operator ``OR``, or an excluded ``-word``."""
+    return '"' in text or any(term == "OR" or (term.startswith("-") and len(term) > 1) for term in text.split())
 
 
 def match_of(text: str, match: str | None) -> str:

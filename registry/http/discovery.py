@@ -53,9 +53,10 @@ SEARCH_PARAMETERS = frozenset(
         "facets",
         "convention",
         "match",
+        "mode",
     }
 )
-FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets"}
+FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets", "mode"}
 
 #: The formats of registry.descriptions.tool_formats.FORMATS, as a type so the OpenAPI document lists them.
 ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
@@ -93,16 +94,16 @@ TypeParam = Annotated[str | None, QueryParameter(name="type", description="An @t
 Text = Annotated[
     str | None,
     QueryParameter(
-        description="A need in plain words, ranked by relevance (any word may match); or, with match=all or when it "
-        "uses web-search syntax (a double quote, the operator or, a -word), every word must match. At most 32 terms "
-        "(or not counted)"
+        description="A need in plain words, ranked by relevance (any word may match; hybrid full-text and vector "
+        "retrieval, see mode), answered in one page; or, with match=all or when it uses web-search syntax (a double "
+        "quote, the operator OR in capitals, a -word), every word must match. At most 32 terms (or not counted)"
     ),
 ]
 Match = Annotated[
     str | None,
     QueryParameter(
         description="How q matches: any (plain words, ranked) or all (every word, web-search syntax); default: "
-        "all when q uses the syntax (a double quote, or, a -word), else any"
+        "all when q uses the syntax (a double quote, OR in capitals, a -word), else any"
     ),
 ]
 
@@ -135,6 +136,13 @@ class DiscoveryController(Controller):
         convention: Convention = None,
         vendor_match: VendorMatch = None,
         match: Match = None,
+        mode: Annotated[
+            str | None,
+            QueryParameter(
+                description="How a need in plain words is answered: lexical (full text), semantic (vectors) or "
+                "hybrid (both, the default); lexical wherever vectors are not available (retrieval_note says why)"
+            ),
+        ] = None,
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(
@@ -151,6 +159,7 @@ class DiscoveryController(Controller):
             convention,
             vendor_match,
             match,
+            mode,
         )
         return await discovery.search(params, discovery.directory.settings.max_page_size, tenant_scope_of(request))
 

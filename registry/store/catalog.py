@@ -630,6 +630,18 @@ class CatalogStore:
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
 
+    async def filtered_read(
+        self, filters: Filters, read: Callable[[Transaction, Filters, list[str] | None], Awaitable[T]]
+    ) -> T:
+        """``read`` bounded as searches are, given ``filters`` resolved (fuzzy vendors) and the capability versions
+        they accept."""
+
+        async def run(tx: Transaction) -> T:
+            narrowed = await self.resolve_vendor(tx, filters)
+            return await read(tx, narrowed, await self._accepted_versions(tx, narrowed))
+
+        return await self._bounded(run)
+
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
 
         async def read(tx: Transaction) -> dict[str, list[tuple[str, int]]]:

