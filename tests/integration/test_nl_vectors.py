@@ -73,11 +73,13 @@ def vector_database_url(vector_admin_url: str) -> Iterator[str]:
         yield url
 
 
-async def embedded(client: AsyncTestClient[Any], count: int, within: float = 60) -> dict[str, Any]:
-    """The embeddings check once ``count`` descriptions have their vectors."""
+async def embedded(
+    client: AsyncTestClient[Any], count: int, within: float = 60, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The embeddings check once ``count`` descriptions have their vectors (its detail is an admin's to read)."""
     deadline = time.monotonic() + within
     while True:
-        check = (await client.get("/readyz")).json()["checks"]["embeddings"]
+        check = (await client.get("/readyz", headers=headers)).json()["checks"]["embeddings"]
         if check["state"] == "ok" and check["detail"].startswith(f"{count} of {count} "):
             return dict(check)
         assert time.monotonic() < deadline, check
@@ -153,3 +155,38 @@ async def test_a_written_description_is_embedded_and_found_by_meaning(client: As
     assert "wordllama" in check["detail"]
     found = await search(client, q="ocean tides at the harbor", mode="semantic")
     assert found["items"][0]["id"] == "urn:mcp:server:io.github.tides/tide-tables"
+
+
+async def test_another_tenants_descriptions_never_answer_not_even_by_meaning(vector_database_url: str) -> None:
+    from tests.support.keys import add_key
+
+    keys = {
+        "a": await add_key(vector_database_url, "writer-a", ["write"], tenant="a"),
+        "b": await add_key(vector_database_url, "reader-b", ["read"], tenant="b"),
+        "admin": await add_key(vector_database_url, "operator", ["admin"]),
+    }
+    hidden = {
+        "@context": "https://www.w3.org/2022/wot/td/v1.1",
+        "id": "urn:tenant-a:tides",
+        "title": "Tide tables",
+        "description": "High and low water times for every harbour",
+        "securityDefinitions": {"nosec_sc": {"scheme": "nosec"}},
+        "security": "nosec_sc",
+    }
+    settings = Settings(database_url=vector_database_url, db_pool_size=3, auth="writes")
+    async with local_client(create_app(settings), timeout=60) as client:
+        written = await client.put(
+            "/things/urn:tenant-a:tides", json=hidden, headers={"Authorization": f"Bearer {keys['a']}"}
+        )
+        assert written.status_code == 201, written.text
+        await embedded(client, 1, headers={"Authorization": f"Bearer {keys['admin']}"})
+        for mode in ("semantic", "hybrid", "lexical"):
+            params = {"q": "ocean tides at the harbor", "mode": mode}
+            seen_by_a = await client.get(
+                "/api/v1/search", params=params, headers={"Authorization": f"Bearer {keys['a']}"}
+            )
+            assert [item["id"] for item in seen_by_a.json()["items"]] == ["urn:tenant-a:tides"]
+            for reader in ({"Authorization": f"Bearer {keys['b']}"}, {}):
+                answer = await client.get("/api/v1/search", params=params, headers=reader)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["items"] == []
