@@ -56,12 +56,12 @@ from tests.support.in_process import local_client  # noqa: E402
 from tests.support.servers import fresh_database  # noqa: E402
 
 GRID: dict[str, Sequence[float]] = {
-    "SEMANTIC_WEIGHT": (0.6, 0.7, 0.8, 0.9),
+    "SEMANTIC_WEIGHT": (0.7, 0.8, 0.9, 1.0),
     "SIMILARITY_FLOOR": (0.0, 0.1, 0.2),
-    "SIMILARITY_CEILING": (0.6, 0.7, 0.8),
+    "SIMILARITY_CEILING": (0.5, 0.6, 0.7),
     "LEXICAL_CEILING": (0.3, 0.5, 0.8),
     "VENDOR_BOOST": (0.1, 0.2),
-    "VERSION_BOOST": (0.1,),
+    "VERSION_BOOST": (0.05, 0.1),
 }
 _LEXICAL = (
     "SELECT thing_id, ts_rank_cd(search, to_tsquery('english', $1), 32) FROM thing_summaries "

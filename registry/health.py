@@ -7,7 +7,9 @@ The local SPARQL worker is reported, never counted: while it catches up or resta
 and SPARQL answers 503 with Retry-After, and the process is "ready, degraded". Read replicas
 (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches read the primary while
 they are set aside. So are the identity provider's keys (``REGISTRY_AUTH_JWKS``): while they cannot be read, reads
-and API keys still work, and only access tokens the directory cannot check get 503.
+and API keys still work, and only access tokens the directory cannot check get 503. The vectors of natural-language
+search (``embeddings``) are reported, never counted: while they are backfilled, or where the database has no
+pgvector, needs are answered by full text and the check is degraded.
 While the primary is down and a read replica serves searches without it (:mod:`registry.store.replica`), the
 process stays ready, for searches: the checks that fail with the primary are reported and not counted.
 

@@ -190,7 +190,7 @@ class NeedSearch:
         assert provider is not None
         (vector,) = await provider.embed([text])
         known = list(candidates)
-        dimensions, model = provider.dimensions, provider.identity
+        dimensions, model = provider.dimensions, self.index.model if self.index is not None else ""
 
         async def read(
             tx: Transaction, narrowed: Filters, versions: list[str] | None

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from registry.descriptions.summary import with_words
+from registry.descriptions.summary import name_words
 from registry.embeddings.provider import EmbeddingError, Embeddings
 from registry.errors import RegistryError
 from registry.metrics import EMBEDDED, EMBEDDING_FAILURES, EMBEDDING_PENDING
@@ -34,16 +35,34 @@ IDLE = 30.0
 RETRY = 5.0
 
 
+#: How the texts below are composed: stored with the model's identity, so that a change has every vector computed
+#: again.
+TEXTS = "texts-2"
+#: Words of names that say where a name is published, not what it does (``io.github.x/mcp-server-y``).
+NAME_BOILERPLATE = frozenset({"io", "com", "org", "net", "github", "mcp", "server"})
+_JOINED = re.compile(r"[./:_@-]")
+
+
+def name_text(name: str | None) -> str | None:
+    """A name as its vector reads it: a plain name as it is; one spelled as a path or domain
+    (``io.github.redis/mcp-redis``) as the words of its last segment, publishing boilerplate left out (``redis``):
+    the words every such name shares would make every server resemble every other."""
+    if not name or not _JOINED.search(name):
+        return name
+    words = [word for word in name_words(name.rsplit("/", 1)[-1]) if word.lower() not in NAME_BOILERPLATE]
+    return " ".join(words) or None
+
+
 def description_text(summary: dict[str, Any]) -> str:
-    """What the vector of a description is computed from: its title (with the words of a name) and description (its
-    kind when it has neither, so that every description has its vector)."""
-    text = " ".join(filter(None, (with_words(summary.get("title")), summary.get("description"))))
+    """What the vector of a description is computed from: its title and description (its kind when it has neither,
+    so that every description has its vector)."""
+    text = " ".join(filter(None, (name_text(summary.get("title")), summary.get("description"))))
     return text or str(summary.get("kind", "thing"))
 
 
 def capability_text(capability: dict[str, Any]) -> str:
     """What the vector of a capability, action or skill is computed from: name, description, tags, examples."""
-    parts = [with_words(capability.get("name")), capability.get("description"), *capability.get("tags", [])]
+    parts = [name_text(capability.get("name")), capability.get("description"), *capability.get("tags", [])]
     return " ".join(filter(None, [*parts, *capability.get("examples", [])]))
 
 
@@ -69,6 +88,11 @@ class VectorIndexer:
         self.problem: str | None = None
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def model(self) -> str:
+        """What is stored beside each vector: the provider's model and how the texts are composed."""
+        return "" if self.provider is None else f"{self.provider.identity}/{TEXTS}"
 
     @property
     def serving(self) -> bool:
@@ -117,7 +141,7 @@ class VectorIndexer:
     async def backfill(self) -> int:
         """Embed every description whose vectors are not up to date; returns how many were embedded."""
         assert self.provider is not None
-        model, count, after = self.provider.identity, 0, ""
+        model, count, after = self.model, 0, ""
         await self._progress(model)
         while batch := await vectors.pending(self.database, model, after, BATCH):
             await vectors.write(self.database, model, await self._embedded(batch))
@@ -151,8 +175,8 @@ class VectorIndexer:
         if self.problem is not None:
             return True, f"the vector backfill fails ({self.problem}); {self.done} of {self.total} embedded"
         if self.done < self.total:
-            return True, f"backfilling: {self.done} of {self.total} descriptions embedded ({self.provider.identity})"
-        return False, f"{self.done} of {self.total} descriptions embedded ({self.provider.identity})"
+            return True, f"backfilling: {self.done} of {self.total} descriptions embedded ({self.model})"
+        return False, f"{self.done} of {self.total} descriptions embedded ({self.model})"
 
 
 __all__ = ["VectorIndexer", "capability_text", "description_text", "texts_of"]
