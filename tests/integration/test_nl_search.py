@@ -105,3 +105,16 @@ async def test_scores_of_plain_words_lie_between_0_and_1(client: AsyncTestClient
     scores = [item["score"] for item in response.json()["items"]]
     assert scores
     assert all(0 < score <= 1 for score in scores)
+
+
+async def test_without_pgvector_needs_are_answered_lexically_and_readyz_says_so(client: AsyncTestClient[Any]) -> None:
+    answer = (await client.get("/api/v1/search", params={"q": "redis key value store"})).json()
+    assert answer["retrieval"] == "lexical"
+    assert "pgvector" in answer["retrieval_note"]
+    assert answer["items"][0]["match"] in {"strong", "weak"}
+    assert answer["items"][0]["matched"][0]["id"] == REDIS  # the server's capability shares a word with the need
+    check = (await client.get("/readyz")).json()["checks"]["embeddings"]
+    assert check["ok"] is True
+    assert check["state"] == "degraded"
+    assert check["detail"].startswith("lexical only")
+    assert (await client.get("/api/v1/search", params={"q": "redis", "cursor": "x"})).status_code == 400
