@@ -38,12 +38,12 @@ MODES = (LEXICAL, SEMANTIC, HYBRID)
 #: Candidates of the full-text retrieval, and parts (descriptions and capabilities) of the vector retrieval.
 LEXICAL_CANDIDATES = 50
 VECTOR_PARTS = 200
-SEMANTIC_WEIGHT = 0.7
-SIMILARITY_FLOOR = 0.1
-SIMILARITY_CEILING = 0.7
-LEXICAL_CEILING = 0.5
-VENDOR_BOOST = 0.15
-VERSION_BOOST = 0.1
+SEMANTIC_WEIGHT = 0.9
+SIMILARITY_FLOOR = 0.0
+SIMILARITY_CEILING = 0.5
+LEXICAL_CEILING = 0.8
+VENDOR_BOOST = 0.1
+VERSION_BOOST = 0.05
 STRONG = 0.5
 #: Capabilities listed as matched: those within this similarity of the best one, at most MAX_MATCHED.
 MATCHED_WITHIN = 0.05
