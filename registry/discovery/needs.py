@@ -15,6 +15,7 @@ hit is weak. The constants are tuned on the development split of bench/nl_eval (
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 from typing import Any
@@ -25,6 +26,7 @@ from registry.descriptions.summary import name_words
 from registry.discovery.constraints import Constraints, read_constraints
 from registry.discovery.text import words
 from registry.embeddings.indexer import VectorIndexer
+from registry.embeddings.provider import Embeddings
 from registry.store import vectors
 from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Transaction
@@ -162,15 +164,27 @@ class NeedSearch:
         return wanted, None
 
     async def search(self, filters: Filters, mode: str | None, limit: int) -> Answer:
+        """The two retrievals run side by side (each on its own connection); the candidates of the full text that
+        the vectors did not bring get their similarities in one more statement."""
         need = filters.text or ""
         constraints = read_constraints(need)
         retrieval, note = self.retrieval(mode)
         text = constraints.text or need
-        candidates: dict[str, Candidate] = {}
-        if retrieval != SEMANTIC:
-            await self._lexical(dataclasses.replace(filters, text=text), candidates)
-        if retrieval != LEXICAL:
-            await self._semantic(filters, text, candidates)
+        lexical_filters = dataclasses.replace(filters, text=text)
+        lexical, (vector, near) = await asyncio.gather(
+            self._lexical(lexical_filters) if retrieval != SEMANTIC else _nothing(),
+            self._near(filters, text) if retrieval != LEXICAL else _no_vector(),
+        )
+        candidates = {candidate.thing_id: candidate for candidate in lexical}
+        for found in near:
+            candidate = candidates.setdefault(
+                found.thing_id, Candidate(found.thing_id, found.summary, found.modified, found.expires)
+            )
+            candidate.parts = found.parts
+        unscored = [thing_id for thing_id, candidate in candidates.items() if not candidate.parts]
+        if vector is not None and unscored:
+            for thing_id, parts in (await self._similarities(unscored, vector)).items():
+                candidates[thing_id].parts = parts
         scored = sorted(
             ((score(candidate, retrieval, constraints), candidate) for candidate in candidates.values()),
             key=lambda pair: (-pair[0], pair[1].thing_id),
@@ -178,35 +192,46 @@ class NeedSearch:
         items = [_item(candidate, value, matched(candidate, text)) for value, candidate in scored[:limit]]
         return Answer(items, retrieval, note)
 
-    async def _lexical(self, filters: Filters, candidates: dict[str, Candidate]) -> None:
+    async def _lexical(self, filters: Filters) -> list[Candidate]:
         page = await self.catalog.search(filters, "relevance", LEXICAL_CANDIDATES, None)
-        for row in page.rows:
-            candidates[row["thing_id"]] = Candidate(
-                row["thing_id"], row["summary"], row["modified"], row["expires"], lexical=float(row["sort_key"])
-            )
+        return [
+            Candidate(row["thing_id"], row["summary"], row["modified"], row["expires"], lexical=float(row["sort_key"]))
+            for row in page.rows
+        ]
 
-    async def _semantic(self, filters: Filters, text: str, candidates: dict[str, Candidate]) -> None:
+    def _shape(self) -> tuple[Embeddings, int, str]:
         provider = self.index.provider if self.index is not None else None
         assert provider is not None
-        (vector,) = await provider.embed([text])
-        known = list(candidates)
-        dimensions, model = provider.dimensions, self.index.model if self.index is not None else ""
+        assert self.index is not None
+        return provider, provider.dimensions, self.index.model
 
-        async def read(
-            tx: Transaction, narrowed: Filters, versions: list[str] | None
-        ) -> tuple[list[vectors.Near], dict[str, list[tuple[int, float]]]]:
-            near = await vectors.nearest(
+    async def _near(self, filters: Filters, text: str) -> tuple[list[float], list[vectors.Near]]:
+        """The need's vector and the descriptions nearest it that ``filters`` accept."""
+        provider, dimensions, model = self._shape()
+        (vector,) = await provider.embed([text])
+
+        async def read(tx: Transaction, narrowed: Filters, versions: list[str] | None) -> list[vectors.Near]:
+            return await vectors.nearest(
                 tx, narrowed, versions, vector, dimensions=dimensions, model=model, candidates=VECTOR_PARTS
             )
-            return near, await vectors.similarities(tx, known, vector, dimensions=dimensions, model=model)
 
-        near, scored = await self.catalog.filtered_read(filters, read)
-        for thing_id, parts in scored.items():
-            candidates[thing_id].parts = parts
-        for found in near:
-            if found.thing_id not in candidates:
-                candidates[found.thing_id] = Candidate(found.thing_id, found.summary, found.modified, found.expires)
-                candidates[found.thing_id].parts = found.parts
+        return vector, await self.catalog.filtered_read(filters, read)
+
+    async def _similarities(self, thing_ids: list[str], vector: list[float]) -> dict[str, list[tuple[int, float]]]:
+        _, dimensions, model = self._shape()
+
+        async def read(tx: Transaction, narrowed: Filters, versions: list[str] | None) -> dict[str, Any]:
+            return await vectors.similarities(tx, thing_ids, vector, dimensions=dimensions, model=model)
+
+        return await self.catalog.filtered_read(Filters(), read)
+
+
+async def _nothing() -> list[Candidate]:
+    return []
+
+
+async def _no_vector() -> tuple[list[float] | None, list[vectors.Near]]:
+    return None, []
 
 
 __all__ = ["HYBRID", "LEXICAL", "MODES", "SEMANTIC", "Answer", "NeedSearch", "score"]

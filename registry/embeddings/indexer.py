@@ -28,8 +28,8 @@ from registry.store.database import Database
 
 log = logging.getLogger(__name__)
 
-#: Descriptions embedded per round.
-BATCH = 64
+#: Descriptions embedded per batch.
+BATCH = 256
 #: Seconds between rounds when nothing wakes the job, and after a failed round.
 IDLE = 30.0
 RETRY = 5.0
@@ -147,6 +147,10 @@ class VectorIndexer:
             await vectors.write(self.database, model, await self._embedded(batch))
             count += len(batch)
             after = batch[-1].thing_id
+            self.done = min(self.total, self.done + len(batch))  # counted again below: a count reads every row
+            EMBEDDED.set(self.done)
+            EMBEDDING_PENDING.set(max(0, self.total - self.done))
+        if count:
             await self._progress(model)
         return count
 
