@@ -53,7 +53,7 @@ from registry.discovery.text import any_words_query  # noqa: E402
 from registry.embeddings.indexer import texts_of  # noqa: E402
 from registry.embeddings.wordllama import embed_blocking  # noqa: E402
 from tests.support.in_process import local_client  # noqa: E402
-from tests.support.servers import fresh_database  # noqa: E402
+from tests.support.servers import fresh_database, release_template  # noqa: E402
 
 GRID: dict[str, Sequence[float]] = {
     "SEMANTIC_WEIGHT": (0.7, 0.8, 0.9, 1.0),
@@ -83,6 +83,7 @@ def admin_url(given: str | None) -> Iterator[str]:
             try:
                 yield server.get_uri()
             finally:
+                release_template(server.get_uri())
                 server.cleanup()
 
 

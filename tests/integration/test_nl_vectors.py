@@ -18,7 +18,7 @@ from litestar.testing import AsyncTestClient
 from registry.app import create_app
 from registry.config import Settings
 from tests.support.in_process import local_client
-from tests.support.servers import fresh_database
+from tests.support.servers import fresh_database, release_template
 
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 SERVERS = {
@@ -63,6 +63,8 @@ def vector_admin_url() -> Iterator[str]:
     try:
         yield server.get_uri()
     finally:
+        with contextlib.suppress(Exception):
+            release_template(server.get_uri())
         with contextlib.suppress(Exception):
             server.cleanup()
 
@@ -190,3 +192,40 @@ async def test_another_tenants_descriptions_never_answer_not_even_by_meaning(vec
                 answer = await client.get("/api/v1/search", params=params, headers=reader)
                 assert answer.status_code == 200, answer.text
                 assert answer.json()["items"] == []
+
+
+class OtherModel:
+    """A provider of another model (256 dimensions, every vector alike)."""
+
+    identity = "test:other-model:256"
+    dimensions = 256
+
+    async def embed(self, texts: Any) -> list[list[float]]:
+        return [[1.0] + [0.0] * 255 for _ in texts]
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_model_change_re_embeds_every_description_and_the_job_resumes(
+    client: AsyncTestClient[Any], vector_database_url: str
+) -> None:
+    from registry.embeddings.indexer import VectorIndexer
+    from registry.store.database import Database
+
+    metrics = (await client.get("/metrics")).text
+    assert f"registry_descriptions_embedded {float(len(SERVERS) + 1)}" in metrics
+    assert "registry_descriptions_to_embed 0.0" in metrics
+    database = Database(vector_database_url, connections=2)
+    await database.open()
+    try:
+        other = VectorIndexer(database, OtherModel())
+        other.available = True
+        assert await other.backfill() == len(SERVERS) + 1  # every description, for the other model
+        assert await other.backfill() == 0  # nothing left: what is left is read from the database
+        assert other.state() == (
+            False,
+            f"{len(SERVERS) + 1} of {len(SERVERS) + 1} descriptions embedded (test:other-model:256/texts-2)",
+        )
+    finally:
+        await database.close()
