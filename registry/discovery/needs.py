@@ -26,7 +26,7 @@ from registry.descriptions.summary import name_words
 from registry.discovery.constraints import Constraints, read_constraints
 from registry.discovery.text import words
 from registry.embeddings.indexer import VectorIndexer
-from registry.embeddings.provider import Embeddings
+from registry.embeddings.provider import EmbeddingError, Embeddings
 from registry.store import vectors
 from registry.store.catalog import CatalogStore, Filters
 from registry.store.database import Transaction
@@ -171,10 +171,14 @@ class NeedSearch:
         retrieval, note = self.retrieval(mode)
         text = constraints.text or need
         lexical_filters = dataclasses.replace(filters, text=text)
-        lexical, (vector, near) = await asyncio.gather(
+        lexical, (vector, near, failure) = await asyncio.gather(
             self._lexical(lexical_filters) if retrieval != SEMANTIC else _nothing(),
             self._near(filters, text) if retrieval != LEXICAL else _no_vector(),
         )
+        if failure is not None:  # the embeddings endpoint failed: the need is answered by its words
+            retrieval, note = LEXICAL, f"answered by full-text search alone: {failure}"
+            if not lexical:
+                lexical = await self._lexical(lexical_filters)
         candidates = {candidate.thing_id: candidate for candidate in lexical}
         for found in near:
             candidate = candidates.setdefault(
@@ -205,17 +209,20 @@ class NeedSearch:
         assert self.index is not None
         return provider, provider.dimensions, self.index.model
 
-    async def _near(self, filters: Filters, text: str) -> tuple[list[float], list[vectors.Near]]:
-        """The need's vector and the descriptions nearest it that ``filters`` accept."""
+    async def _near(self, filters: Filters, text: str) -> tuple[list[float] | None, list[vectors.Near], str | None]:
+        """The need's vector and the descriptions nearest it that ``filters`` accept; or why there is no vector."""
         provider, dimensions, model = self._shape()
-        (vector,) = await provider.embed([text])
+        try:
+            (vector,) = await provider.embed([text])
+        except EmbeddingError as error:
+            return None, [], str(error)
 
         async def read(tx: Transaction, narrowed: Filters, versions: list[str] | None) -> list[vectors.Near]:
             return await vectors.nearest(
                 tx, narrowed, versions, vector, dimensions=dimensions, model=model, candidates=VECTOR_PARTS
             )
 
-        return vector, await self.catalog.filtered_read(filters, read)
+        return vector, await self.catalog.filtered_read(filters, read), None
 
     async def _similarities(self, thing_ids: list[str], vector: list[float]) -> dict[str, list[tuple[int, float]]]:
         _, dimensions, model = self._shape()
@@ -230,8 +237,8 @@ async def _nothing() -> list[Candidate]:
     return []
 
 
-async def _no_vector() -> tuple[list[float] | None, list[vectors.Near]]:
-    return None, []
+async def _no_vector() -> tuple[list[float] | None, list[vectors.Near], str | None]:
+    return None, [], None
 
 
 __all__ = ["HYBRID", "LEXICAL", "MODES", "SEMANTIC", "Answer", "NeedSearch", "score"]

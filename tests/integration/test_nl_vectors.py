@@ -229,3 +229,32 @@ async def test_a_model_change_re_embeds_every_description_and_the_job_resumes(
         )
     finally:
         await database.close()
+
+
+async def test_an_embeddings_endpoint_that_fails_leaves_needs_answered_by_their_words(vector_database_url: str) -> None:
+    settings = Settings(
+        database_url=vector_database_url,
+        db_pool_size=3,
+        embeddings="openai",
+        embeddings_url="http://127.0.0.1:9/v1",  # nothing listens there
+        embeddings_model="absent",
+        embeddings_dimensions=256,
+        embeddings_timeout=1,
+    )
+    async with local_client(create_app(settings), timeout=60) as client:
+        server = {
+            "$schema": SCHEMA,
+            "name": "io.github.tides/tide-tables",
+            "description": "Tide tables",
+            "version": "1.0.0",
+        }
+        assert (await client.post("/v0.1/publish", json=server)).status_code == 200
+        answer = await search(client, q="tide tables")
+        assert answer["retrieval"] == "lexical"
+        assert "embeddings endpoint failed" in answer["retrieval_note"]
+        assert [item["id"] for item in answer["items"]] == ["urn:mcp:server:io.github.tides/tide-tables"]
+        deadline = time.monotonic() + 30
+        while "fails" not in (check := (await client.get("/readyz")).json()["checks"]["embeddings"])["detail"]:
+            assert time.monotonic() < deadline, check
+            await asyncio.sleep(0.1)
+        assert check["state"] == "degraded"
