@@ -24,7 +24,7 @@ import msgspec
 
 from registry.descriptions.summary import name_words
 from registry.discovery.constraints import Constraints, read_constraints
-from registry.discovery.text import words
+from registry.discovery.text import any_words_query, words
 from registry.embeddings.indexer import VectorIndexer
 from registry.embeddings.provider import EmbeddingError, Embeddings
 from registry.store import vectors
@@ -170,7 +170,7 @@ class NeedSearch:
         constraints = read_constraints(need)
         retrieval, note = self.retrieval(mode)
         text = constraints.text or need
-        lexical_filters = dataclasses.replace(filters, text=text)
+        lexical_filters = dataclasses.replace(filters, text=text, text_query=any_words_query(text))
         lexical, (vector, near, failure) = await asyncio.gather(
             self._lexical(lexical_filters) if retrieval != SEMANTIC else _nothing(),
             self._near(filters, text) if retrieval != LEXICAL else _no_vector(),

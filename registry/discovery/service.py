@@ -42,7 +42,7 @@ from registry.descriptions.versions import (
 )
 from registry.directory.service import DirectoryService
 from registry.discovery.needs import MODES, NeedSearch
-from registry.discovery.text import MATCH_ANY, MATCHES, match_of
+from registry.discovery.text import MATCH_ANY, MATCHES, any_words_query, match_of
 from registry.discovery.text import terms as query_terms
 from registry.embeddings.indexer import VectorIndexer
 from registry.errors import BadRequest, InvalidId, NotFound
@@ -234,6 +234,7 @@ class DiscoveryService:
             type=params.type,
             text=text or None,
             text_match=match_of(text or "", params.match),
+            text_query=any_words_query(text or ""),
             convention=params.convention,
             readers=readers,
         )

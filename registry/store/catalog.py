@@ -43,7 +43,6 @@ from registry.descriptions.model import (
     MCP_SERVER_TYPE,
 )
 from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_fuzzy_matches, vendor_words
-from registry.discovery.text import MATCH_ANY, any_words_query
 from registry.errors import ServiceUnavailable, StatementTimeout
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import (
@@ -129,8 +128,9 @@ class Filters:
     type: str | None = None
     text: str | None = None
     #: How ``text`` matches: all (web-search syntax, every word) or any (plain words, ranked;
-    #: registry.discovery.text).
+    #: registry.discovery.text), ``text_query`` then being the ``to_tsquery`` text of its words.
     text_match: str = "all"
+    text_query: str | None = None
     #: lmos, a2a or mcp (registry.descriptions.model.convention_of).
     convention: str | None = None
     #: Whose descriptions may match (registry/auth/tenancy.py).
@@ -287,8 +287,8 @@ def _convention() -> Any:
 
 def _query(filters: Filters) -> Any:
     """The tsquery of the free text: web-search syntax, or any of its plain words (registry.discovery.text)."""
-    if filters.text_match == MATCH_ANY:
-        return func.to_tsquery(_CONFIG, any_words_query(filters.text or ""))
+    if filters.text_match == "any":
+        return func.to_tsquery(_CONFIG, filters.text_query or "")
     return func.websearch_to_tsquery(_CONFIG, filters.text)
 
 
