@@ -141,15 +141,24 @@ class VectorIndexer:
     async def backfill(self) -> int:
         """Embed every description whose vectors are not up to date; returns how many were embedded."""
         assert self.provider is not None
-        model, count, after = self.model, 0, ""
+        model, count = self.model, 0
         await self._progress(model)
-        while batch := await vectors.pending(self.database, model, after, BATCH):
-            await vectors.write(self.database, model, await self._embedded(batch))
-            count += len(batch)
-            after = batch[-1].thing_id
-            self.done = min(self.total, self.done + len(batch))  # counted again below: a count reads every row
-            EMBEDDED.set(self.done)
-            EMBEDDING_PENDING.set(max(0, self.total - self.done))
+        batch = await vectors.pending(self.database, model, "", BATCH)
+        # The next batch is embedded (in the executor) while this one is written (by PostgreSQL).
+        embedding = asyncio.ensure_future(self._embedded(batch))
+        try:
+            while batch:
+                embedded = await embedding
+                following = await vectors.pending(self.database, model, batch[-1].thing_id, BATCH)
+                embedding = asyncio.ensure_future(self._embedded(following))
+                await vectors.write(self.database, model, embedded)
+                count += len(batch)
+                self.done = min(self.total, self.done + len(batch))  # counted again below: a count reads every row
+                EMBEDDED.set(self.done)
+                EMBEDDING_PENDING.set(max(0, self.total - self.done))
+                batch = following
+        finally:
+            embedding.cancel()
         if count:
             await self._progress(model)
         return count

@@ -50,13 +50,16 @@ _PROGRESS = text(
          WHERE v.part = -1 AND v.model = :model AND v.revision = d.revision)
     """
 )
-_DELETE = text("DELETE FROM description_vectors WHERE thing_id = :thing_id")
-#: Written only while the description is there (a description deleted meanwhile leaves no vectors).
+_DELETE = text("DELETE FROM description_vectors WHERE thing_id = ANY(CAST(:ids AS varchar[]))")
+#: Written only while the description is there (a description deleted meanwhile leaves no vectors); one statement
+#: for a batch.
 _INSERT = text(
     """
     INSERT INTO description_vectors (thing_id, part, revision, model, embedding)
-    SELECT CAST(:thing_id AS varchar), :part, :revision, :model, CAST(:embedding AS vector)
-    WHERE EXISTS (SELECT 1 FROM descriptions WHERE id = CAST(:thing_id AS varchar))
+    SELECT t.thing_id, t.part, t.revision, :model, CAST(t.embedding AS vector)
+    FROM unnest(CAST(:ids AS varchar[]), CAST(:parts AS integer[]), CAST(:revisions AS bigint[]),
+                CAST(:embeddings AS text[])) AS t (thing_id, part, revision, embedding)
+    WHERE EXISTS (SELECT 1 FROM descriptions WHERE id = t.thing_id)
     """
 )
 
@@ -135,20 +138,17 @@ async def progress(database: Database, model: str) -> tuple[int, int]:
 async def write(database: Database, model: str, embedded: Sequence[Embedded]) -> None:
     """Replace the vectors of each description (one transaction)."""
 
-    rows = [
-        {
-            "thing_id": item.thing_id,
-            "part": part,
-            "revision": item.revision,
-            "model": model,
-            "embedding": vector_literal(vector),
-        }
-        for item in embedded
-        for part, vector in item.parts
-    ]
+    parts = [(item, part, vector) for item in embedded for part, vector in item.parts]
     async with database.transaction() as tx:
-        await tx.executemany(_DELETE, [{"thing_id": item.thing_id} for item in embedded])
-        await tx.executemany(_INSERT, rows)
+        await tx.execute(_DELETE, ids=[item.thing_id for item in embedded])
+        await tx.execute(
+            _INSERT,
+            model=model,
+            ids=[item.thing_id for item, _, _ in parts],
+            parts=[part for _, part, _ in parts],
+            revisions=[item.revision for item, _, _ in parts],
+            embeddings=[vector_literal(vector) for _, _, vector in parts],
+        )
 
 
 def nearest_query(
