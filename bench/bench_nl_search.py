@@ -262,6 +262,8 @@ class Run:
     query: Callable[[str], str]
     mode: str | None
     answers: list[Answer] = field(default_factory=list)
+    #: ``match`` sent with each query (the baselines ask for the strict syntax where the server knows ``match``).
+    match: str | None = None
     #: Milliseconds of the later passes (--repeat), by need id.
     timings: dict[str, list[float]] = field(default_factory=dict)
     #: The mode this run stands in for when the server refused ``mode`` (answers are the plain query's).
@@ -279,10 +281,12 @@ def as_is(text: str) -> str:
     return text
 
 
-async def ask(client: httpx.AsyncClient, text: str, mode: str | None) -> Answer:
+async def ask(client: httpx.AsyncClient, text: str, mode: str | None, match: str | None = None) -> Answer:
     params = {"q": text, "limit": str(LIMIT)}
     if mode is not None:
         params["mode"] = mode
+    if match is not None:
+        params["match"] = match
     started = time.perf_counter()
     response = await client.get("/api/v1/search", params=params)
     milliseconds = (time.perf_counter() - started) * 1000
@@ -307,10 +311,18 @@ async def probe_modes(client: httpx.AsyncClient, text: str, modes: Sequence[str]
     return {mode: not refuses_mode(await ask(client, text, mode)) for mode in modes}
 
 
-def plan_runs(supported: dict[str, bool]) -> tuple[list[Run], list[Run]]:
-    """The runs to ask (baselines and supported modes) and the mode rows that stand for the plain query."""
-    plain = Run(QUERY_BASELINE, as_is, None)
-    asked = [plain, Run(OR_BASELINE, or_query, None)]
+async def probe_match(client: httpx.AsyncClient, text: str) -> bool:
+    """Whether the server knows ``match`` (the strict all-words syntax as ``match=all``)."""
+    answer = await ask(client, text, None, "all")
+    return not (answer.status == 400 and "match" in answer.detail)
+
+
+def plan_runs(supported: dict[str, bool], strict: bool = False) -> tuple[list[Run], list[Run]]:
+    """The runs to ask (baselines and supported modes) and the mode rows that stand for the plain query; ``strict``:
+    the baselines ask with ``match=all`` (the syntax of the search before needs in plain words)."""
+    match = "all" if strict else None
+    plain = Run(QUERY_BASELINE, as_is, None, match=match)
+    asked = [plain, Run(OR_BASELINE, or_query, None, match=match)]
     standing_in: list[Run] = []
     for mode, accepted in supported.items():
         if accepted:
@@ -324,11 +336,11 @@ async def ask_all(client: httpx.AsyncClient, needs: Sequence[Need], runs: Sequen
     """Ask every need in every run, need by need, the runs' order alternating; passes after the first only time."""
     for warm_up in needs[:3]:
         for run in runs:
-            await ask(client, run.query(warm_up.text), run.mode)
+            await ask(client, run.query(warm_up.text), run.mode, run.match)
     for number in range(repeat):
         for index, need in enumerate(needs):
             for run in alternated(runs, index + number):
-                answer = await ask(client, run.query(need.text), run.mode)
+                answer = await ask(client, run.query(need.text), run.mode, run.match)
                 if number == 0:
                     run.answers.append(answer)
                 else:
@@ -506,6 +518,22 @@ async def load(client: httpx.AsyncClient, items: Sequence[Item]) -> dict[str, st
     return {shown_path(entry.item.path): entry.thing_id for entry in loaded}
 
 
+async def embedded(client: httpx.AsyncClient, count: int, within: float = 600) -> None:
+    """Wait until the server's vectors cover the corpus (its ``embeddings`` readiness check at ``count of count``);
+    a server without that check, or answering lexically (no pgvector, embeddings off), is not waited for."""
+    started = deadline = time.monotonic()
+    deadline += within
+    while time.monotonic() < deadline:
+        check = (await client.get("/readyz")).json().get("checks", {}).get("embeddings")
+        detail = str((check or {}).get("detail", ""))
+        if check is None or detail.startswith("lexical only") or detail.startswith(f"{count} of "):
+            waited = time.monotonic() - started
+            print(f"embeddings: {detail or 'no such check'} (waited {waited:.1f} s)", flush=True)
+            return
+        await asyncio.sleep(0.5)
+    raise SystemExit(f"the server's vectors did not cover the corpus within {within:g} s")
+
+
 def shown_path(path: Path) -> str:
     """``path`` relative to the repository when it is in it."""
     return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
@@ -518,10 +546,11 @@ async def evaluate(
     limits = httpx.Limits(max_connections=LOAD_CONCURRENCY)
     async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
         ids = await load(client, items)
+        await embedded(client, len(items))
         supported = await probe_modes(client, needs[0].text, MODES)
         accepted = {True: "accepted", False: "refused (400)"}
         print("modes: " + ", ".join(f"{mode} {accepted[ok]}" for mode, ok in supported.items()))
-        asked, standing_in = plan_runs(supported)
+        asked, standing_in = plan_runs(supported, await probe_match(client, needs[0].text))
         await ask_all(client, needs, asked, repeat)
     for run in standing_in:
         run.answers, run.timings = asked[0].answers, asked[0].timings

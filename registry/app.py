@@ -30,6 +30,8 @@ from registry.directory.search import JsonPathThreads, SearchService
 from registry.directory.service import DirectoryService
 from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
+from registry.embeddings import provider_of
+from registry.embeddings.indexer import VectorIndexer
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
@@ -206,6 +208,7 @@ def create_app(settings: Settings) -> Litestar:
             ]
         )
         directory = DirectoryService(database, things, projections, settings)
+        vector_index = VectorIndexer(database, provider_of(settings))
         startup = DatabaseStartup()
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(
@@ -229,7 +232,9 @@ def create_app(settings: Settings) -> Litestar:
                 feed=feed,
                 events=events,
                 directory=directory,
-                discovery=DiscoveryService(CatalogStore(database, search_timeout=settings.search_timeout), directory),
+                discovery=DiscoveryService(
+                    CatalogStore(database, search_timeout=settings.search_timeout), directory, vector_index
+                ),
                 search=SearchService(
                     database,
                     things,
@@ -259,6 +264,7 @@ def create_app(settings: Settings) -> Litestar:
                     max_feed_lag=settings.ready_max_feed_lag,
                     tokens=tokens,
                     startup=startup,
+                    vectors=vector_index,
                 ),
             )
         )
@@ -279,6 +285,9 @@ def create_app(settings: Settings) -> Litestar:
             started.push_async_callback(feed.stop)
             await worker.start()
             started.push_async_callback(worker.stop)
+            await vector_index.start()
+            started.push_async_callback(vector_index.stop)
+            started.callback(feed.subscribe(vector_index.nudge))
             purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
             started.callback(purger.cancel)
             statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))

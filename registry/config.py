@@ -263,6 +263,25 @@ class Settings:
         "Seconds PostgreSQL lets each statement of `/api/v1/search`, `/api/v1/facets` and `/api/v1/resolve` run (503 "
         "after).",
     )
+    embeddings: str = setting(
+        SEARCH,
+        "wordllama",
+        "Who computes the vectors of natural-language search (docs/discovery.md): `wordllama` (the model its wheel "
+        "ships, offline), `openai` (an OpenAI-compatible `/v1/embeddings` endpoint: Ollama, vLLM, TEI, OpenAI) or "
+        "`off` (lexical only). Needs pgvector in the database; without it needs are answered lexically and `/readyz` "
+        "says so.",
+    )
+    embeddings_url: str = setting(
+        SEARCH,
+        "",
+        "Base URL of the embeddings endpoint (`http://127.0.0.1:11434/v1`), for `REGISTRY_EMBEDDINGS=openai`.",
+    )
+    embeddings_model: str = setting(
+        SEARCH, "", "Model name sent to the embeddings endpoint; a change of model re-embeds every description."
+    )
+    embeddings_dimensions: int = setting(SEARCH, 0, "Dimension of the endpoint's vectors (openai).")
+    embeddings_api_key: str = setting(SEARCH, "", "Bearer key for the embeddings endpoint (also as `…_FILE`).")
+    embeddings_timeout: float = setting(SEARCH, 10.0, "Seconds one request to the embeddings endpoint may take.")
     jsonpath_timeout: float = setting(
         SEARCH,
         10.0,
@@ -525,6 +544,13 @@ class Settings:
             raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds, at least 1")
         if self.database_read_urls and self.db_read_pool_size < 1:
             raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
+        if self.embeddings == "openai" and not (
+            self.embeddings_url and self.embeddings_model and self.embeddings_dimensions
+        ):
+            raise ConfigError(
+                "REGISTRY_EMBEDDINGS=openai needs REGISTRY_EMBEDDINGS_URL, REGISTRY_EMBEDDINGS_MODEL and "
+                "REGISTRY_EMBEDDINGS_DIMENSIONS"
+            )
         if bool(self.sparql_store_query_url) != bool(self.sparql_store_update_url):
             raise ConfigError(
                 "REGISTRY_SPARQL_STORE_QUERY_URL and REGISTRY_SPARQL_STORE_UPDATE_URL are set together or not at all"
@@ -678,6 +704,12 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "strict_contexts": _parse_bool,
     "context_dir": _optional_path,
     "search_timeout": _positive(float),
+    "embeddings": _choice("wordllama", "openai", "off"),
+    "embeddings_url": str,
+    "embeddings_model": str,
+    "embeddings_dimensions": _positive(int),
+    "embeddings_api_key": str,
+    "embeddings_timeout": _positive(float),
     "jsonpath_timeout": _positive(float),
     "jsonpath_max_results": _positive(int),
     "jsonpath_max_bytes": _positive(int),

@@ -7,7 +7,10 @@ The local SPARQL worker is reported, never counted: while it catches up or resta
 and SPARQL answers 503 with Retry-After, and the process is "ready, degraded". Read replicas
 (``REGISTRY_DATABASE_READ_URL``) are reported, never counted against readiness: searches read the primary while
 they are set aside. So are the identity provider's keys (``REGISTRY_AUTH_JWKS``): while they cannot be read, reads
-and API keys still work, and only access tokens the directory cannot check get 503.
+and API keys still work, and only access tokens the directory cannot check get 503. The vectors of natural-language
+search (``embeddings``) are reported, never counted: while they are backfilled, or where the database has no
+pgvector, needs are answered by full text and the check is degraded; it leaves the process's status "ready" (a
+directory on a PostgreSQL without pgvector answers every request it is asked, needs included).
 While the primary is down and a read replica serves searches without it (:mod:`registry.store.replica`), the
 process stays ready, for searches: the checks that fail with the primary are reported and not counted.
 
@@ -36,6 +39,7 @@ from registry.store.replica import ReadReplica
 
 log = logging.getLogger(__name__)
 if TYPE_CHECKING:
+    from registry.embeddings.indexer import VectorIndexer
     from registry.startup import DatabaseStartup
 
 #: Seconds the database check may take before it counts as failed.
@@ -56,6 +60,8 @@ class Check:
     counts: bool = True
     #: Passing, but serving less than everything (the SPARQL index leaves out descriptions it cannot load).
     degraded: bool = False
+    #: Whether a degraded state makes the process "ready, degraded" (the vectors' check does not).
+    degrades_status: bool = True
 
     @property
     def state(self) -> str:
@@ -82,6 +88,7 @@ class Readiness:
         max_feed_lag: float,
         tokens: TokenVerifier | None = None,
         startup: DatabaseStartup | None = None,
+        vectors: VectorIndexer | None = None,
     ) -> None:
         self.database = database
         self.startup = startup
@@ -90,6 +97,7 @@ class Readiness:
         self.schema_revision = schema_revision
         self.max_feed_lag = max_feed_lag
         self.tokens = tokens
+        self.vectors = vectors
         #: The detail last logged of each failing check (a failing check is logged when its detail changes).
         self._logged: dict[str, str] = {}
 
@@ -107,6 +115,9 @@ class Readiness:
 
     async def _checks(self) -> list[Check]:
         checks = [await self._database(), await self._sparql_worker(), self._change_feed()]
+        if self.vectors is not None:
+            degraded, detail = self.vectors.state()
+            checks.append(Check("embeddings", True, detail, counts=False, degraded=degraded, degrades_status=False))
         if self.tokens is not None:
             checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         if self.database.replicas:
@@ -180,7 +191,7 @@ class Readiness:
 def status(checks: Sequence[Check]) -> str:
     """The one-word summary of checks that let the process serve (none failing that counts)."""
     if all(check.ok for check in checks):
-        return "ready, degraded" if any(check.degraded for check in checks) else "ready"
+        return "ready, degraded" if any(check.degraded and check.degrades_status for check in checks) else "ready"
     if any(check.name == "database" and not check.ok for check in checks):
         return "ready for searches only"  # the primary is down: only a read replica's searches are served
     return "ready, degraded"

@@ -203,6 +203,9 @@ class _AccessLinesDropped(Collector):
 
 
 REGISTRY.register(_AccessLinesDropped())
+EMBEDDED = Gauge("registry_descriptions_embedded", "Descriptions whose vectors are up to date (this model)")
+EMBEDDING_PENDING = Gauge("registry_descriptions_to_embed", "Descriptions whose vectors are missing or stale")
+EMBEDDING_FAILURES = Counter("registry_embedding_failures", "Rounds of the vector backfill that failed")
 FEED_LAG = Gauge("registry_change_feed_lag_seconds", "Seconds the change feed has been behind the change log")
 DB_POOL_SIZE = Gauge("registry_db_pool_connections", "Pooled database connections of this replica")
 DB_POOL_IN_USE = Gauge("registry_db_pool_in_use", "Pooled database connections lent out")

@@ -98,6 +98,8 @@ class Capability(msgspec.Struct, frozen=True, omit_defaults=True):
     version: str | None = None
     description: str | None = None
     examples: list[str] = []
+    #: Keywords the publisher gave it (an A2A skill's ``tags``).
+    tags: list[str] = []
     input: dict[str, Any] | None = None
     output: dict[str, Any] | None = None
 
@@ -220,6 +222,17 @@ class CapabilityBrief(msgspec.Struct, frozen=True):
     version: str | None = None
 
 
+class MatchedCapability(msgspec.Struct, frozen=True):
+    """A capability, action or skill of a hit that matches the need: what an agent calls."""
+
+    name: str
+    #: Where it was read from: lmos (lmos:capabilities, an A2A skill, an MCP server), action or function.
+    source: str
+    id: str | None = None
+    #: Cosine similarity of its vector to the need's (None when matched by its words alone).
+    similarity: float | None = None
+
+
 class SearchItem(msgspec.Struct, frozen=True):
     id: str
     #: agent, tool or thing.
@@ -232,10 +245,14 @@ class SearchItem(msgspec.Struct, frozen=True):
     types: list[str] = []
     capabilities: list[CapabilityBrief] = []
     expires: dt.datetime | None = None
-    #: Full-text rank when sorted by relevance.
+    #: Relevance when sorted by relevance, 0..1 and comparable across queries for a need in plain words.
     score: float | None = None
     #: lmos, a2a or mcp: the convention the description was published in (None for plain things).
     convention: str | None = None
+    #: For a need in plain words: strong (the score reaches the documented threshold) or weak.
+    match: str | None = None
+    #: For a need in plain words: the capabilities, actions or skills that match it, the best first.
+    matched: list[MatchedCapability] = []
 
 
 class FacetValue(msgspec.Struct, frozen=True):
@@ -257,6 +274,10 @@ class SearchResult(msgspec.Struct, frozen=True):
     next_cursor: str | None
     #: Counts over all matches, when asked for with ``facets=true``.
     facets: Facets | None = None
+    #: For a need in plain words: how it was answered (lexical, semantic or hybrid).
+    retrieval: str | None = None
+    #: Why the answer is lexical when another retrieval was asked for or is the default (no pgvector, ...).
+    retrieval_note: str | None = None
 
 
 class ThingSummary(msgspec.Struct, frozen=True):

@@ -50,17 +50,37 @@ class Summary(msgspec.Struct, frozen=True, omit_defaults=True):
     convention: str | None = None
 
     def search_texts(self) -> tuple[str, str, str, str]:
-        """Texts by full-text weight: titles (A), descriptions and vendor (B), capabilities (C), examples (D)."""
+        """Texts by full-text weight: titles (A), descriptions and vendor (B), capabilities with their tags (C),
+        examples (D). Names spelled as paths or domains (``io.github.redis/mcp-redis``) are indexed with their
+        words too, since the text parser keeps such a name as one token."""
         capability_text = " ".join(
-            " ".join(filter(None, (item.name, item.id, item.description))) for item in self.capabilities
+            " ".join(filter(None, (with_words(item.name), with_words(item.id), item.description, *item.tags)))
+            for item in self.capabilities
         )
         examples = " ".join(example for item in self.capabilities for example in item.examples)
         return (
-            self.title or "",
-            " ".join(filter(None, (self.description, self.vendor.name if self.vendor else None))),
+            with_words(self.title) or "",
+            " ".join(filter(None, (self.description, with_words(self.vendor.name) if self.vendor else None))),
             capability_text,
             examples,
         )
+
+
+_NAME_WORD = re.compile(r"[^\W_]+")
+#: Characters that join words into one token of the text parser (paths, domains, snake and kebab case).
+_JOINERS = re.compile(r"[./:_@-]")
+
+
+def name_words(text: str) -> list[str]:
+    """The words of a name: ``io.github.redis/mcp-redis`` → ``io``, ``github``, ``redis``, ``mcp``, ``redis``."""
+    return _NAME_WORD.findall(text)
+
+
+def with_words(text: str | None) -> str | None:
+    """``text`` followed by its words when it joins them with punctuation (``a.b/c-d`` → ``a.b/c-d a b c d``)."""
+    if text is None or not _JOINERS.search(text):
+        return text
+    return f"{text} {' '.join(name_words(text))}"
 
 
 _WORD = re.compile(r"\w+")
@@ -215,6 +235,7 @@ def summarise(document: dict[str, Any]) -> Summary:
                 version=_text(_field(entry, "version")) or version,
                 description=_text(_field(entry, "description")),
                 examples=strings_of(_field(entry, "examples")),
+                tags=strings_of(_field(entry, "tags")),
             )
         )
     actions = document.get("actions")

@@ -41,6 +41,10 @@ from registry.descriptions.versions import (
     version_problem,
 )
 from registry.directory.service import DirectoryService
+from registry.discovery.needs import MODES, NeedSearch
+from registry.discovery.text import MATCH_ANY, MATCHES, any_words_query, match_of
+from registry.discovery.text import terms as query_terms
+from registry.embeddings.indexer import VectorIndexer
 from registry.errors import BadRequest, InvalidId, NotFound
 from registry.store import catalog
 from registry.store.catalog import (
@@ -110,6 +114,10 @@ class SearchParams(msgspec.Struct, frozen=True):
     facets: bool = False
     convention: str | None = None
     vendor_match: str | None = None
+    #: How ``q`` matches (registry.discovery.text): all, any, or None (by its syntax).
+    match: str | None = None
+    #: How a need in plain words is answered (registry.discovery.needs): lexical, semantic or hybrid.
+    mode: str | None = None
 
 
 def _encode_cursor(sort: str, key: Any, thing_id: str) -> str:
@@ -166,9 +174,12 @@ def _brief(summary: dict[str, Any]) -> list[CapabilityBrief]:
 
 
 class DiscoveryService:
-    def __init__(self, catalog: CatalogStore, directory: DirectoryService) -> None:
+    def __init__(
+        self, catalog: CatalogStore, directory: DirectoryService, vectors: VectorIndexer | None = None
+    ) -> None:
         self.catalog = catalog
         self.directory = directory
+        self.needs = NeedSearch(catalog, vectors)
 
     @staticmethod
     def filters(params: SearchParams, readers: TenantScope = EVERYTHING) -> Filters:
@@ -203,11 +214,16 @@ class DiscoveryService:
                 "vendor must contain a word (letters or digits)",
                 invalidParams=[{"name": "vendor", "reason": "no word in it"}],
             )
-        if text and len(text.split()) > MAX_QUERY_TERMS:
+        if text and len(query_terms(text)) > MAX_QUERY_TERMS:
             # Each term is one more full-text condition over every description: 1,000 of them took 30-45 s.
             raise BadRequest(
-                f"q has {len(text.split())} terms; at most {MAX_QUERY_TERMS} are accepted",
+                f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
                 invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
+            )
+        if params.match is not None and params.match not in MATCHES:
+            raise BadRequest(
+                f"match must be one of {', '.join(MATCHES)}, got {params.match!r}",
+                invalidParams=[{"name": "match", "reason": f"one of {', '.join(MATCHES)}"}],
             )
         return Filters(
             kind=params.kind,
@@ -217,6 +233,8 @@ class DiscoveryService:
             capability_accepts=accepts,
             type=params.type,
             text=text or None,
+            text_match=match_of(text or "", params.match),
+            text_query=any_words_query(text or ""),
             convention=params.convention,
             readers=readers,
         )
@@ -231,6 +249,13 @@ class DiscoveryService:
         sort = params.sort or ("relevance" if filters.text else "title")
         if sort == "relevance" and filters.text is None:
             sort = "title"
+        if params.mode is not None and params.mode not in MODES:
+            raise BadRequest(
+                f"mode must be one of {', '.join(MODES)}, got {params.mode!r}",
+                invalidParams=[{"name": "mode", "reason": f"one of {', '.join(MODES)}"}],
+            )
+        if sort == "relevance" and filters.text_match == MATCH_ANY:
+            return await self._need(params, filters, min(params.limit, max_page_size))
         after = None if params.cursor is None else _decode_cursor(params.cursor, sort)
         page = await self.catalog.search(filters, sort, min(params.limit, max_page_size), after)
         items = [
@@ -240,6 +265,24 @@ class DiscoveryService:
         next_cursor = None if page.last is None else _encode_cursor(sort, *page.last)
         facets = await self._facets(filters) if params.facets else None
         return SearchResult(items=items, next_cursor=next_cursor, facets=facets)
+
+    async def _need(self, params: SearchParams, filters: Filters, limit: int) -> SearchResult:
+        """A need in plain words: one page of the best answers (registry/discovery/needs.py)."""
+        if params.cursor is not None:
+            raise BadRequest(
+                "A need in plain words is answered in one page (up to limit); cursors page through match=all or "
+                "another sort",
+                invalidParams=[{"name": "cursor", "reason": "not with a need in plain words"}],
+            )
+        answer = await self.needs.search(filters, params.mode, limit)
+        facets = await self._facets(filters) if params.facets else None
+        return SearchResult(
+            items=answer.items,
+            next_cursor=None,
+            facets=facets,
+            retrieval=answer.retrieval,
+            retrieval_note=answer.note,
+        )
 
     async def facets(self, params: SearchParams, readers: TenantScope = EVERYTHING) -> Facets:
         return await self._facets(self.filters(params, readers))

@@ -52,9 +52,11 @@ SEARCH_PARAMETERS = frozenset(
         "cursor",
         "facets",
         "convention",
+        "match",
+        "mode",
     }
 )
-FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets"}
+FACET_PARAMETERS = SEARCH_PARAMETERS - {"sort", "limit", "cursor", "facets", "mode"}
 
 #: The formats of registry.descriptions.tool_formats.FORMATS, as a type so the OpenAPI document lists them.
 ToolFormat = Literal["openai", "anthropic", "mcp", "lmkit", "mojentic", "allos"]
@@ -89,7 +91,21 @@ CapabilityVersion = Annotated[
     ),
 ]
 TypeParam = Annotated[str | None, QueryParameter(name="type", description="An @type the description has")]
-Text = Annotated[str | None, QueryParameter(description="Free text (web search syntax), ranked by relevance")]
+Text = Annotated[
+    str | None,
+    QueryParameter(
+        description="A need in plain words, ranked by relevance (any word may match; hybrid full-text and vector "
+        "retrieval, see mode), answered in one page; or, with match=all or when it uses web-search syntax (a double "
+        "quote, the operator OR in capitals, a -word), every word must match. At most 32 terms (or not counted)"
+    ),
+]
+Match = Annotated[
+    str | None,
+    QueryParameter(
+        description="How q matches: any (plain words, ranked) or all (every word, web-search syntax); default: "
+        "all when q uses the syntax (a double quote, OR in capitals, a -word), else any"
+    ),
+]
 
 
 class DiscoveryController(Controller):
@@ -119,6 +135,14 @@ class DiscoveryController(Controller):
         facets: Annotated[bool, QueryParameter(description="Add facet counts over all matches")] = False,
         convention: Convention = None,
         vendor_match: VendorMatch = None,
+        match: Match = None,
+        mode: Annotated[
+            str | None,
+            QueryParameter(
+                description="How a need in plain words is answered: lexical (full text), semantic (vectors) or "
+                "hybrid (both, the default); lexical wherever vectors are not available (retrieval_note says why)"
+            ),
+        ] = None,
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(
@@ -134,6 +158,8 @@ class DiscoveryController(Controller):
             facets,
             convention,
             vendor_match,
+            match,
+            mode,
         )
         return await discovery.search(params, discovery.directory.settings.max_page_size, tenant_scope_of(request))
 
@@ -150,10 +176,19 @@ class DiscoveryController(Controller):
         q: Text = None,
         convention: Convention = None,
         vendor_match: VendorMatch = None,
+        match: Match = None,
     ) -> Facets:
         reject_unknown_parameters(request, FACET_PARAMETERS)
         params = SearchParams(
-            kind, vendor, capability, capability_version, type_, q, convention=convention, vendor_match=vendor_match
+            kind,
+            vendor,
+            capability,
+            capability_version,
+            type_,
+            q,
+            convention=convention,
+            vendor_match=vendor_match,
+            match=match,
         )
         return await discovery.facets(params, tenant_scope_of(request))
 

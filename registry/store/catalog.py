@@ -127,6 +127,10 @@ class Filters:
     capability_accepts: Callable[[str], bool] | None = None
     type: str | None = None
     text: str | None = None
+    #: How ``text`` matches: all (web-search syntax, every word) or any (plain words, ranked;
+    #: registry.discovery.text), ``text_query`` then being the ``to_tsquery`` text of its words.
+    text_match: str = "all"
+    text_query: str | None = None
     #: lmos, a2a or mcp (registry.descriptions.model.convention_of).
     convention: str | None = None
     #: Whose descriptions may match (registry/auth/tenancy.py).
@@ -252,7 +256,7 @@ def _where(filters: Filters, versions: list[str] | None, *, expired_too: bool = 
     if filters.convention is not None:
         clauses.append(_convention() == filters.convention)
     if filters.text is not None:
-        clauses.append(thing_summaries.c.search.op("@@")(_query(filters.text)))
+        clauses.append(thing_summaries.c.search.op("@@")(_query(filters)))
     if filters.capability is not None:
         # The keys a filter for an id or a name matches: an index scan that intersects with the others.
         clauses.append(
@@ -281,8 +285,16 @@ def _convention() -> Any:
     )
 
 
-def _query(text: str) -> Any:
-    return func.websearch_to_tsquery(_CONFIG, text)
+def _query(filters: Filters) -> Any:
+    """The tsquery of the free text: web-search syntax, or any of its plain words (registry.discovery.text)."""
+    if filters.text_match == "any":
+        return func.to_tsquery(_CONFIG, filters.text_query or "")
+    return func.websearch_to_tsquery(_CONFIG, filters.text)
+
+
+def _relevance(search: Any, filters: Filters) -> Any:
+    """0..1: ``ts_rank_cd`` over rank + 1 (normalisation 32), so that it is comparable across queries."""
+    return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
 
 
 def _joined() -> Any:
@@ -311,7 +323,7 @@ def search_query(
             .limit(RANK_CANDIDATES)
             .subquery("candidates")
         )
-        relevance = cast(func.ts_rank_cd(candidates.c.search, _query(filters.text)), Float)
+        relevance = _relevance(candidates.c.search, filters)
         ranked = (
             select(candidates.c.thing_id, candidates.c.summary, relevance.label("relevance"))
             .order_by(relevance.desc(), candidates.c.thing_id)
@@ -617,6 +629,18 @@ class CatalogStore:
         rows = rows[:limit]
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
+
+    async def filtered_read(
+        self, filters: Filters, read: Callable[[Transaction, Filters, list[str] | None], Awaitable[T]]
+    ) -> T:
+        """``read`` bounded as searches are, given ``filters`` resolved (fuzzy vendors) and the capability versions
+        they accept."""
+
+        async def run(tx: Transaction) -> T:
+            narrowed = await self.resolve_vendor(tx, filters)
+            return await read(tx, narrowed, await self._accepted_versions(tx, narrowed))
+
+        return await self._bounded(run)
 
     async def facets(self, filters: Filters) -> dict[str, list[tuple[str, int]]]:
 

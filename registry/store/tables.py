@@ -159,6 +159,9 @@ description_rdf = Table(
 #: Text-search configuration of the summary's tsvector and of queries against it.
 SEARCH_CONFIG = "english"
 
+#: The vendor name's words, punctuation read as spaces (migration 0016_search_words).
+VENDOR_WORDS = r"to_tsvector('simple'::regconfig, regexp_replace(coalesce(vendor_name, ''), '\W+', ' ', 'g'))"
+
 thing_summaries = Table(
     "thing_summaries",
     metadata,
@@ -170,11 +173,15 @@ thing_summaries = Table(
     Column("vendor_name", Text, nullable=True),
     # lower(vendor name): vendor filters are case-insensitive.
     Column("vendor_key", Text, nullable=True),
-    # The vendor name's words (no stemming): vendor=telekom finds "Deutsche Telekom AG".
+    # The vendor name's words (no stemming): vendor=telekom finds "Deutsche Telekom AG", vendor=io.github.redis
+    # and vendor=redis find the MCP namespace "io.github.redis" (punctuation is read as spaces).
     Column(
         "vendor_words",
         TSVECTOR,
-        Computed("to_tsvector('simple'::regconfig, coalesce(vendor_name, ''))", persisted=True),
+        Computed(
+            r"to_tsvector('simple'::regconfig, regexp_replace(coalesce(vendor_name, ''), '\W+', ' ', 'g'))",
+            persisted=True,
+        ),
         nullable=True,
     ),
     Column("version", Text, nullable=True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import shutil
 import socket
@@ -77,6 +78,17 @@ def _database_url(admin_url: str, name: str) -> str:
 #: The migrated template database of each PostgreSQL this process uses (admin URL → name): cloning it takes a
 #: fraction of the time running every migration does.
 _TEMPLATES: dict[str, str] = {}
+_DROPS: dict[str, Callable[[], None]] = {}
+
+
+def release_template(admin_url: str) -> None:
+    """Drop the template of a PostgreSQL that stops before the process ends (an embedded one a test module starts),
+    now rather than at exit, when it is gone."""
+    _TEMPLATES.pop(admin_url, None)
+    drop = _DROPS.pop(admin_url, None)
+    if drop is not None:
+        atexit.unregister(drop)
+        drop()
 
 
 def _migrated_template(admin_url: str) -> str:
@@ -87,7 +99,9 @@ def _migrated_template(admin_url: str) -> str:
         _drop_orphaned_templates(admin_url)
         name = f"registry_template_{os.getpid()}_{uuid.uuid4().hex[:8]}"
         admin_execute(admin_url, f'CREATE DATABASE "{name}"')
-        atexit.register(admin_execute, admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop = functools.partial(admin_execute, admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        atexit.register(drop)
+        _DROPS[admin_url] = drop
         apply_migrations(_database_url(admin_url, name))
         _TEMPLATES[admin_url] = name
     return _TEMPLATES[admin_url]

@@ -37,8 +37,8 @@ LAYERS: list[set[str]] = [
     },
     # PostgreSQL: statements, the pool, the schema's state.
     {"store", "startup"},
-    # Access rules, the projections of a description, the metrics every part records.
-    {"auth", "projections", "metrics"},
+    # Access rules, the projections of a description, the metrics every part records, the vectors of descriptions.
+    {"auth", "projections", "metrics", "embeddings"},
     # The change feed and its subscribers.
     {"events"},
     # Use cases and the processes beside the server.

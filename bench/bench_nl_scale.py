@@ -1,0 +1,101 @@
+"""Natural-language search at scale: the vector backfill's rate and the latency of needs at 10⁴ or 10⁵ descriptions.
+
+    python bench/bench_nl_scale.py --size 10000
+    python bench/bench_nl_scale.py --size 100000 --database-url postgresql://...   # a PostgreSQL with pgvector
+
+Descriptions are generated straight into the tables (bench/catalogue.py's ``generate``; their summaries get a title
+and a description so that their vectors differ), then the backfill job embeds them all (timed: descriptions per
+second, with the model's load), then the 124 needs of bench/nl_eval are asked in process (Litestar's test client,
+no socket) in each mode, one at a time, over ``--passes`` passes: p50 and p95 per mode. Also the RSS of the process
+before and after the WordLlama model is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from sqlalchemy import text
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_nl_search import NL_EVAL, percentile, read_needs  # noqa: E402
+from bench.catalogue import generate  # noqa: E402
+from bench.tune_nl_search import admin_url  # noqa: E402
+from registry.app import create_app  # noqa: E402
+from registry.config import Settings  # noqa: E402
+from registry.embeddings.indexer import VectorIndexer  # noqa: E402
+from registry.embeddings.wordllama import WordLlamaEmbeddings, load_model  # noqa: E402
+from registry.store.database import Database  # noqa: E402
+from tests.support.in_process import local_client  # noqa: E402
+from tests.support.servers import fresh_database  # noqa: E402
+
+_SUMMARIES = text(
+    "UPDATE thing_summaries SET summary = jsonb_build_object('kind', kind, 'title', title, 'description', "
+    "'A service answering questions about ' || title_key, 'capabilities', '[]'::jsonb)"
+)
+
+
+def rss_mb() -> float:
+    """The process's current resident set (Linux: /proc/self/statm), MB."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
+async def backfilled(database_url: str, size: int) -> None:
+    database = Database(database_url, connections=4)
+    await database.open()
+    try:
+        started = time.monotonic()
+        await generate(database, size)
+        await database.execute(_SUMMARIES)
+        print(f"generated {size} descriptions in {time.monotonic() - started:.1f} s", flush=True)
+        before = rss_mb()
+        load_model()
+        print(f"RSS {before:.0f} MB before the model, {rss_mb():.0f} MB after", flush=True)
+        indexer = VectorIndexer(database, WordLlamaEmbeddings())
+        indexer.available = True
+        started = time.monotonic()
+        count = await indexer.backfill()
+        seconds = time.monotonic() - started
+        print(f"backfill: {count} descriptions in {seconds:.1f} s ({count / seconds:.0f}/s)", flush=True)
+    finally:
+        await database.close()
+
+
+async def asked(database_url: str, passes: int) -> None:
+    needs = read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")
+    app = create_app(Settings(database_url=database_url, db_pool_size=4))
+    async with local_client(app, timeout=60) as client:
+        for mode in ("lexical", "semantic", "hybrid"):
+            timings = []
+            for number in range(passes + 1):
+                for need in needs:
+                    started = time.perf_counter()
+                    response = await client.get("/api/v1/search", params={"q": need.text, "mode": mode, "limit": 10})
+                    assert response.status_code == 200, response.text
+                    if number:  # the first pass warms up
+                        timings.append((time.perf_counter() - started) * 1000)
+            p50, p95 = percentile(timings, 0.5), percentile(timings, 0.95)
+            print(f"{mode}: p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {statistics.fmean(timings):.1f} ms", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--database-url", help="admin URL of a PostgreSQL with pgvector (default: embedded)")
+    args = parser.parse_args()
+    with admin_url(args.database_url) as admin, fresh_database(admin) as database_url:
+        asyncio.run(backfilled(database_url, args.size))
+        asyncio.run(asked(database_url, args.passes))
+
+
+if __name__ == "__main__":
+    main()

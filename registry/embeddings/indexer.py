@@ -1,0 +1,195 @@
+"""Vectors kept in step with the catalogue: a background job embeds every description whose vectors are missing,
+stale (written at an older revision) or of another model, in id order, a batch at a time.
+
+The job is resumable by construction: what it has to do is read from the database each round (descriptions whose
+vector row is not at their revision and model), so a restart, a crash or a model change picks up where it is. A
+write wakes it through the change feed, so a new description is searchable by meaning within a round; the vectors
+are computed off the event loop (registry/embeddings/). Where the database has no pgvector, or the provider is off,
+the job does not run and searches are lexical; ``/readyz`` and each search answer say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from registry.descriptions.summary import name_words
+from registry.embeddings.provider import EmbeddingError, Embeddings
+from registry.errors import RegistryError
+from registry.metrics import EMBEDDED, EMBEDDING_FAILURES, EMBEDDING_PENDING
+from registry.store import vectors
+from registry.store.database import Database
+
+log = logging.getLogger(__name__)
+
+#: Descriptions embedded per batch.
+BATCH = 256
+#: Seconds between rounds when nothing wakes the job, and after a failed round.
+IDLE = 30.0
+RETRY = 5.0
+
+
+#: How the texts below are composed: stored with the model's identity, so that a change has every vector computed
+#: again.
+TEXTS = "texts-2"
+#: Words of names that say where a name is published, not what it does (``io.github.x/mcp-server-y``).
+NAME_BOILERPLATE = frozenset({"io", "com", "org", "net", "github", "mcp", "server"})
+_JOINED = re.compile(r"[./:_@-]")
+
+
+def name_text(name: str | None) -> str | None:
+    """A name as its vector reads it: a plain name as it is; one spelled as a path or domain
+    (``io.github.redis/mcp-redis``) as the words of its last segment, publishing boilerplate left out (``redis``):
+    the words every such name shares would make every server resemble every other."""
+    if not name or not _JOINED.search(name):
+        return name
+    words = [word for word in name_words(name.rsplit("/", 1)[-1]) if word.lower() not in NAME_BOILERPLATE]
+    return " ".join(words) or None
+
+
+def description_text(summary: dict[str, Any]) -> str:
+    """What the vector of a description is computed from: its title and description (its kind when it has neither,
+    so that every description has its vector)."""
+    text = " ".join(filter(None, (name_text(summary.get("title")), summary.get("description"))))
+    return text or str(summary.get("kind", "thing"))
+
+
+def capability_text(capability: dict[str, Any]) -> str:
+    """What the vector of a capability, action or skill is computed from: name, description, tags, examples."""
+    parts = [name_text(capability.get("name")), capability.get("description"), *capability.get("tags", [])]
+    return " ".join(filter(None, [*parts, *capability.get("examples", [])]))
+
+
+def texts_of(summary: dict[str, Any]) -> list[tuple[int, str]]:
+    """(part, text) of a description: part -1 for itself, the position of each capability for it."""
+    texts = [(vectors.DESCRIPTION_PART, description_text(summary))]
+    texts += [(position, capability_text(item)) for position, item in enumerate(summary.get("capabilities", []))]
+    return [(part, text) for part, text in texts if text.strip()]
+
+
+class VectorIndexer:
+    """The backfill job and what searches need of it: whether vectors answer, the provider, the progress."""
+
+    def __init__(self, database: Database, provider: Embeddings | None) -> None:
+        self.database = database
+        self.provider = provider
+        #: Whether the database has the vector table (known once started).
+        self.available = False
+        #: Why searches are lexical, while they are.
+        self.reason = "embeddings are off (REGISTRY_EMBEDDINGS=off)" if provider is None else "not started"
+        self.total = 0
+        self.done = 0
+        self.problem: str | None = None
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def model(self) -> str:
+        """What is stored beside each vector: the provider's model and how the texts are composed."""
+        return "" if self.provider is None else f"{self.provider.identity}/{TEXTS}"
+
+    @property
+    def serving(self) -> bool:
+        """Whether searches can use vectors (some may still be missing while the backfill runs)."""
+        return self.available and self.provider is not None
+
+    async def start(self) -> None:
+        if self.provider is None:
+            return
+        self.available = await vectors.present(self.database)
+        if not self.available:
+            self.reason = "the database has no pgvector extension: needs are answered by full-text search alone"
+            log.warning("natural-language search is lexical only: %s", self.reason)
+            return
+        self.reason = ""
+        self._task = asyncio.create_task(self._run(), name="vector-backfill")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self.provider is not None:
+            await self.provider.close()
+
+    def nudge(self, changes: Sequence[object] = ()) -> None:
+        """Wake the job (a change feed consumer: written descriptions need vectors)."""
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            try:
+                await self.backfill()
+                self.problem = None
+                wait = IDLE
+            except (EmbeddingError, RegistryError, OSError) as error:
+                self.problem = str(error)
+                EMBEDDING_FAILURES.inc()
+                log.warning("vector backfill failed: %s", error)
+                wait = RETRY
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def backfill(self) -> int:
+        """Embed every description whose vectors are not up to date; returns how many were embedded."""
+        assert self.provider is not None
+        model, count = self.model, 0
+        await self._progress(model)
+        batch = await vectors.pending(self.database, model, "", BATCH)
+        # The next batch is embedded (in the executor) while this one is written (by PostgreSQL).
+        embedding = asyncio.ensure_future(self._embedded(batch))
+        try:
+            while batch:
+                embedded = await embedding
+                following = await vectors.pending(self.database, model, batch[-1].thing_id, BATCH)
+                embedding = asyncio.ensure_future(self._embedded(following))
+                await vectors.write(self.database, model, embedded)
+                count += len(batch)
+                self.done = min(self.total, self.done + len(batch))  # counted again below: a count reads every row
+                EMBEDDED.set(self.done)
+                EMBEDDING_PENDING.set(max(0, self.total - self.done))
+                batch = following
+        finally:
+            embedding.cancel()
+        if count:
+            await self._progress(model)
+        return count
+
+    async def _embedded(self, batch: Sequence[vectors.Pending]) -> list[vectors.Embedded]:
+        assert self.provider is not None
+        parts = [texts_of(msgspec.json.decode(item.summary_json)) for item in batch]
+        flat = await self.provider.embed([text for texts in parts for _, text in texts])
+        embedded, start = [], 0
+        for item, texts in zip(batch, parts, strict=True):
+            chosen = flat[start : start + len(texts)]
+            start += len(texts)
+            numbered = [(part, vector) for (part, _), vector in zip(texts, chosen, strict=True)]
+            embedded.append(vectors.Embedded(item.thing_id, item.revision, numbered))
+        return embedded
+
+    async def _progress(self, model: str) -> None:
+        self.total, self.done = await vectors.progress(self.database, model)
+        EMBEDDED.set(self.done)
+        EMBEDDING_PENDING.set(max(0, self.total - self.done))
+
+    def state(self) -> tuple[bool, str]:
+        """(degraded, detail) for ``/readyz``: lexical only, backfilling, failing, or every description embedded."""
+        if not self.serving:
+            return True, f"lexical only: {self.reason}"
+        assert self.provider is not None
+        if self.problem is not None:
+            return True, f"the vector backfill fails ({self.problem}); {self.done} of {self.total} embedded"
+        if self.done < self.total:
+            return True, f"backfilling: {self.done} of {self.total} descriptions embedded ({self.model})"
+        return False, f"{self.done} of {self.total} descriptions embedded ({self.model})"
+
+
+__all__ = ["VectorIndexer", "capability_text", "description_text", "texts_of"]
