@@ -5,6 +5,7 @@ standby: it loads its modules, then waits for the server's start frame before it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -196,7 +197,20 @@ def main() -> None:
     sys.stdout = sys.stderr  # fd 1 carries the protocol: nothing else may write to it
     limit_memory(settings.sparql_memory_limit)
     asyncio.run(_serve())
-    os._exit(0)  # query threads stuck in native code must not keep the process alive
+    _exit_now()
+
+
+def _exit_now() -> None:
+    """End the process without waiting for query threads stuck in native code; a coverage measurement under way
+    (the test suite's) is saved first, as a normal exit would."""
+    with contextlib.suppress(ImportError):
+        import coverage
+
+        measurement = coverage.Coverage.current()
+        if measurement is not None:
+            measurement.stop()
+            measurement.save()
+    os._exit(0)
 
 
 if __name__ == "__main__":

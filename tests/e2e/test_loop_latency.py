@@ -61,19 +61,19 @@ def test_a_maximum_size_registration_does_not_stall_other_requests(
     start_server: Callable[..., ServerProcess], tmp_path: Path
 ) -> None:
     """A GET during the PUT answers within 100 ms. Work done on the event loop (parsing, validating, converting 4 MB)
-    would hold a GET for that long in every attempt; a second attempt is made only when the first had one slow
-    GET, since on this shared machine another process can take both cores for longer than that once. Each attempt
+    would hold a GET for that long in every attempt; another attempt (up to three) is made only when one had a slow
+    GET, since another process (the suite runs on several) can take both cores for longer than that once. Each attempt
     starts once the SPARQL worker is idle: on the shared test database it builds an index of every description
     the earlier tests left, and after the first attempt it indexes 26 MB of RDF, which is not what is measured."""
     server = start_server({"REGISTRY_MAX_BODY_BYTES": str(MAX_BODY)})
     slowest = []
-    for attempt in range(2):
+    for attempt in range(3):
         sparql_answer(server.base_url, "ASK {}", 120)  # once the index has applied every write so far
         latencies = latencies_during_a_large_put(server, tmp_path, f"urn:test:loop-latency:large{attempt}")
         slowest.append(latencies[-5:])
         if latencies[-1] < 0.1:
             return
-    raise AssertionError(f"a GET took 100 ms or more during the PUT in both attempts: slowest {slowest}")
+    raise AssertionError(f"a GET took 100 ms or more during the PUT in every attempt: slowest {slowest}")
 
 
 def latencies_during_a_large_put(server: ServerProcess, tmp_path: Path, thing_id: str) -> list[float]:

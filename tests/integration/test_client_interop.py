@@ -16,7 +16,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
-from tests.support.in_process import local_client
+from tests.support.in_process import local_client, until_sparql_answers
 from tests.support.servers import fresh_database
 
 TD = "application/td+json"
@@ -42,6 +42,7 @@ def module_database_url(postgres_admin_url: str) -> Iterator[str]:
 async def client(module_database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
     app = create_app(Settings(database_url=module_database_url, db_pool_size=3))
     async with local_client(app) as test_client:
+        await until_sparql_answers(test_client)
         yield test_client
 
 
@@ -159,6 +160,7 @@ async def test_an_unreachable_allow_listed_service_endpoint_is_a_bad_gateway(
         sparql_index_dir=tmp_path / "sparql-index",
     )
     async with local_client(create_app(settings)) as federating:
+        await until_sparql_answers(federating)
         answer = await federating.get(
             "/search/sparql", params={"query": f"SELECT * WHERE {{ SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"}
         )

@@ -12,7 +12,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
-from tests.support.in_process import local_client
+from tests.support.in_process import local_client, until_sparql_answers
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RESULTS = {"Accept": "application/sparql-results+json"}
@@ -58,6 +58,7 @@ async def titles_and_targets_of_bob(client: AsyncTestClient[Any]) -> tuple[set[s
 
 async def test_a_description_cannot_add_a_title_or_a_form_to_another(own_database_url: str, tmp_path: Path) -> None:
     async with local_client(create_app(settings(own_database_url, tmp_path))) as client:
+        await until_sparql_answers(client)
         assert (await client.put(f"/things/{BOB}", json=weather_agent(BOB))).status_code == 201
         written = await client.put(
             f"/things/{ALICE}", json=weather_agent(ALICE, title="Alice", **{"lmos:about": statements_about_bob()})
@@ -89,6 +90,7 @@ async def test_iris_under_the_id_with_a_fragment_are_the_descriptions_own(
         ALICE, **{"lmos:policy": {"@id": own, "td:title": "Own"}, "lmos:other": {"@id": beside, "td:title": "No"}}
     )
     async with local_client(create_app(settings(own_database_url, tmp_path))) as client:
+        await until_sparql_answers(client)
         written = await client.put(f"/things/{ALICE}", json=document)
         assert written.status_code == 201, written.text
         notices = [notice for notice in json.loads(written.headers["Registry-Notices"])]
@@ -104,6 +106,7 @@ async def test_rdf_stored_before_the_rule_never_reaches_the_index(own_database_u
     the index is built without them (an index of the layout before is rebuilt: tests/integration/
     test_index_follower.py)."""
     async with local_client(create_app(settings(own_database_url, tmp_path / "first"))) as client:
+        await until_sparql_answers(client)
         assert (await client.put(f"/things/{BOB}", json=weather_agent(BOB))).status_code == 201
         assert (await client.put(f"/things/{ALICE}", json=weather_agent(ALICE, title="Alice"))).status_code == 201
     foreign = (
@@ -120,6 +123,7 @@ async def test_rdf_stored_before_the_rule_never_reaches_the_index(own_database_u
     finally:
         await connection.close()
     async with local_client(create_app(settings(own_database_url, tmp_path / "second"))) as client:
+        await until_sparql_answers(client)
         titles, targets = await titles_and_targets_of_bob(client)
         assert titles == {"WeatherAgent"}
         assert EVIL_TARGET not in targets
@@ -143,6 +147,7 @@ async def test_an_id_alias_cannot_make_the_whole_description_about_another(
         "security": "nosec_sc",
     }
     async with local_client(create_app(settings(own_database_url, tmp_path))) as client:
+        await until_sparql_answers(client)
         assert (await client.put(f"/things/{BOB}", json=weather_agent(BOB))).status_code == 201
         written = await client.put(f"/things/{thing_id}", json=aliased)
         assert written.status_code == 201, written.text

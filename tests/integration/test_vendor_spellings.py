@@ -13,7 +13,7 @@ from litestar.testing import AsyncTestClient
 
 from registry.app import create_app
 from registry.config import Settings
-from tests.support.in_process import local_client
+from tests.support.in_process import local_client, until_sparql_answers
 from tests.support.keys import create_key
 from tests.support.servers import fresh_database
 
@@ -123,6 +123,7 @@ async def acme(
     index = tmp_path_factory.mktemp("index")
     app = create_app(Settings(database_url=url, db_pool_size=3, auth="writes", sparql_index_dir=index))
     async with local_client(app) as client:
+        await until_sparql_answers(client)
         client.headers["Authorization"] = f"Bearer {key}"
         yield client
 
