@@ -33,7 +33,7 @@ DRIVER = r"""
 import asyncio, json, os, sys, uuid
 sys.path.insert(0, os.getcwd())
 from registry.config import Settings
-from registry.logs import configure_logging
+from registry.ops.logs import configure_logging
 import registry.app as application
 
 URL, KIND, N = os.environ["BENCH_URL"], os.environ["BENCH_KIND"], int(os.environ["BENCH_N"])

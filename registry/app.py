@@ -35,7 +35,6 @@ from registry.embeddings.indexer import VectorIndexer
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
-from registry.health import Readiness
 from registry.http.a2a import A2AController
 from registry.http.access import access_guard, declare_security, security_components
 from registry.http.access_log import access_logged
@@ -68,8 +67,10 @@ from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
 from registry.http.sites import SitePolicy
 from registry.http.things import ThingsController
-from registry.logs import flush_access_lines
-from registry.metrics import PURGED, READ_REPLICA_READS, REQUEST_METRICS, Gauges
+from registry.ops.health import Readiness
+from registry.ops.logs import flush_access_lines
+from registry.ops.metrics import PURGED, READ_REPLICA_READS, REQUEST_METRICS, Gauges
+from registry.ops.tracing import tracing_plugins
 from registry.projections import Projections
 from registry.projections.catalog import CatalogProjector
 from registry.projections.rdf import RdfProjector
@@ -89,7 +90,6 @@ from registry.store.servers import ServerStore
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.things import ThingStore
 from registry.tasks import cancel_and_wait
-from registry.tracing import tracing_plugins
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +355,7 @@ def create_app(settings: Settings) -> Litestar:
         lifespan=[lifespan, mcp.running],
         on_shutdown=[flush_access_lines],  # the last requests' lines out before the process ends
         exception_handlers=exception_handlers,
-        logging_config=None,  # registry.logs.configure_logging (called by serve) owns the process's logging
+        logging_config=None,  # registry.ops.logs.configure_logging (called by serve) owns the process's logging
         request_max_body_size=settings.max_body_bytes,
         cors_config=_cors(settings),
         openapi_config=OpenAPIConfig(

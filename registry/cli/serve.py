@@ -44,7 +44,7 @@ def serving_app() -> Litestar:
     """
     from registry.app import create_app
     from registry.lifecycle import die_with_parent
-    from registry.logs import configure_logging
+    from registry.ops.logs import configure_logging
 
     settings = Settings.from_env()
     # A worker of --workers N (a spawned process: the serve process's logging is not inherited) ends with the
@@ -100,7 +100,7 @@ def serve(**flags: Any) -> None:
 
     from registry.auth.authenticator import auth_mode
     from registry.lifecycle import child_environment
-    from registry.logs import configure_logging
+    from registry.ops.logs import configure_logging
     from registry.store.embedded import database_url as resolve_database_url
 
     overrides = {("migrate_on_start" if name == "migrate" else name): value for name, value in flags.items()}
@@ -141,7 +141,7 @@ def serve(**flags: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def migrate(data_dir: Path | None, database_url: str | None, revision: str, as_json: bool) -> None:
     """Apply the database migrations (Alembic) and exit."""
-    from registry.logs import configure_logging
+    from registry.ops.logs import configure_logging
     from registry.store.embedded import database_url as resolve_database_url
     from registry.store.migrations import head_revision
     from registry.store.migrations import migrate as apply_migrations

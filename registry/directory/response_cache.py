@@ -27,7 +27,7 @@ from cachetools import LRUCache
 
 from registry.descriptions.registration_info import format_time
 from registry.events.feed import ChangeFeed
-from registry.metrics import RESPONSE_CACHE_READS
+from registry.ops.metrics import RESPONSE_CACHE_READS
 from registry.store.changes import LAST_SEQ, Change
 from registry.store.things import StoredDescription
 

@@ -41,7 +41,7 @@ from registry.errors import (
     PreconditionFailed,
     RegistryError,
 )
-from registry.metrics import REGISTRATIONS
+from registry.ops.metrics import REGISTRATIONS
 from registry.projections import INLINE_PROJECTION_BYTES, Projection, Projections
 from registry.store.database import Database, Transaction, raised_by_database
 from registry.store.leases import Lease, LeaseRenewer

@@ -22,7 +22,7 @@ import msgspec
 from registry.descriptions.summary import name_words
 from registry.embeddings.provider import EmbeddingError, Embeddings
 from registry.errors import RegistryError
-from registry.metrics import EMBEDDED, EMBEDDING_FAILURES, EMBEDDING_PENDING
+from registry.ops.metrics import EMBEDDED, EMBEDDING_FAILURES, EMBEDDING_PENDING
 from registry.store import vectors
 from registry.store.database import Database
 

@@ -24,7 +24,7 @@ from registry.events.feed import ChangeFeed
 from registry.events.filters import DescriptionFilter
 from registry.events.history import DocumentStates
 from registry.events.positions import Position
-from registry.metrics import SSE_DROPPED
+from registry.ops.metrics import SSE_DROPPED
 from registry.store.changes import Change, iterate_changes
 from registry.store.database import Database
 from registry.store.things import THING_CREATED, THING_DELETED, THING_TRANSFERRED, THING_UPDATED

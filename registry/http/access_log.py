@@ -15,7 +15,7 @@ import uuid
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from registry.logs import REQUEST_ID, access_line
+from registry.ops.logs import REQUEST_ID, access_line
 
 log = logging.getLogger("registry.access")
 

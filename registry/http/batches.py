@@ -22,7 +22,7 @@ from registry.http.access import WRITES_COUNTED_BY_HANDLER, principal_of, reques
 from registry.http.bodies import JSON, JsonLimits, read_json
 from registry.http.contract import Answer, Body, documented, ref
 from registry.http.dependencies import Access
-from registry.metrics import FAILED_VALIDATIONS
+from registry.ops.metrics import FAILED_VALIDATIONS
 from registry.wire import MAX_BATCH, BatchItem, BatchResult, Problem
 
 

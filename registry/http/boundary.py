@@ -36,7 +36,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _RAW_CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 #: Paths whose next segments are a description's id. No id the directory accepts holds a control character (every
 #: write refuses them with the id rule, registry/descriptions/ids.py, which names the character), but one stored
-#: before must still be readable and deletable; logs escape them (registry/logs.py).
+#: before must still be readable and deletable; logs escape them (registry/ops/logs.py).
 _ID_PATHS = (b"/things/", b"/api/v1/things/", b"/a2a/")
 
 

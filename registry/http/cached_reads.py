@@ -32,7 +32,7 @@ from registry.http.bodies import TD_JSON
 from registry.http.boundary import REFUSAL
 from registry.http.dependencies import ServiceHolder
 from registry.http.ids import THINGS_PREFIX, thing_id_from
-from registry.metrics import record_request
+from registry.ops.metrics import record_request
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
 from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
-from registry.health import Readiness
-from registry.metrics import Gauges
+from registry.ops.health import Readiness
+from registry.ops.metrics import Gauges
 from registry.store.database import Database
 
 

@@ -15,10 +15,10 @@ from litestar.di import NamedDependency
 
 from registry.auth.authenticator import AuthMode
 from registry.errors import RegistryError
-from registry.health import Readiness, status
 from registry.http.contract import JSON_OBJECT, Answer, documented
 from registry.http.dependencies import Access
 from registry.http.problems import problem_response
+from registry.ops.health import Readiness, status
 
 #: Seconds a load balancer should wait before asking an unready replica again.
 RETRY_AFTER = "5"

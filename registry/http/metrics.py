@@ -1,4 +1,4 @@
-"""``/metrics``: the Prometheus text format, request metrics and the registry's own (see registry/metrics.py).
+"""``/metrics``: the Prometheus text format, request metrics and the registry's own (see registry/ops/metrics.py).
 OpenMetrics when the scraper asks for it in ``Accept`` (as Prometheus does), else the Prometheus text format.
 
 The gauges count every tenant's descriptions and show the replica's internals, so once authentication is on only
@@ -21,7 +21,7 @@ from registry.auth.authenticator import AuthMode
 from registry.auth.principal import Scope
 from registry.http.contract import Answer, documented
 from registry.http.dependencies import Access
-from registry.metrics import Gauges
+from registry.ops.metrics import Gauges
 
 
 @get(

@@ -11,8 +11,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from registry.errors import RegistryError
-from registry.logs import current_request_id
-from registry.metrics import FAILED_VALIDATIONS
+from registry.ops.logs import current_request_id
+from registry.ops.metrics import FAILED_VALIDATIONS
 from registry.store.database import translate
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ import pyoxigraph as ox
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.events.feed import ChangeFeed
-from registry.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS
+from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS
 from registry.semantic.sparql import (
     Answer,
     QueryTimeout,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from registry.events.feed import ChangeFeed
-from registry.metrics import SPARQL_STORE_PUSHES
+from registry.ops.metrics import SPARQL_STORE_PUSHES
 from registry.semantic.graphs import blank_nodes_apart, graph_name, rdf_problem
 from registry.sparql_store.store import LAYOUT, SparqlStore, StoreState, state_update
 from registry.sparql_worker.follower import ChangeFollower, SkippedDescriptions

@@ -18,7 +18,7 @@ from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.events.feed import ChangeFeed
 from registry.lifecycle import die_with_parent
-from registry.logs import configure_logging
+from registry.ops.logs import configure_logging
 from registry.semantic.sparql import SparqlEngine
 from registry.sparql_worker.follower import QUIET
 from registry.sparql_worker.generations import current_generation, make_current, next_generation, remove_unused

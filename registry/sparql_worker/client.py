@@ -41,7 +41,7 @@ from sqlalchemy.engine import make_url
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.lifecycle import child_environment
-from registry.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
+from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
 from registry.semantic.sparql import Answer
 from registry.sparql_worker.fairness import FairSlots
 from registry.sparql_worker.protocol import frame, read_frame

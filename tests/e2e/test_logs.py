@@ -14,7 +14,7 @@ from litestar import Litestar, get
 from litestar.testing import TestClient
 
 from registry.http.problems import exception_handlers
-from registry.logs import CHATTY, RateLimit, configure_logging
+from registry.ops.logs import CHATTY, RateLimit, configure_logging
 from tests.support.servers import ServerProcess
 
 

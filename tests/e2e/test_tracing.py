@@ -13,7 +13,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from registry.config import ConfigError, Settings
-from registry.tracing import tracing_plugins
+from registry.ops.tracing import tracing_plugins
 from tests.support.servers import ServerProcess
 
 

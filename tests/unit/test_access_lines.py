@@ -20,10 +20,10 @@ import pytest
 from litestar.types import Message, Receive, Scope, Send
 from prometheus_client import REGISTRY, generate_latest
 
-import registry.logs as logs
-import registry.metrics  # noqa: F401  (registers the collector of dropped access lines)
+import registry.ops.logs as logs
+import registry.ops.metrics  # noqa: F401  (registers the collector of dropped access lines)
 from registry.http.access_log import access_logged
-from registry.log_writer import AccessLines, Entry, chunks
+from registry.ops.log_writer import AccessLines, Entry, chunks
 
 PATH = "/things/urn:test:x\n\x1b[31mforged"
 

@@ -17,7 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "registry"
 
-#: Lowest first. A unit is a package of ``registry`` or a module at its top.
+#: Lowest first. A unit is a package of ``registry`` or a module at its top; in the packages that only gather
+#: (``NAMESPACES``), each module or subpackage is a unit of its own.
 LAYERS: list[set[str]] = [
     # Values, settings and the rules of descriptions and their RDF: no I/O of their own.
     {
@@ -31,20 +32,20 @@ LAYERS: list[set[str]] = [
         "errors",
         "descriptions",
         "semantic",
-        "logs",
-        "log_writer",
+        "ops.logs",
+        "ops.log_writer",
         "lifecycle",
     },
     # PostgreSQL: statements, the pool, the schema's state.
     {"store", "startup"},
     # Access rules, the projections of a description, the metrics every part records, the vectors of descriptions.
-    {"auth", "projections", "metrics", "embeddings"},
+    {"auth", "projections", "ops.metrics", "embeddings"},
     # The change feed and its subscribers.
     {"events"},
     # Use cases and the processes beside the server.
-    {"directory", "discovery", "conventions", "health", "sparql_worker", "sparql_store"},
+    {"directory", "discovery", "conventions", "ops.health", "sparql_worker", "sparql_store"},
     # HTTP: routes, middleware, tracing of requests.
-    {"http", "tracing"},
+    {"http", "ops.tracing"},
     # The application assembled.
     {"app"},
     # Commands.
@@ -55,10 +56,14 @@ LAYERS: list[set[str]] = [
 CLIENT_USES = {"wire", "found"}
 CLIENT_USERS = {"cli"}
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
+#: Packages that gather units of different layers; their ``__init__`` holds a docstring only.
+NAMESPACES = {"ops"}
 
 
 def _unit(module: str) -> str:
     parts = module.split(".")
+    if len(parts) > 2 and parts[1] in NAMESPACES:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else "(registry)"
 
 
@@ -89,7 +94,7 @@ def _imported_by(source: str, package: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
             target = ".".join([*base, node.module] if node.module else base)
-            if target == "registry" or not node.module:
+            if target == "registry" or target.removeprefix("registry.") in NAMESPACES or not node.module:
                 found.update(f"{target}.{alias.name}" for alias in node.names)
             else:
                 found.add(target)
@@ -102,7 +107,7 @@ def _edges() -> dict[str, set[tuple[str, str]]]:
     edges: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
     for path in sorted(ROOT.rglob("*.py")):
         relative = path.relative_to(ROOT)
-        source = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        source = _unit(".".join(("registry", *relative.with_suffix("").parts)))
         for module in _imported(path):
             target = _unit(module)
             if target != source:
@@ -113,6 +118,13 @@ def _edges() -> dict[str, set[tuple[str, str]]]:
 def test_every_package_has_a_layer() -> None:
     units = {path.name for path in ROOT.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
     units |= {path.stem for path in ROOT.glob("*.py") if path.stem != "__init__"}
+    for namespace in NAMESPACES:
+        units.remove(namespace)
+        units |= {
+            f"{namespace}.{path.stem if path.suffix else path.name}"
+            for path in (ROOT / namespace).iterdir()
+            if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").exists()
+        }
     unplaced = units - RANK.keys() - {"client"}
     assert not unplaced, f"place {sorted(unplaced)} in a layer of tests/unit/test_layers.py (LAYERS)"
 
@@ -128,7 +140,12 @@ def test_no_layer_imports_one_above_it() -> None:
     assert not upward, "imports against the layers:\n" + "\n".join(upward)
 
 
-@pytest.mark.parametrize("higher", ["http", "auth", "metrics", "discovery", "directory", "cli", "events", "app"])
+@pytest.mark.parametrize("namespace", sorted(NAMESPACES))
+def test_a_namespace_gathers_and_imports_nothing(namespace: str) -> None:
+    assert not _imported(ROOT / namespace / "__init__.py")
+
+
+@pytest.mark.parametrize("higher", ["http", "auth", "ops.metrics", "discovery", "directory", "cli", "events", "app"])
 def test_the_store_imports_nothing_above_it(higher: str) -> None:
     assert higher not in {target for target, _ in _edges()["store"]}
 

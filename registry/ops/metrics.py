@@ -25,7 +25,7 @@ from prometheus_client.registry import Collector
 
 from registry.descriptions.summary import KIND_AGENT, KIND_THING, KIND_TOOL
 from registry.errors import RegistryError
-from registry.logs import access_lines_dropped
+from registry.ops.logs import access_lines_dropped
 from registry.store.census import descriptions_by_kind, expired_awaiting_purge, leases_expiring
 
 if TYPE_CHECKING:
