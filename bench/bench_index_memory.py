@@ -36,7 +36,7 @@ from bench.catalogue import description
 from bench.rounds import add_logging_option, machine, served, use_logging_option
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker.index import RdfIndex
+from registry.sparql.worker.index import RdfIndex
 from tests.support.servers import LOCAL_POSTGRES, ServerProcess, fresh_database
 
 BATCH = 500
@@ -96,7 +96,7 @@ def import_round(count: int) -> None:
         worker = next(
             child
             for child in psutil.Process(server.process.pid).children()
-            if "registry.sparql_worker" in " ".join(child.cmdline())
+            if "registry.sparql.worker" in " ".join(child.cmdline())
         )
         samples: list[tuple[int, int]] = []
         done = threading.Event()

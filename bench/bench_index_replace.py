@@ -36,7 +36,7 @@ from bench.rounds import alternated, machine, print_against
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker.index import BULK_FROM, RdfIndex
+from registry.sparql.worker.index import BULK_FROM, RdfIndex
 
 
 def per_description_ms(work: Callable[[tuple[str, str]], object], rows: list[tuple[str, str]]) -> float:

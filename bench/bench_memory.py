@@ -70,7 +70,7 @@ def _status(pid: int) -> dict[str, int]:
 
 def _worker_pid(pid: int) -> int | None:
     for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-        if b"registry.sparql_worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+        if b"registry.sparql.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
             return int(child)
     return None
 

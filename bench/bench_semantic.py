@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from registry.semantic.graphs import graph_name, quads_in, registration_triples
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.semantic.sparql import PREFIXES, SparqlEngine
-from registry.sparql_worker.index import RdfIndex
+from registry.sparql.query import PREFIXES, SparqlEngine
+from registry.sparql.worker.index import RdfIndex
 
 SEED = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "weather-agent.td.json"
 CAPABILITY = (

@@ -77,9 +77,9 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.jsonpath import JsonPathLimits
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter, read_with
-from registry.semantic.sparql import SparqlBackend
-from registry.sparql_store.endpoint import StoreEndpoint
-from registry.sparql_worker.client import QueryWorker
+from registry.sparql.query import SparqlBackend
+from registry.sparql.store.endpoint import StoreEndpoint
+from registry.sparql.worker.client import QueryWorker
 from registry.startup import DatabaseStartup, migrate_if_behind
 from registry.store.catalog import CatalogStore
 from registry.store.database import Database

@@ -20,7 +20,7 @@ from registry.redaction import redact_urls
 from registry.semantic.graphs import graph_name
 from registry.semantic.jsonpath import JsonPathLimits, compile_query, search
 from registry.semantic.loader import ContextLibrary
-from registry.semantic.sparql import Answer, SparqlBackend, query_dataset
+from registry.sparql.query import Answer, SparqlBackend, query_dataset
 from registry.store.database import Database
 from registry.store.rdf import rdf_statistics
 from registry.store.things import ThingStore

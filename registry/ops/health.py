@@ -33,7 +33,7 @@ from registry.auth.tokens import TokenVerifier
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.redaction import redact_urls
-from registry.semantic.sparql import SparqlBackend
+from registry.sparql.query import SparqlBackend
 from registry.store.database import Database
 from registry.store.replica import ReadReplica
 

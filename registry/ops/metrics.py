@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from registry.directory.response_cache import ResponseCache
     from registry.events.feed import ChangeFeed
     from registry.events.hub import EventHub
-    from registry.semantic.sparql import SparqlBackend
+    from registry.sparql.query import SparqlBackend
     from registry.store.database import Database
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from registry.descriptions.model import LMOS_NAMESPACE
 from registry.errors import BadRequest
 from registry.semantic.expansion import LMOS_IRI
-from registry.semantic.sparql import _TOKENS, PREFIXES
+from registry.sparql.query import _TOKENS, PREFIXES
 from registry.wire import Notice
 
 

@@ -89,7 +89,7 @@ def test_writes_replaces_deletes_and_ended_leases_show_in_the_store(
 ) -> None:
     server = start_server(oxigraph.env, database=own_database_url)
     children = psutil.Process(server.process.pid if server.process else 0).children(recursive=True)
-    assert not [child for child in children if "registry.sparql_worker" in " ".join(child.cmdline())]
+    assert not [child for child in children if "registry.sparql.worker" in " ".join(child.cmdline())]
     document = thing("First title")
     register(server.base_url, document)
     assert titles(server.base_url, document["id"]) == ["First title"]  # read-your-writes

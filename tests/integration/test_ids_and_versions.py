@@ -25,7 +25,7 @@ from litestar.testing import AsyncTestClient
 from registry.app import create_app
 from registry.config import Settings
 from registry.conventions import mcp
-from registry.sparql_store.store import STATE_GRAPH
+from registry.sparql.store.store import STATE_GRAPH
 from tests.support.in_process import events_replayed, local_client
 from tests.support.legacy import LEGACY_IDS, UNLOADABLE_ID, as_before_the_checks
 from tests.support.oxigraph import OxigraphServer

@@ -18,9 +18,9 @@ from registry.projections.rdf import RdfProjector
 from registry.semantic.graphs import graph_name
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.sparql_worker import follower as following
-from registry.sparql_worker.follower import steps
-from registry.sparql_worker.index import (
+from registry.sparql.worker import follower as following
+from registry.sparql.worker.follower import steps
+from registry.sparql.worker.index import (
     APPLY_NICENESS,
     BULK_FROM_CHARACTERS,
     FLUSH_AFTER_BYTES,

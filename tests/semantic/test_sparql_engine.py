@@ -14,8 +14,8 @@ from registry.errors import BadRequest
 from registry.semantic.graphs import registration_triples
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter
-from registry.semantic.sparql import PREFIXES, SparqlEngine, screen
-from registry.sparql_worker.index import BULK_FROM, RdfIndex
+from registry.sparql.query import PREFIXES, SparqlEngine, screen
+from registry.sparql.worker.index import BULK_FROM, RdfIndex
 from tests.conftest import REAL_TDS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -258,7 +258,7 @@ def sparql_workers(server: ServerProcess) -> list[int]:
     found = []
     for process in psutil.Process(server.process.pid).children(recursive=True):
         with contextlib.suppress(psutil.Error):
-            if "registry.sparql_worker" not in " ".join(process.cmdline()):
+            if "registry.sparql.worker" not in " ".join(process.cmdline()):
                 continue
             if any(opened.path.endswith("/lock") for opened in process.open_files()):
                 found.append(process.pid)

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from registry.errors import ServiceUnavailable
-from registry.sparql_worker.fairness import FairSlots, client_share
+from registry.sparql.worker.fairness import FairSlots, client_share
 
 
 def test_one_client_may_run_fewer_queries_than_the_worker_runs() -> None:

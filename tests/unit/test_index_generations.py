@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 from pathlib import Path
 
-from registry.sparql_worker.generations import current_generation, make_current, next_generation, remove_unused
+from registry.sparql.worker.generations import current_generation, make_current, next_generation, remove_unused
 
 
 def generation(path: Path) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from registry.semantic.graphs import graph_name
-from registry.sparql_worker.index import BULK_FROM, RdfIndex
+from registry.sparql.worker.index import BULK_FROM, RdfIndex
 
 BAD_ID = "urn:test:bad"
 #: What an old converter wrote for the id ``urn:test:bad%zz``: no strict parser reads it.

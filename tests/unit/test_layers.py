@@ -32,6 +32,7 @@ LAYERS: list[set[str]] = [
         "errors",
         "descriptions",
         "semantic",
+        "sparql.query",
         "ops.logs",
         "ops.log_writer",
         "lifecycle",
@@ -43,7 +44,7 @@ LAYERS: list[set[str]] = [
     # The change feed and its subscribers.
     {"events"},
     # Use cases and the processes beside the server.
-    {"directory", "discovery", "conventions", "ops.health", "sparql_worker", "sparql_store"},
+    {"directory", "discovery", "conventions", "ops.health", "sparql.worker", "sparql.store"},
     # HTTP: routes, middleware, tracing of requests.
     {"http", "ops.tracing"},
     # The application assembled.
@@ -57,7 +58,7 @@ CLIENT_USES = {"wire", "found"}
 CLIENT_USERS = {"cli"}
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 #: Packages that gather units of different layers; their ``__init__`` holds a docstring only.
-NAMESPACES = {"ops"}
+NAMESPACES = {"ops", "sparql"}
 
 
 def _unit(module: str) -> str:

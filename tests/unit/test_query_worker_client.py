@@ -6,8 +6,8 @@ import pytest
 
 from registry.config import Settings
 from registry.errors import ServiceUnavailable
-from registry.sparql_worker import client
-from registry.sparql_worker.client import QueryWorker
+from registry.sparql.worker import client
+from registry.sparql.worker.client import QueryWorker
 
 
 async def test_start_returns_at_once_and_queries_are_told_to_retry(

@@ -1,4 +1,4 @@
-"""The SPARQL worker process (``python -m registry.sparql_worker``): builds its index, follows the change feed and
+"""The SPARQL worker process (``python -m registry.sparql.worker``): builds its index, follows the change feed and
 answers the queries its server forwards over stdin/stdout (length-prefixed msgpack frames). It starts as a
 standby: it loads its modules, then waits for the server's start frame before it opens the database and the index."""
 
@@ -19,11 +19,11 @@ from registry.errors import RegistryError, ServiceUnavailable
 from registry.events.feed import ChangeFeed
 from registry.lifecycle import die_with_parent
 from registry.ops.logs import configure_logging
-from registry.semantic.sparql import SparqlEngine
-from registry.sparql_worker.follower import QUIET
-from registry.sparql_worker.generations import current_generation, make_current, next_generation, remove_unused
-from registry.sparql_worker.index import IndexFollower, RdfIndex
-from registry.sparql_worker.protocol import frame, read_frame
+from registry.sparql.query import SparqlEngine
+from registry.sparql.worker.follower import QUIET
+from registry.sparql.worker.generations import current_generation, make_current, next_generation, remove_unused
+from registry.sparql.worker.index import IndexFollower, RdfIndex
+from registry.sparql.worker.protocol import frame, read_frame
 from registry.store.database import APPLICATION_NAME, Database
 from registry.store.rdf import database_identity, database_part
 

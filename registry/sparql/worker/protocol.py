@@ -1,5 +1,5 @@
 """The frames between the server and its SPARQL worker (and between server processes relaying to it): a 4-byte
-length, then msgpack. Kept apart from :mod:`registry.sparql_worker.client` so that the worker does not import the
+length, then msgpack. Kept apart from :mod:`registry.sparql.worker.client` so that the worker does not import the
 server's modules (metrics, the web framework): a worker started ahead as a standby is ready sooner."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``/search/sparql`` from an external store, in every replica; and the election of the one replica that pushes.
 
 Every replica keeps one connection of its own (``lmos-registry-sparql-lock``) on which it tries, every second, to
-take a PostgreSQL advisory lock. The holder pushes (:class:`registry.sparql_store.pusher.StorePusher`, with a pool
+take a PostgreSQL advisory lock. The holder pushes (:class:`registry.sparql.store.pusher.StorePusher`, with a pool
 of 2 connections of its own like the local query worker); when it dies, its session ends, the lock is free and
 another replica takes over within a second, taking up the store's copy where its marker says.
 
@@ -24,7 +24,7 @@ from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.events.feed import ChangeFeed
 from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS
-from registry.semantic.sparql import (
+from registry.sparql.query import (
     Answer,
     QueryTimeout,
     dataset_graphs,
@@ -35,8 +35,8 @@ from registry.semantic.sparql import (
     too_many,
     with_prefixes,
 )
-from registry.sparql_store.pusher import StorePusher
-from registry.sparql_store.store import LAYOUT, RESULTS_TYPES, SparqlStore, StoreState, StoreUnavailable
+from registry.sparql.store.pusher import StorePusher
+from registry.sparql.store.store import LAYOUT, RESULTS_TYPES, SparqlStore, StoreState, StoreUnavailable
 from registry.store.changes import latest_seq
 from registry.store.database import APPLICATION_NAME, Database, Listening, translated
 from registry.store.rdf import database_identity, names_first_change
@@ -60,7 +60,7 @@ _UNION_HINT = (
 
 
 class StoreEndpoint:
-    """The :class:`registry.semantic.sparql.SparqlBackend` of an external store."""
+    """The :class:`registry.sparql.query.SparqlBackend` of an external store."""
 
     def __init__(self, settings: Settings, database: Database) -> None:
         self.settings = settings

@@ -21,7 +21,7 @@ import pyoxigraph as ox
 from registry.config import Settings
 from registry.errors import BadRequest, ServiceUnavailable
 from registry.semantic.graphs import quads_in
-from registry.semantic.sparql import MAX_ANSWER_BYTES, QueryTimeout, too_many
+from registry.sparql.query import MAX_ANSWER_BYTES, QueryTimeout, too_many
 
 STATE_GRAPH = ox.NamedNode("urn:lmos-registry:state")
 _DATABASE = ox.NamedNode("urn:lmos-registry:database")

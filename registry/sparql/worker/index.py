@@ -1,6 +1,6 @@
 """The SPARQL index of a query worker: an on-disk oxigraph store (RocksDB), one named graph per description, kept
 in step with the database by :class:`IndexFollower`, a consumer of the process's one change feed
-(:mod:`registry.sparql_worker.follower` says how changes are applied).
+(:mod:`registry.sparql.worker.follower` says how changes are applied).
 
 The store lives in the data directory and remembers (``state.json`` beside it) which database it mirrors, the last
 change it applied and the layout it was written in: a restarted worker (after a crash, a query killed for its time
@@ -30,7 +30,7 @@ import pyoxigraph as ox
 
 from registry.events.feed import ChangeFeed
 from registry.semantic.graphs import blank_nodes_apart, graph_name, quads_in
-from registry.sparql_worker.follower import ChangeFollower, SkippedDescriptions
+from registry.sparql.worker.follower import ChangeFollower, SkippedDescriptions
 from registry.store.database import Database
 from registry.store.rdf import same_history
 

@@ -1,11 +1,11 @@
 """The server side of the SPARQL worker: starts it, forwards queries, answers 503 while it (re)starts, replaces it
-when a query outlives its timeout (see :mod:`registry.sparql_worker` for why queries run in another process).
+when a query outlives its timeout (see :mod:`registry.sparql.worker` for why queries run in another process).
 
 A timed-out query costs only its own client:
 
 - Queries reach the worker through :class:`FairSlots`: round-robin per client, each client held below the worker's
   concurrency, so one client's slow queries never hold every thread.
-- A worker with a query stuck past its timeout is replaced without a gap (:mod:`registry.sparql_worker.generations`):
+- A worker with a query stuck past its timeout is replaced without a gap (:mod:`registry.sparql.worker.generations`):
   it writes a checkpoint of its index (hard links), a standby worker (started ahead, its imports done) opens it and
   catches up, and only then is the old worker killed, after the other queries in flight in it were answered. The
   old worker serves the other clients meanwhile. The client of the stuck query is answered 503 at once, and its
@@ -42,9 +42,9 @@ from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.lifecycle import child_environment
 from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
-from registry.semantic.sparql import Answer
-from registry.sparql_worker.fairness import FairSlots
-from registry.sparql_worker.protocol import frame, read_frame
+from registry.sparql.query import Answer
+from registry.sparql.worker.fairness import FairSlots
+from registry.sparql.worker.protocol import frame, read_frame
 from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -468,7 +468,7 @@ class QueryWorker:
         return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "registry.sparql_worker",
+            "registry.sparql.worker",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={

@@ -1,6 +1,6 @@
 """Keeps a copy of the stored RDF (one named graph per description) in step with the change feed: the base of the
-local index's follower (:mod:`registry.sparql_worker.index`) and of the pusher to an external SPARQL store
-(:mod:`registry.sparql_store.pusher`), which differ only in where they write.
+local index's follower (:mod:`registry.sparql.worker.index`) and of the pusher to an external SPARQL store
+(:mod:`registry.sparql.store.pusher`), which differ only in where they write.
 
 Applying a change means "write the current RDF of that id" (idempotent and order-free), so a batch of changes is
 one query for the current RDF of its ids, and a change delivered late by the feed is applied like any other. The

@@ -1,9 +1,9 @@
 """Pushes the stored RDF to an external SPARQL store, following the change feed (see
-:mod:`registry.sparql_worker.follower` for how changes are applied).
+:mod:`registry.sparql.worker.follower` for how changes are applied).
 
 Each batch of changes is ONE SPARQL Update request: for every changed description ``DROP SILENT GRAPH g`` and, if
 it is live, ``INSERT DATA { GRAPH g { … } }``, and at the end of a catch-up the position marker
-(:func:`registry.sparql_store.store.state_update`), so that data and position move in one transaction of the store.
+(:func:`registry.sparql.store.store.state_update`), so that data and position move in one transaction of the store.
 A store holding another database's copy, or none, is emptied (``DROP ALL``) and loaded in bulk: N-Quads POSTed
 with the Graph Store Protocol (or ``INSERT DATA`` without a GSP endpoint), the marker written last.
 """
@@ -15,8 +15,8 @@ import logging
 from registry.events.feed import ChangeFeed
 from registry.ops.metrics import SPARQL_STORE_PUSHES
 from registry.semantic.graphs import blank_nodes_apart, graph_name, rdf_problem
-from registry.sparql_store.store import LAYOUT, SparqlStore, StoreState, state_update
-from registry.sparql_worker.follower import ChangeFollower, SkippedDescriptions
+from registry.sparql.store.store import LAYOUT, SparqlStore, StoreState, state_update
+from registry.sparql.worker.follower import ChangeFollower, SkippedDescriptions
 from registry.store.database import Database
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ query is screened first by a small tokenizer (comments, strings and IRIs set asi
 Queries run in a small dedicated thread pool (oxigraph releases the GIL), never on an event loop. Results are
 pulled one by one and the deadline is checked between them, which stops any query that streams. oxigraph cannot
 interrupt a single long step (an aggregate over a huge join): in the server this engine runs inside the query
-worker process, which is killed and replaced when a query outlives its time (:mod:`registry.sparql_worker`);
+worker process, which is killed and replaced when a query outlives its time (:mod:`registry.sparql.worker`);
 used in-process (``abandon_on_timeout``), such a query is answered 503 while its thread runs to its end.
 ``concurrency`` queries run at once; up to ``queue`` more wait for a thread; beyond, new ones are told to retry
 (503 with Retry-After).
@@ -106,8 +106,8 @@ class Answer:
 
 
 class SparqlBackend(Protocol):
-    """What answers ``/search/sparql``: the local query worker (:class:`registry.sparql_worker.client.QueryWorker`)
-    or an external store (:class:`registry.sparql_store.endpoint.StoreEndpoint`)."""
+    """What answers ``/search/sparql``: the local query worker (:class:`registry.sparql.worker.client.QueryWorker`)
+    or an external store (:class:`registry.sparql.store.endpoint.StoreEndpoint`)."""
 
     @property
     def ready(self) -> bool: ...

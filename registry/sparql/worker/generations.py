@@ -26,7 +26,7 @@ POINTER = ".current"
 SEPARATOR = "~"
 #: Lock file of a generation, held by the worker that has it open (see :meth:`RdfIndex.open`).
 LOCK_FILE = "lock"
-#: What a generation holds besides its lock: the store and its state (see :mod:`registry.sparql_worker.index`).
+#: What a generation holds besides its lock: the store and its state (see :mod:`registry.sparql.worker.index`).
 CONTENTS = ("store", "state.json")
 
 
