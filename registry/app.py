@@ -37,35 +37,35 @@ from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
 from registry.http.a2a import A2AController
 from registry.http.access import access_guard, declare_security, security_components
-from registry.http.access_log import access_logged
-from registry.http.addresses import TrustedProxies
 from registry.http.api_docs import OfflineSwaggerUI
 from registry.http.batches import register_batch
 from registry.http.bodies import JsonLimits, limited_request
-from registry.http.boundary import input_boundary, refuse_marked_input
-from registry.http.cached_reads import answer_cached_reads
-from registry.http.connections import when_draining
 from registry.http.contract import ContractDocument, ContractJson
 from registry.http.dashboard import dashboard
 from registry.http.dependencies import Access, DirectoryTd, ServiceHolder, Services, dependencies
 from registry.http.directory import CORE_AFFORDANCES, SEARCH_AFFORDANCES, directory_description, well_known_wot
 from registry.http.discovery import DiscoveryController
 from registry.http.events import EVENT_AFFORDANCES, all_events, events_of_type
-from registry.http.forwarded import honour_forwarded_headers
-from registry.http.head import head_as_get
 from registry.http.health import livez, readyz
-from registry.http.ids import ids_as_segments
 from registry.http.keys import KeysController
 from registry.http.leases import current_lease, renew_lease
 from registry.http.mcp import McpRegistryController
 from registry.http.mcp_server import McpEndpoint, mcp_route
 from registry.http.metrics import metrics
-from registry.http.options import allow_every_method
+from registry.http.middleware.access_log import access_logged
+from registry.http.middleware.addresses import TrustedProxies
+from registry.http.middleware.boundary import input_boundary, refuse_marked_input
+from registry.http.middleware.cached_reads import answer_cached_reads
+from registry.http.middleware.connections import when_draining
+from registry.http.middleware.forwarded import honour_forwarded_headers
+from registry.http.middleware.head import head_as_get
+from registry.http.middleware.ids import ids_as_segments
+from registry.http.middleware.options import allow_every_method
+from registry.http.middleware.sites import SitePolicy
 from registry.http.oversight import quality, recent_changes
 from registry.http.owners import OwnersController
 from registry.http.problems import exception_handlers
 from registry.http.search import SearchController
-from registry.http.sites import SitePolicy
 from registry.http.things import ThingsController
 from registry.ops.health import Readiness
 from registry.ops.logs import flush_access_lines

@@ -31,7 +31,7 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 
 #: What uvicorn runs: the application factory, and the protocol with the connection limits.
 APP_FACTORY = "registry.cli.serve:serving_app"
-HTTP_PROTOCOL = "registry.http.connections:HardenedHttpProtocol"
+HTTP_PROTOCOL = "registry.http.middleware.connections:HardenedHttpProtocol"
 
 
 def serving_app() -> Litestar:
@@ -122,11 +122,11 @@ def serve(**flags: Any) -> None:
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level.lower(),
-            access_log=False,  # registry.http.access_log writes one line per request, with its request id
+            access_log=False,  # registry.http.middleware.access_log writes one line per request, with its request id
             log_config=None,  # configure_logging routes uvicorn's loggers through the one format
             loop="uvloop",
             http=HTTP_PROTOCOL,
-            # Forwarded headers are honoured by registry.http.forwarded, from REGISTRY_TRUSTED_PROXIES only
+            # Forwarded headers are honoured by registry.http.middleware.forwarded, from REGISTRY_TRUSTED_PROXIES only
             # (uvicorn's own handling trusts any loopback peer).
             proxy_headers=False,
             timeout_keep_alive=max(1, round(settings.idle_timeout)),

@@ -21,7 +21,7 @@ from registry.directory.service import DirectoryService
 from registry.http.access import principal_of, require_visible
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.contract import JSON_OBJECT, Answer, Param, documented, imported_answers
-from registry.http.ids import thing_id_from
+from registry.http.middleware.ids import thing_id_from
 from registry.http.things import notice_headers
 from registry.wire import ImportedAgent
 

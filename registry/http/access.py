@@ -22,8 +22,8 @@ from registry.auth.authenticator import AuthMode
 from registry.auth.principal import Principal, Scope
 from registry.auth.tenancy import EVERYTHING, TenantScope, tenant_scope
 from registry.errors import NotFound, Unauthorized
-from registry.http.addresses import client_key
 from registry.http.dependencies import Access, ServiceHolder
+from registry.http.middleware.addresses import client_key
 from registry.store.changes import last_tenant
 from registry.store.things import ThingStore
 

@@ -3,7 +3,7 @@
 Thin controllers: parameters in, ``DiscoveryService`` call, msgspec Struct out (so the OpenAPI document at
 ``/schema`` carries every request and response schema).
 
-Description ids may contain ``/``; see registry/http/ids.py for how they reach the handlers as one segment.
+Description ids may contain ``/``; see registry/http/middleware/ids.py for how they reach the handlers as one segment.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from registry.discovery.service import DiscoveryService, SearchParams
 from registry.http.access import principal_of, require_visible, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.contract import JSON_OBJECT, Answer, documented, imported_answers
-from registry.http.ids import thing_id_from
+from registry.http.middleware.ids import thing_id_from
 from registry.http.things import notice_headers
 from registry.wire import (
     CompatibilityRequest,

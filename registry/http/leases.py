@@ -15,7 +15,7 @@ from registry.directory.service import DirectoryService
 from registry.errors import NotFound
 from registry.http.access import principal_of, tenant_scope_of
 from registry.http.contract import Answer, documented
-from registry.http.ids import thing_id_from
+from registry.http.middleware.ids import thing_id_from
 from registry.store.leases import lease_of
 
 _LEASE_SCHEMA = {

@@ -7,7 +7,8 @@ Errors keep the project's RFC 7807 members but travel as ``application/json`` wi
 specification documents, so that clients written against the official ``openapi.yaml`` read them.
 Published versions are immutable: the optional ``PUT …/versions/{version}`` answers 501, as the specification
 documents for a registry without updates; a version's status changes with ``PATCH …/status`` or ``DELETE``.
-Server names hold one ``/`` (``io.github.user/weather``): see registry/http/ids.py for how they reach the handlers.
+Server names hold one ``/`` (``io.github.user/weather``): see registry/http/middleware/ids.py for how they reach
+the handlers.
 """
 
 from __future__ import annotations

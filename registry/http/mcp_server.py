@@ -35,10 +35,10 @@ from registry.discovery.find import FindRequest, find
 from registry.discovery.service import DiscoveryService, SearchParams
 from registry.errors import NotFound, RegistryError
 from registry.found import Findings
-from registry.http.boundary import send_problem
 from registry.http.dependencies import ServiceHolder
 from registry.http.directory import package_version
-from registry.http.sites import SitePolicy
+from registry.http.middleware.boundary import send_problem
+from registry.http.middleware.sites import SitePolicy
 from registry.wire import CompatibilityRequest, CompatibilityResult, Requirement, ResolveRequest, ResolveResult
 
 log = logging.getLogger(__name__)

@@ -42,7 +42,7 @@ from registry.http.contract import (
     ref,
     seed_example,
 )
-from registry.http.ids import thing_id_from
+from registry.http.middleware.ids import thing_id_from
 from registry.wire import Notice, WriteNotices
 
 LIST_PARAMETERS = frozenset({"offset", "limit", "format"})

@@ -1,4 +1,4 @@
-"""GET /things/{id} answered from the response cache before routing (registry/http/cached_reads.py): the same
+"""GET /things/{id} answered from the response cache before routing (registry/http/middleware/cached_reads.py): the same
 answer as the handler's, counted and logged as the handler's, and never a way around authentication, tenancy or
 rate limits. Each description is read once first, which fills the cache; the reads after it are the cached ones.
 """

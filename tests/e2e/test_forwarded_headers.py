@@ -1,5 +1,5 @@
-"""Forwarded headers are believed only from REGISTRY_TRUSTED_PROXIES (registry/http/forwarded.py), for rate limits,
-event-stream caps, connection caps and the access log alike. A real server: uvicorn's own handling (which trusts
+"""Forwarded headers are believed only from REGISTRY_TRUSTED_PROXIES (registry/http/middleware/forwarded.py), for rate
+limits, event-stream caps, connection caps and the access log alike. A real server: uvicorn's own handling (which trusts
 loopback peers by default) is what must be off."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ async def test_register_read_search_and_query_in_process(own_database_url: str) 
 
 
 async def test_a_cached_read_is_answered_before_routing(own_database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """registry/http/cached_reads.py answers it; a miss, a conditional read and a query string are routed
+    """registry/http/middleware/cached_reads.py answers it; a miss, a conditional read and a query string are routed
     (what it answers is the handler's answer: tests/e2e/test_cached_reads.py)."""
     routed: list[str] = []
     route = ASGIRouter.__call__

@@ -1,6 +1,6 @@
-"""Every route that takes a description id in its path reaches ids holding ``/`` and ``//`` (registry/http/ids.py
-rewrites them to one segment), sent as they are or percent-encoded; ``/api/v1/things/{id}/owner`` answered 404
-for them."""
+"""Every route that takes a description id in its path reaches ids holding ``/`` and ``//``
+(registry/http/middleware/ids.py rewrites them to one segment), sent as they are or percent-encoded;
+``/api/v1/things/{id}/owner`` answered 404 for them."""
 
 from __future__ import annotations
 

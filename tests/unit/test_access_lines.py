@@ -22,7 +22,7 @@ from prometheus_client import REGISTRY, generate_latest
 
 import registry.ops.logs as logs
 import registry.ops.metrics  # noqa: F401  (registers the collector of dropped access lines)
-from registry.http.access_log import access_logged
+from registry.http.middleware.access_log import access_logged
 from registry.ops.log_writer import AccessLines, Entry, chunks
 
 PATH = "/things/urn:test:x\n\x1b[31mforged"

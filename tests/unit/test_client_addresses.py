@@ -1,5 +1,5 @@
-"""How a client is counted (registry/http/addresses.py) and which forwarded headers name it
-(registry/http/forwarded.py); the connection protocol's per-client cap over IPv6 addresses of one /64."""
+"""How a client is counted (registry/http/middleware/addresses.py) and which forwarded headers name it
+(registry/http/middleware/forwarded.py); the connection protocol's per-client cap over IPv6 addresses of one /64."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from registry.http import connections
-from registry.http.addresses import TrustedProxies, client_key
-from registry.http.connections import HardenedHttpProtocol, connection_key
-from registry.http.forwarded import forwarded_client
+from registry.http.middleware import connections
+from registry.http.middleware.addresses import TrustedProxies, client_key
+from registry.http.middleware.connections import HardenedHttpProtocol, connection_key
+from registry.http.middleware.forwarded import forwarded_client
 
 
 def test_an_ipv6_client_is_counted_by_its_64() -> None:

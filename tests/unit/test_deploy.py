@@ -18,7 +18,7 @@ import yaml
 from registry.app import create_app
 from registry.cli import main as cli
 from registry.config import ENV_PREFIX, Settings
-from registry.http.sites import SitePolicy
+from registry.http.middleware.sites import SitePolicy
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"

@@ -1,9 +1,9 @@
-"""The Host and Origin rules of registry/http/sites.py, on their own."""
+"""The Host and Origin rules of registry/http/middleware/sites.py, on their own."""
 
 from __future__ import annotations
 
 from registry.config import Settings
-from registry.http.sites import SitePolicy, host_name
+from registry.http.middleware.sites import SitePolicy, host_name
 
 
 def test_host_names_lose_their_port_brackets_case_and_final_dot() -> None:

@@ -1,8 +1,9 @@
-"""The parts of uvicorn's internal HTTP protocol that ``registry.http.connections.HardenedHttpProtocol`` builds on.
+"""The parts of uvicorn's internal HTTP protocol that ``registry.http.middleware.connections.HardenedHttpProtocol``
+builds on.
 
 uvicorn does not promise these (``HttpToolsProtocol`` is not public API), so pyproject.toml bounds uvicorn to the
 minor versions tested. When a new uvicorn fails here, the connection limits and deadlines of ``registry serve``
-no longer hold: adapt ``registry/http/connections.py`` to the new internals before widening the bound.
+no longer hold: adapt ``registry/http/middleware/connections.py`` to the new internals before widening the bound.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ _STATE_KEY = "allow_by_path"
 
 
 def _allow(methods: set[str]) -> str:
-    """``HEAD`` is answered wherever ``GET`` is (registry/http/head.py)."""
+    """``HEAD`` is answered wherever ``GET`` is (registry/http/middleware/head.py)."""
     return ", ".join(sorted(methods | {"HEAD"} if "GET" in methods else methods))
 
 

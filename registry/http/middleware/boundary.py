@@ -8,8 +8,8 @@ A refused request line is marked in the scope and refused by ``refuse_marked_inp
 ``before_request``), so that the route's own error format applies (the MCP registry API answers
 ``application/json``); a request that matches no route is a 404 problem.
 
-Before any of that, a request must be meant for this directory (registry/http/sites.py): a ``Host`` it does not
-answer to is a 400 and an unsafe request from another site's page a 403, answered here for every path, before the
+Before any of that, a request must be meant for this directory (registry/http/middleware/sites.py): a ``Host`` it does
+not answer to is a 400 and an unsafe request from another site's page a 403, answered here for every path, before the
 body is read, so that neither DNS rebinding nor a cross-site form reaches a handler.
 """
 
@@ -28,7 +28,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 
 from registry.errors import BadRequest, RegistryError
-from registry.http.sites import UNSAFE_METHODS, SitePolicy
+from registry.http.middleware.sites import UNSAFE_METHODS, SitePolicy
 
 #: C0 controls and DEL: never part of a path (``%0d%0a`` would forge log lines where logs are not escaped), except
 #: percent-encoded in the id of a description stored before ids were checked (``_ID_PATHS``).
@@ -81,7 +81,7 @@ def check_headers(headers: Iterable[tuple[bytes, bytes]]) -> None:
             raise InputRefused(400, f"The header {name.decode('latin-1')} contains a NUL byte")
 
 
-#: Scope key the connection protocol (registry/http/connections.py) sets when a body did not arrive within
+#: Scope key the connection protocol (registry/http/middleware/connections.py) sets when a body did not arrive within
 #: ``REGISTRY_BODY_TIMEOUT``: it has answered 408 itself, and the application's read of the body ends with that 408.
 BODY_TIMED_OUT = "registry.body_timed_out"
 

@@ -38,8 +38,8 @@ import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from registry.config import Settings
-from registry.http.addresses import TrustedProxies, client_key
-from registry.http.boundary import BODY_TIMED_OUT
+from registry.http.middleware.addresses import TrustedProxies, client_key
+from registry.http.middleware.boundary import BODY_TIMED_OUT
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from registry.http.addresses import TrustedProxies, parse_address
+from registry.http.middleware.addresses import TrustedProxies, parse_address
 
 #: One ``key=value`` pair of a Forwarded element: a token, or a quoted string.
 _PAIR = re.compile(r'\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;,\s]*)\s*')

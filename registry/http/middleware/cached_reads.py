@@ -29,9 +29,9 @@ from registry.auth.principal import Scope as Access
 from registry.auth.tenancy import tenant_scope
 from registry.http.access import client_address
 from registry.http.bodies import TD_JSON
-from registry.http.boundary import REFUSAL
 from registry.http.dependencies import ServiceHolder
-from registry.http.ids import THINGS_PREFIX, thing_id_from
+from registry.http.middleware.boundary import REFUSAL
+from registry.http.middleware.ids import THINGS_PREFIX, thing_id_from
 from registry.ops.metrics import record_request
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 A page the operator opens in a browser can send requests to the directory: a cross-site ``POST`` (a form, or
 ``fetch`` with ``mode: "no-cors"``), or, through DNS rebinding, same-origin requests to a name the attacker
 controls that resolves to the directory's address. Two rules stop both, checked at the input boundary before
-anything else (registry/http/boundary.py):
+anything else (registry/http/middleware/boundary.py):
 
 - the ``Host`` header must name this directory (``REGISTRY_ALLOWED_HOSTS``; by default the loopback names, the
   host the server listens on and the host of ``REGISTRY_PUBLIC_URL``), as Django's ``ALLOWED_HOSTS`` and Jupyter's
