@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2] / "registry"
 #: Lowest first. A unit is a package of ``registry`` or a module at its top; in the packages that only gather
 #: (``NAMESPACES``), each module or subpackage is a unit of its own.
 LAYERS: list[set[str]] = [
-    # Values, settings and the rules of descriptions and their RDF: no I/O of their own.
+    # Values, settings, the rules of descriptions and their RDF, SPARQL screening and engine: no I/O of their own.
     {
         "wire",
         "found",
