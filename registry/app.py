@@ -50,7 +50,7 @@ from registry.http.health import livez, readyz
 from registry.http.keys import KeysController
 from registry.http.leases import current_lease, renew_lease
 from registry.http.mcp import McpRegistryController
-from registry.http.mcp_server import McpEndpoint, mcp_route
+from registry.http.mcp_endpoint import McpEndpoint, mcp_route
 from registry.http.metrics import metrics
 from registry.http.middleware.access_log import access_logged
 from registry.http.middleware.addresses import TrustedProxies

@@ -14,16 +14,12 @@ different thing: the MCP *Registry* API, where MCP servers are published.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, unquote
 
 import msgspec
-from litestar import Litestar, asgi
-from litestar.handlers import ASGIRouteHandler
-from litestar.types import Receive, Scope, Send
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -37,13 +33,10 @@ from registry.errors import NotFound, RegistryError
 from registry.found import Findings
 from registry.http.dependencies import ServiceHolder
 from registry.http.directory import package_version
-from registry.http.middleware.boundary import send_problem
-from registry.http.middleware.sites import SitePolicy
 from registry.wire import CompatibilityRequest, CompatibilityResult, Requirement, ResolveRequest, ResolveResult
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
 #: Resource URIs of descriptions: the id percent-encoded as one segment.
 RESOURCE_PREFIX = "registry://things/"
 RESOURCE_TEMPLATE = RESOURCE_PREFIX + "{id}"
@@ -396,79 +389,12 @@ def build_server(holder: ServiceHolder, *, open_access: bool) -> Server[Any]:
     )
 
 
-class McpEndpoint:
-    """The ``/mcp`` route: the MCP server behind a session manager that runs while the application does."""
-
-    def __init__(self, holder: ServiceHolder, *, open_access: bool, sites: SitePolicy, max_body_bytes: int) -> None:
-        self.server = build_server(holder, open_access=open_access)
-        self.sites = sites
-        self.max_body_bytes = max_body_bytes
-        self._manager: StreamableHTTPSessionManager | None = None
-
-    @contextlib.asynccontextmanager
-    async def running(self, app: Litestar) -> AsyncIterator[None]:
-        """The application's lifespan: a manager per run (one cannot be started twice)."""
-        manager = StreamableHTTPSessionManager(
-            self.server, json_response=True, stateless=True, max_request_body_size=self.max_body_bytes
-        )
-        async with manager.run():
-            self._manager = manager
-            try:
-                yield
-            finally:
-                self._manager = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # The input boundary checks the Origin of unsafe requests; an MCP server checks it on every one (GET too).
-        origin = _header(scope, b"origin")
-        if origin is not None and not self.sites.origin_allowed(origin, _header(scope, b"host")):
-            await send_problem(send, 403, f"Pages of {origin[:100]!r} may not use this directory's MCP server")
-            return
-        method = scope.get("method", "GET")
-        if method == "OPTIONS":
-            await _answer(send, 204, b"", [(b"allow", b"POST, OPTIONS")])
-            return
-        if method != "POST":
-            # Stateless: no session to end (DELETE) and no stream for the server's own messages (GET), which the
-            # transport lets a server decline with 405 rather than hold a connection open with nothing to send.
-            body = msgspec.json.encode(
-                {
-                    "type": "about:blank",
-                    "title": "Method Not Allowed",
-                    "status": 405,
-                    "detail": f"The MCP server answers POST (JSON-RPC messages), not {method}",
-                }
-            )
-            headers = [(b"allow", b"POST, OPTIONS"), (b"content-type", b"application/problem+json")]
-            await _answer(send, 405, body, headers)
-            return
-        if self._manager is None:
-            await send_problem(send, 503, "The MCP server is not running (the directory is starting or stopping)")
-            return
-        await self._manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+def session_manager(holder: ServiceHolder, *, open_access: bool, max_body_bytes: int) -> StreamableHTTPSessionManager:
+    """The MCP server's stateless session manager, answering in JSON."""
+    server = build_server(holder, open_access=open_access)
+    return StreamableHTTPSessionManager(
+        server, json_response=True, stateless=True, max_request_body_size=max_body_bytes
+    )
 
 
-async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    headers = [*headers, (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def _header(scope: Scope, wanted: bytes) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == wanted:
-            return str(value.decode("latin-1"))
-    return None
-
-
-def mcp_route(endpoint: McpEndpoint) -> ASGIRouteHandler:
-    """The route handler of ``/mcp``: reading (``read`` access) whatever the method, as every tool only reads."""
-
-    @asgi(MCP_PATH, opt={"access": "read"}, name="mcp", copy_scope=False)
-    async def mcp_server(scope: Scope, receive: Receive, send: Send) -> None:
-        await endpoint(scope, receive, send)
-
-    return mcp_server
-
-
-__all__ = ["MCP_PATH", "TOOLS", "McpEndpoint", "build_server", "call_tool", "mcp_route", "resource_uri"]
+__all__ = ["TOOLS", "build_server", "call_tool", "resource_uri", "session_manager"]
