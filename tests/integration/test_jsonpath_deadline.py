@@ -26,7 +26,11 @@ async def test_a_pathological_jsonpath_search_ends_at_its_deadline(own_database_
         assert answer.headers["content-type"].startswith("application/problem+json")
         assert "did not finish within 1 s" in answer.json()["detail"]
         assert elapsed <= 1.5, f"a 1 s JSONPath search took {elapsed:.2f} s"
-        # The threads are free again: a simple search is answered at once.
-        titles = await client.get("/search/jsonpath", params={"query": "$[*].title"})
-        assert titles.status_code == 200
+        # The threads are free again: a simple search is answered (a thread still held would answer 503; on a
+        # loaded machine reading six large descriptions may itself pass the 1 s deadline, so it is asked again).
+        for _ in range(3):
+            titles = await client.get("/search/jsonpath", params={"query": "$[*].title"})
+            if titles.status_code != 400:
+                break
+        assert titles.status_code == 200, titles.text
         assert sorted(titles.json()) == sorted(each["title"] for each in deep)
