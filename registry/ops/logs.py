@@ -147,7 +147,7 @@ class _Stream:
 
 
 #: The access lines' queue and writer, set by ``configure_logging`` when it chose JSON output.
-_access_lines: AccessLines | None = None
+access_writer: AccessLines | None = None
 
 
 #: Access lines dropped by the writers ``configure_logging`` replaced (the count goes on across them).
@@ -167,9 +167,9 @@ def access_line(
     """Log one answered request at information level: queued for the JSON lines writer off the request path, or
     through ``logging`` (with ``REQUEST_ID`` set) when the output is not JSON lines (a terminal, or logging not
     configured)."""
-    lines = _access_lines
+    lines = access_writer
     if lines is not None:
-        lines.put((time.time(), request_id, method, path, route, status, seconds, client))
+        lines.put((time.perf_counter(), request_id, method, path, route, status, seconds, (client, 0)))
         return
     fields = {
         "method": method,
@@ -184,21 +184,21 @@ def access_line(
 
 def access_lines_dropped() -> int:
     """Access lines this process has dropped (its queue full, or its stream refusing them)."""
-    return _dropped_before + (_access_lines.dropped if _access_lines is not None else 0)
+    return _dropped_before + (access_writer.dropped if access_writer is not None else 0)
 
 
 def flush_access_lines() -> None:
     """Write the queued access lines now (at shutdown, and at exit)."""
-    if _access_lines is not None:
-        _access_lines.flush()
+    if access_writer is not None:
+        access_writer.flush()
 
 
 def _close_access_lines() -> None:
-    global _access_lines, _dropped_before
-    if _access_lines is not None:
-        _access_lines.close()
-        _dropped_before += _access_lines.dropped
-        _access_lines = None
+    global access_writer, _dropped_before
+    if access_writer is not None:
+        access_writer.close()
+        _dropped_before += access_writer.dropped
+        access_writer = None
 
 
 #: At exit, before logging's own handlers close (exit functions run last registered first): no line is lost.
@@ -241,12 +241,12 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     for existing in list(root.handlers):
         root.removeHandler(existing)
     root.addHandler(handler)
-    global _access_lines
+    global access_writer
     _close_access_lines()
-    if as_json:
-        _access_lines = AccessLines(_Stream(handler), process=process).start()
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric)
+    if as_json and numeric <= logging.INFO:  # above, no access line is made (the middleware checks the level)
+        access_writer = AccessLines(_Stream(handler), process=process).start()
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         uvicorn_logger = logging.getLogger(name)
         uvicorn_logger.handlers.clear()

@@ -29,7 +29,8 @@ PATH = "/things/urn:test:x\n\x1b[31mforged"
 
 
 def entry(number: int = 1, *, path: str = "/things/urn:test:1", status: int = 200) -> Entry:
-    return (time.time(), f"request-{number}", "GET", path, "/things/{thing_id}", status, 0.0012345, "127.0.0.1")
+    client = ("127.0.0.1", 40000)
+    return (time.perf_counter(), f"request-{number}", "GET", path, "/things/{thing_id}", status, 0.0012345, client)
 
 
 def written(parts: list[bytes]) -> list[dict[str, Any]]:
@@ -184,7 +185,7 @@ def test_lines_queued_at_exit_are_written(json_logging: Path) -> None:
 
 def test_dropped_lines_are_in_the_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = AccessLines(io.BytesIO().write, capacity=0)
-    monkeypatch.setattr(logs, "_access_lines", lines)
+    monkeypatch.setattr(logs, "access_writer", lines)
     before = logs.access_lines_dropped()
     for number in range(3):
         logs.access_line(logging.getLogger("registry.access"), f"r{number}", "GET", "/", None, 200, 0.001, "")
