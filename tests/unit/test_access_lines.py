@@ -9,6 +9,7 @@ import datetime as dt
 import io
 import json
 import logging
+import signal
 import sys
 import threading
 import time
@@ -23,7 +24,7 @@ from prometheus_client import REGISTRY, generate_latest
 import registry.ops.logs as logs
 import registry.ops.metrics  # noqa: F401  (registers the collector of dropped access lines)
 from registry.http.middleware.access_log import access_logged
-from registry.ops.log_writer import AccessLines, Entry, chunks
+from registry.ops.log_writer import AccessLines, Entry, LogProcess, chunks
 
 PATH = "/things/urn:test:x\n\x1b[31mforged"
 
@@ -197,3 +198,51 @@ def test_dropped_lines_are_in_the_metrics(monkeypatch: pytest.MonkeyPatch) -> No
 def test_the_writer_thread_is_named_and_a_daemon(json_logging: Path) -> None:
     [thread] = [thread for thread in threading.enumerate() if thread.name == "registry-access-log"]
     assert thread.daemon
+
+
+def _file_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_log_process_writes_the_lines_and_ignores_sigterm(tmp_path: Path) -> None:
+    log_file = tmp_path / "access.log"
+    with log_file.open("wb") as stream:
+        child = LogProcess.start(stream.fileno(), logger="registry.access", process="serve")
+        assert child is not None
+        lines = AccessLines(io.BytesIO().write, process="serve", log_process=child)
+        lines.put(entry(1, path=PATH))
+        lines.flush()  # written when it returns
+        [line] = _file_lines(log_file)
+        assert (line["request_id"], line["path"], line["process"]) == (
+            "request-1",
+            "/things/urn:test:x\\x0a\\x1b[31mforged",
+            "serve",
+        )
+        child._process.send_signal(signal.SIGTERM)  # a supervisor signals the group: the lines still come
+        for number in range(2, 1002):
+            lines.put(entry(number))
+        lines.close()
+        assert child._process.returncode == 0
+    assert [line["request_id"] for line in _file_lines(log_file)] == [f"request-{n}" for n in range(1, 1002)]
+    assert lines.dropped == 0
+
+
+def test_lines_are_written_here_when_the_log_process_is_gone(tmp_path: Path) -> None:
+    log_file = tmp_path / "access.log"
+    with log_file.open("wb") as stream:
+        child = LogProcess.start(stream.fileno(), logger="registry.access", process=None)
+        assert child is not None
+        parts: list[bytes] = []
+        lines = AccessLines(parts.append, log_process=child)
+        child._process.kill()
+        child._process.wait()
+        for number in range(3):
+            lines.put(entry(number))
+        lines.flush()
+        lines.close()
+    assert [line["request_id"] for line in written(parts)] == [f"request-{n}" for n in range(3)]
+
+
+def test_configured_json_logging_has_a_log_process(json_logging: Path) -> None:
+    assert logs.access_writer is not None
+    assert logs.access_writer._log_process is not None
