@@ -117,3 +117,17 @@ def test_embedded_postgresql_chatter_only_at_debug() -> None:
         root.setLevel(saved[1])
         for name in CHATTY:
             logging.getLogger(name).setLevel(logging.NOTSET)
+
+
+def test_sigterm_writes_every_access_line_answered(start_server: Callable[..., ServerProcess]) -> None:
+    """The lines are written by a log process of the server's, in batches: those of requests answered just before
+    SIGTERM are written all the same, once each."""
+    server = start_server({"REGISTRY_LOG_LEVEL": "info", "REGISTRY_LOG_FORMAT": "json"})
+    with httpx.Client(base_url=server.base_url, timeout=30) as http:
+        for number in range(300):
+            http.get("/things", params={"limit": 1}, headers={"X-Request-ID": f"last-{number}"})
+    server.stop()
+    assert server.process is not None
+    assert server.process.returncode == 0
+    logged = [line["request_id"] for line in _access_lines(server) if str(line.get("request_id")).startswith("last-")]
+    assert logged == [f"last-{number}" for number in range(300)]
