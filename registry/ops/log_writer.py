@@ -1,13 +1,16 @@
-"""Access lines written off the request path: the request queues its fields, a thread encodes and writes them.
+"""Access lines written off the request path and out of the server process: the request queues its fields, a
+thread hands them in batches to a log process that encodes and writes them.
 
 A request hands :meth:`AccessLines.put` a tuple of what its line says, which costs a deque append; it never
 waits for the log stream, formats nothing, reads no wall clock and runs no structlog processor. A daemon thread
-wakes every ``interval`` seconds, encodes the queued entries with msgspec into JSON lines (the fields and format of
-every other JSON log line of the process) and writes them in writes of at most ``PIPE_BUF`` bytes that end at line
-ends, so that lines of several server processes sharing one pipe never interleave mid-line. The queue is bounded:
-a request whose line finds it full drops the line and counts it (``registry_access_log_dropped_total``) rather
-than waiting for a slow log collector. :meth:`AccessLines.close` (at exit) writes what is queued, so a process
-that stops cleanly loses no line.
+wakes every ``interval`` seconds and hands the queued entries to a :class:`LogProcess` (started with the first
+batch), which encodes them into JSON lines (the fields and format of every other JSON log line of the process) and
+writes them in writes of at most ``PIPE_BUF`` bytes that end at line ends, so that lines of several server
+processes sharing one pipe never interleave mid-line. Without a log process (none could be started, or the stream
+has no descriptor) the thread encodes and writes them itself. The queue is bounded: a request whose line finds it
+full drops the line and counts it (``registry_access_log_dropped_total``) rather than waiting for a slow log
+collector. :meth:`AccessLines.close` (at exit) writes what is queued, so a process that stops cleanly loses no
+line.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ class AccessLines:
         process: str | None = None,
         capacity: int = 65_536,
         interval: float = 0.1,
-        log_process: LogProcess | None = None,
+        log_process: LogProcess | Callable[[], LogProcess | None] | None = None,
     ) -> None:
         self.capacity = capacity
         self.interval = interval
@@ -119,7 +122,9 @@ class AccessLines:
                 ),
             )
         )
-        self._log_process = log_process
+        #: The log process, or what starts it with the first batch (a process that logs no request starts none).
+        self._log_process = log_process if isinstance(log_process, LogProcess) else None
+        self._start_log_process = None if isinstance(log_process, LogProcess) else log_process
         #: Lines the log process could not write, as it last said.
         self._lost_there = 0
         self._writing = threading.Lock()
@@ -159,9 +164,13 @@ class AccessLines:
     def flush(self) -> None:
         """Write every line queued so far (handed to the log process, if any, and written by it on return)."""
         with self._writing:
-            child = self._log_process
+            sent = False
             while batch := self._take():
+                if self._start_log_process is not None:
+                    self._log_process, self._start_log_process = self._start_log_process(), None
+                child = self._log_process
                 if child is not None and child.send(batch):
+                    sent = True
                     continue
                 data = self._encode(batch)  # here: no log process, or it could not take the batch
                 try:
@@ -169,8 +178,8 @@ class AccessLines:
                         self._write(chunk)
                 except (OSError, ValueError):  # a closed or broken stream: the lines are lost, and counted
                     self._lost += len(batch)
-            if child is not None:
-                lost = child.sync()
+            if sent and self._log_process is not None:
+                lost = self._log_process.sync()
                 if lost is not None:
                     self._lost_there = lost
 
@@ -324,6 +333,8 @@ class LogProcess:
 
     def close(self, timeout: float) -> None:
         """Close the pipe (the process writes what it holds and ends) and wait for the process to end."""
+        if self._answers < 0:  # closed already
+            return
         self._alive = False
         assert self._process.stdin is not None
         self._process.stdin.close()
@@ -332,6 +343,7 @@ class LogProcess:
         except subprocess.TimeoutExpired:
             self._process.kill()
         os.close(self._answers)
+        self._answers = -1
 
 
 def _log_process(logger: str, process: str, answered: int) -> None:

@@ -8,8 +8,9 @@ few lines, not one per request. ``configure_logging`` is what ``registry serve``
 
 Every line logged while a request is served carries its id (``REQUEST_ID``, set by the access log middleware).
 ``access_line`` is the per-request path (the access log): with JSON output it queues the request's fields for a
-writer thread (registry/ops/log_writer.py) that encodes them in the same format, off the request path, because a
-record through ``logging`` and structlog's processors costs a large share of a cached GET.
+writer thread (registry/ops/log_writer.py) that has a log process encode them in the same format, off the request
+path and out of the server process, because a record through ``logging`` and structlog's processors costs a large
+share of a cached GET.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import logging
 import sys
 import threading
 import time
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -251,7 +253,7 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     if as_json and numeric <= logging.INFO:  # above, no access line is made (the middleware checks the level)
         stream = _Stream(handler)
         descriptor = stream.descriptor
-        helper = None if descriptor is None else LogProcess.start(descriptor, logger=ACCESS, process=process)
+        helper = None if descriptor is None else partial(LogProcess.start, descriptor, logger=ACCESS, process=process)
         access_writer = AccessLines(stream, logger=ACCESS, process=process, log_process=helper).start()
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         uvicorn_logger = logging.getLogger(name)

@@ -243,6 +243,13 @@ def test_lines_are_written_here_when_the_log_process_is_gone(tmp_path: Path) -> 
     assert [line["request_id"] for line in written(parts)] == [f"request-{n}" for n in range(3)]
 
 
-def test_configured_json_logging_has_a_log_process(json_logging: Path) -> None:
-    assert logs.access_writer is not None
-    assert logs.access_writer._log_process is not None
+def test_configured_json_logging_starts_a_log_process_with_the_first_line(json_logging: Path) -> None:
+    writer = logs.access_writer
+    assert writer is not None
+    writer.flush()
+    assert writer._log_process is None  # a process that logs no request (the SPARQL worker) starts none
+    asyncio.run(_request("first-1"))
+    logs.flush_access_lines()
+    assert writer._log_process is not None
+    [line] = [line for line in _file_lines(json_logging) if line["logger"] == "registry.access"]
+    assert line["request_id"] == "first-1"
