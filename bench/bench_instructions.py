@@ -46,7 +46,7 @@ async def main():
     # warning level, or without the access log.
     sys.stderr = open(os.devnull, "w")
     configure_logging("warning" if LOGGING == "warning" else "info", "json")
-    # The access log's writer wakes on a timer of wall time, which valgrind stretches 50-100 times: left as it is,
+    # The access log's writer wakes on a timer of wall time, which valgrind stretches many times over: left as it is,
     # its idle wake-ups would be counted per request, more of them the busier the machine. It wakes once an hour
     # here, and the lines are written when the application shuts down (in batches, as a busy server's are).
     import registry.ops.logs as logs
