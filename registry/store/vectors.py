@@ -15,7 +15,8 @@ from typing import Any
 from sqlalchemy import Float, Integer, Text, bindparam, cast, column, func, select, table, text
 from sqlalchemy.types import UserDefinedType
 
-from registry.store.catalog import Filters, _where
+from registry.store.catalog.rows import Filters
+from registry.store.catalog.search import filter_conditions
 from registry.store.database import Database, Executor
 from registry.store.tables import descriptions, thing_summaries
 
@@ -184,7 +185,7 @@ def nearest_query(
                 descriptions, descriptions.c.id == near.c.thing_id
             )
         )
-        .where(*_where(dataclasses.replace(filters, text=None), versions))
+        .where(*filter_conditions(dataclasses.replace(filters, text=None), versions))
         .group_by(thing_summaries.c.thing_id, descriptions.c.id)
         .order_by(best.desc(), thing_summaries.c.thing_id)
     )
