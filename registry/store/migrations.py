@@ -12,7 +12,8 @@ from alembic.script import ScriptDirectory
 import registry
 from registry.store.database import Database, driver_url
 
-_VERSION_TABLE = sa.text("SELECT to_regclass('public.alembic_version') IS NOT NULL")
+#: Whether the version table exists where the query below finds it (the schemas of the search path).
+_VERSION_TABLE = sa.text("SELECT to_regclass('alembic_version') IS NOT NULL")
 _REVISION = sa.text("SELECT version_num FROM alembic_version")
 
 
@@ -53,8 +54,13 @@ async def schema_revision(database: Database) -> str | None:
     """The revision the database's schema is at; None for a database without it (never migrated)."""
     if not await database.fetchval(_VERSION_TABLE):
         return None
+    return await recorded_revision(database)
+
+
+async def recorded_revision(database: Database) -> str | None:
+    """The revision in the version table, which must exist (a database never migrated raises)."""
     revision = await database.fetchval(_REVISION)
     return None if revision is None else str(revision)
 
 
-__all__ = ["head_revision", "migrate", "migrations_dir", "schema_revision"]
+__all__ = ["head_revision", "migrate", "migrations_dir", "recorded_revision", "schema_revision"]

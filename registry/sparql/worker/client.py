@@ -36,8 +36,6 @@ import sys
 from http import HTTPStatus
 from typing import IO, Any
 
-from sqlalchemy.engine import make_url
-
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.lifecycle import child_environment
@@ -45,6 +43,7 @@ from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_
 from registry.sparql.query import Answer
 from registry.sparql.worker.fairness import FairSlots
 from registry.sparql.worker.protocol import frame, read_frame
+from registry.store.database import without_password
 from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -168,7 +167,7 @@ class QueryWorker:
         self._peers: set[asyncio.StreamWriter] = set()
         # One worker per index directory and database: directories of other databases sharing a data directory
         # (the default one, say) must neither relay to each other's worker nor answer from each other's index.
-        database = make_url(settings.database_url).set(password=None).render_as_string()
+        database = without_password(settings.database_url)
         scope = f"{settings.sparql_index_path.resolve()}\0{database}"
         self._scope = hashlib.sha256(scope.encode()).hexdigest()[:24]
         self._socket_name = f"\0lmos-registry-sparql-{self._scope}"
