@@ -60,7 +60,10 @@ def head_revision() -> str:
         names = _assignments(script)
         revisions.add(str(names["revision"]))
         down = names.get("down_revision")
-        revised.update((down,) if isinstance(down, str) else tuple(down or ()))
+        if isinstance(down, str):
+            revised.add(down)
+        elif isinstance(down, (tuple, list)):
+            revised.update(str(each) for each in down)
     heads = revisions - revised
     if len(heads) != 1:
         raise RuntimeError(f"the migrations have {len(heads)} head revisions, not one: {sorted(heads)}")
