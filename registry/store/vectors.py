@@ -61,6 +61,8 @@ _INDEX_PRESENT = text(f"SELECT to_regclass('{INDEX}') IS NOT NULL")
 _INDEX_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('registry:description_vectors:index'))")
 #: Memory for building the index: a graph that fits is built several times faster than one that does not.
 INDEX_BUILD_MEMORY = "256MB"
+#: Seconds building the index may take (a graph of millions of vectors takes minutes on two cores).
+INDEX_BUILD_SECONDS = 3600.0
 _DELETE = text("DELETE FROM description_vectors WHERE thing_id = ANY(CAST(:ids AS varchar[]))")
 #: Written only while the description is there (a description deleted meanwhile leaves no vectors); one statement
 #: for a batch.
@@ -183,7 +185,7 @@ async def build_index(database: Database) -> bool:
         if await tx.fetchval(_INDEX_PRESENT):
             return False
         await tx.execute(text(f"SET LOCAL maintenance_work_mem = '{INDEX_BUILD_MEMORY}'"))
-        await tx.execute(text(INDEX_DDL))
+        await tx.maintain(INDEX_DDL, INDEX_BUILD_SECONDS)
     return True
 
 
