@@ -153,8 +153,13 @@ class VectorIndexer:
         model = self.model
         await self._progress(model)
         if bulk(self.total, self.done):
-            log.info("vector backfill in bulk: %d of %d descriptions to embed", self.total - self.done, self.total)
-            await vectors.drop_index(self.database)
+            dropped = await vectors.drop_index(self.database)
+            log.info(
+                "vector backfill of %d of %d descriptions %s",
+                self.total - self.done,
+                self.total,
+                "in bulk" if dropped else "into the index (searches held the table)",
+            )
         count = await self._fill(model)
         # Built after a bulk fill, or where a process stopped during one left it dropped; reached only when nothing
         # is left to embed, so a process filling in bulk is not slowed by another building it under it.

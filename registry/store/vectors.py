@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 from sqlalchemy import Float, Integer, Text, bindparam, cast, column, func, select, table, text
 from sqlalchemy.types import UserDefinedType
 
@@ -61,6 +62,8 @@ _INDEX_PRESENT = text(f"SELECT to_regclass('{INDEX}') IS NOT NULL")
 _INDEX_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('registry:description_vectors:index'))")
 #: Memory for building the index: a graph that fits is built several times faster than one that does not.
 INDEX_BUILD_MEMORY = "256MB"
+#: How long dropping the index waits for the searches running on the table.
+DROP_WAIT = "5s"
 #: Seconds building the index may take (a graph of millions of vectors takes minutes on two cores).
 INDEX_BUILD_SECONDS = 3600.0
 _DELETE = text("DELETE FROM description_vectors WHERE thing_id = ANY(CAST(:ids AS varchar[]))")
@@ -169,10 +172,18 @@ async def index_present(database: Database) -> bool:
     return bool(await database.fetchval(_INDEX_PRESENT))
 
 
-async def drop_index(database: Database) -> None:
+async def drop_index(database: Database) -> bool:
     """Drop the HNSW index before a bulk fill: each vector written into a large graph costs a search of it, while
-    building the graph once the vectors are there costs a fraction of that. Searches meanwhile scan (exact)."""
-    await database.execute(text(f"DROP INDEX IF EXISTS {INDEX}"))
+    building the graph once the vectors are there costs a fraction of that. Searches meanwhile scan (exact). The
+    drop waits for running searches at most ``DROP_WAIT``, so that the searches queued behind it do not wait long;
+    whether it was dropped (if not, the fill writes into the index)."""
+    try:
+        async with database.transaction() as tx:
+            await tx.execute(text(f"SET LOCAL lock_timeout = '{DROP_WAIT}'"))
+            await tx.execute(text(f"DROP INDEX IF EXISTS {INDEX}"))
+    except asyncpg.LockNotAvailableError:
+        return False
+    return True
 
 
 async def build_index(database: Database) -> bool:
