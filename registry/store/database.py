@@ -237,6 +237,12 @@ class Transaction(Executor):
         with translated():
             return await getattr(self._connection, method)(statement.sql, *arguments)
 
+    async def maintain(self, sql: str, seconds: float) -> None:
+        """A maintenance statement without parameters (building an index) that may take up to ``seconds``, longer
+        than the ``COMMAND_TIMEOUT`` every other statement is bound by."""
+        with translated():
+            await self._connection.execute(sql, timeout=seconds)
+
 
 async def _init_connection(connection: asyncpg.Connection) -> None:
     """jsonb and json columns decode to Python values (msgspec) like SQLAlchemy's JSONB type did."""
