@@ -12,11 +12,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from sqlalchemy import text
-
 from registry.errors import DatabaseUnavailable, RegistryError
 from registry.store.database import Database
-from registry.store.migrations import migrate
+from registry.store.migrations import migrate, schema_revision
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +22,6 @@ FIRST_DELAY = 1.0
 LONGEST_DELAY = 30.0
 #: Session advisory lock that serialises migrations between the processes of ``--workers N`` and replicas.
 MIGRATION_LOCK = 0x6C6D6F73_6D696772  # "lmosmigr"
-
-_MIGRATED = text("SELECT to_regclass('alembic_version') IS NOT NULL")
-_SCHEMA_REVISION = text("SELECT version_num FROM alembic_version")
 
 
 def cause_of(error: RegistryError) -> str:
@@ -80,12 +75,12 @@ async def migrate_if_behind(database: Database, head: str, *, jwt_issuer: str = 
     """Bring the schema to ``head`` unless it is there; one process at a time (the others wait, then find it
     done; ``jwt_issuer`` as for :func:`registry.store.migrations.migrate`). Migration errors are the database's
     problem to report, not a crash of the process."""
-    if await _revision(database) == head:
+    if await schema_revision(database) == head:
         return
     lock = await database.dedicated("migrate")
     try:
-        await lock.connection.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
-        if await _revision(database) != head:
+        await lock.lock(MIGRATION_LOCK)
+        if await schema_revision(database) != head:
             log.info("migrating the database schema to %s", head)
             try:
                 await asyncio.to_thread(migrate, database.url, jwt_issuer=jwt_issuer)
@@ -95,14 +90,6 @@ async def migrate_if_behind(database: Database, head: str, *, jwt_issuer: str = 
         raise DatabaseUnavailable("the database went away while migrating") from error
     finally:
         await lock.close()
-
-
-async def _revision(database: Database) -> str | None:
-    """The schema's revision; None for a database never migrated."""
-    if not await database.fetchval(_MIGRATED):
-        return None
-    revision: str | None = await database.fetchval(_SCHEMA_REVISION)
-    return revision
 
 
 __all__ = ["DatabaseStartup", "cause_of", "migrate_if_behind"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -68,18 +69,27 @@ def client(base_url: str) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
-def start_server(database_url: str) -> Iterator[Callable[..., ServerProcess]]:
-    """Start extra server processes (own settings, or a second replica); all stopped after the test."""
+def start_server(postgres_admin_url: str) -> Iterator[Callable[..., ServerProcess]]:
+    """Start extra server processes (own settings, or replicas of one directory); all stopped after the test.
+
+    Without ``database`` they share a database of this test alone, cloned from the migrated template: a server on
+    the session's database would first index every description the earlier tests of this process left there. A test
+    that reads what the session's ``server`` wrote passes ``database=database_url``.
+    """
     started: list[ServerProcess] = []
+    with contextlib.ExitStack() as databases:
+        own: list[str] = []
 
-    def start(env: dict[str, str] | None = None, *, database: str | None = None) -> ServerProcess:
-        process = ServerProcess(database or database_url, env).start()
-        started.append(process)
-        return process
+        def start(env: dict[str, str] | None = None, *, database: str | None = None) -> ServerProcess:
+            if database is None and not own:
+                own.append(databases.enter_context(fresh_database(postgres_admin_url)))
+            process = ServerProcess(database or own[0], env).start()
+            started.append(process)
+            return process
 
-    yield start
-    for process in started:
-        process.close()
+        yield start
+        for process in started:
+            process.close()
 
 
 @pytest.fixture

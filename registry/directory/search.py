@@ -12,8 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import Any
 
-import sqlalchemy as sa
-
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.errors import DatabaseUnavailable, RegistryError, ServiceUnavailable, TooManyRequests
 from registry.redaction import redact_urls
@@ -27,7 +25,6 @@ from registry.store.things import ThingStore
 
 #: Seconds the database may take to answer the probe of a SPARQL query that got 503.
 DATABASE_PROBE_TIMEOUT = 1.0
-_PROBE = sa.text("SELECT 1")
 
 
 class JsonPathThreads:
@@ -153,7 +150,7 @@ class SearchService:
         answer, so that a query tells an outage of the database from one of the index."""
         try:
             async with asyncio.timeout(DATABASE_PROBE_TIMEOUT):
-                await self.database.fetchval(_PROBE)
+                await self.database.ping()
         except (TimeoutError, RegistryError):
             return False
         return True

@@ -18,16 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import Text, any_, bindparam, delete, func, select
-from sqlalchemy.dialects.postgresql import ARRAY
 
 from registry.auth.tenancy import TenantScope
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.summary import version_of
 from registry.descriptions.versions import bump, previous_version
 from registry.errors import Conflict
-from registry.store.database import Statement, Transaction
-from registry.store.tables import changes, thing_versions
+from registry.store.catalog import CatalogStore
+from registry.store.database import Transaction
 from registry.store.things import StoredDescription
 from registry.wire import Change, Notice
 
@@ -37,29 +35,6 @@ POLICIES = (WARN, ENFORCE)
 #: Changes named in a notice (the 409 problem lists them all).
 NOTICE_CHANGES = 3
 
-_KEPT = Statement.of(
-    select(
-        thing_versions.c.thing_id,
-        thing_versions.c.version,
-        # The tenant of the change that registered it: whose writers the version is compared for.
-        select(changes.c.tenant).where(changes.c.seq == thing_versions.c.revision).scalar_subquery(),
-    ).where(thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
-)
-_FORGET = Statement.of(
-    delete(thing_versions).where(thing_versions.c.thing_id == any_(bindparam("ids", type_=ARRAY(Text))))
-)
-_WANTED = (
-    func.unnest(bindparam("ids", type_=ARRAY(Text)), bindparam("versions", type_=ARRAY(Text)))
-    .table_valued("thing_id", "version")
-    .render_derived(name="wanted")
-)
-_KEPT_TEXTS = Statement.of(
-    select(thing_versions.c.thing_id, thing_versions.c.version, thing_versions.c.document_text).join_from(
-        _WANTED,
-        thing_versions,
-        (thing_versions.c.thing_id == _WANTED.c.thing_id) & (thing_versions.c.version == _WANTED.c.version),
-    )
-)
 #: (id, version) → the text kept for that version of that id.
 KeptTexts = dict[tuple[str, str], str]
 
@@ -81,7 +56,7 @@ class VersionPolicy:
         """The versions kept for each of ``thing_ids`` with the tenant that registered each (ids without any are
         left out), read once for a batch; :func:`kept_for` picks those a writer is compared with."""
         found: dict[str, list[tuple[str, str | None]]] = {}
-        for thing_id, version, tenant in await tx.fetch(_KEPT, ids=list(thing_ids)):
+        for thing_id, version, tenant in await CatalogStore.kept_versions(tx, thing_ids):
             found.setdefault(thing_id, []).append((version, tenant))
         return found
 
@@ -97,17 +72,14 @@ class VersionPolicy:
     async def forget(tx: Transaction, thing_ids: Sequence[str]) -> None:
         """Drop the versions kept for ``thing_ids``: those of a holder whose id its rightful party took over
         (registry/auth/ownership.py), which are not that party's history."""
-        await tx.execute(_FORGET, ids=list(thing_ids))
+        await CatalogStore.forget_versions(tx, thing_ids)
 
     @staticmethod
     async def texts(tx: Transaction, wanted: Sequence[tuple[str, str]]) -> KeptTexts:
         """The kept texts of ``wanted`` (id, version) pairs, read once for a batch."""
         if not wanted:
             return {}
-        rows = await tx.fetch(
-            _KEPT_TEXTS, ids=[thing_id for thing_id, _ in wanted], versions=[version for _, version in wanted]
-        )
-        return {(thing_id, version): text for thing_id, version, text in rows}
+        return await CatalogStore.kept_texts(tx, wanted)
 
     def check(
         self,

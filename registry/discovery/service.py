@@ -19,7 +19,7 @@ from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.model import CONVENTIONS
-from registry.descriptions.summary import KINDS, summarise, vendor_matches, vendor_words, version_of
+from registry.descriptions.summary import KINDS, summarise, vendor_words, version_of
 from registry.descriptions.tool_formats import (
     FORMATS,
     ToolFormatError,
@@ -31,9 +31,6 @@ from registry.descriptions.tool_formats import (
 )
 from registry.descriptions.validation import validate
 from registry.descriptions.versions import (
-    RangeError,
-    distance,
-    parse_range,
     precedence,
     satisfies,
     sort_key,
@@ -42,6 +39,14 @@ from registry.descriptions.versions import (
 )
 from registry.directory.service import DirectoryService
 from registry.discovery.needs import MODES, NeedSearch
+from registry.discovery.resolution import (
+    VENDOR_EXCLUDED,
+    checked_range,
+    provider_of,
+    ranking_of,
+    rule_of,
+    unresolved,
+)
 from registry.discovery.text import MATCH_ANY, MATCHES, any_words_query, match_of
 from registry.discovery.text import terms as query_terms
 from registry.embeddings.indexer import VectorIndexer
@@ -50,8 +55,6 @@ from registry.store import catalog
 from registry.store.catalog import (
     CatalogStore,
     Filters,
-    RankedProvider,
-    Ranking,
     VersionRow,
 )
 from registry.wire import (
@@ -64,7 +67,6 @@ from registry.wire import (
     FacetValue,
     ImportedTool,
     Notice,
-    Provider,
     Report,
     Requirement,
     Resolution,
@@ -85,11 +87,9 @@ VENDOR_MATCHES = ("words", "exact", "fuzzy")
 NO_PROVIDER = "no_provider"
 NO_VERSION_IN_RANGE = "no_version_in_range"
 PROVIDER_EXPIRED = "provider_expired"
-VENDOR_EXCLUDED = "vendor_excluded"
 #: Why a candidate was left out (explanations).
 OUT_OF_RANGE = catalog.OUT_OF_RANGE
 EXPIRED = catalog.EXPIRED
-VENDOR_NOT_INCLUDED = "vendor_not_included"
 #: Candidates listed in an explanation.
 MAX_EXPLAINED = 50
 #: Most words in a free-text query (``q``).
@@ -200,7 +200,7 @@ class DiscoveryService:
                     "capability_version needs capability (the capability whose version is constrained)",
                     invalidParams=[{"name": "capability_version", "reason": "requires capability"}],
                 )
-            version_range = _range(params.capability_version, "capability_version")
+            version_range = checked_range(params.capability_version, "capability_version")
             accepts = functools.partial(satisfies, version_range=version_range)
         text = params.q.strip() if params.q is not None else None
         vendor_match = params.vendor_match or "words"
@@ -315,7 +315,7 @@ class DiscoveryService:
         self, thing_id: str, satisfying: str | None = None, readers: TenantScope = EVERYTHING
     ) -> VersionList:
         """The kept versions ``readers`` may see; none (404) is the answer for another tenant's as for a missing id."""
-        version_range = None if satisfying is None else _range(satisfying, "satisfies")
+        version_range = None if satisfying is None else checked_range(satisfying, "satisfies")
         rows = await self.catalog.versions(thing_id, readers)
         if not rows:
             raise NotFound(f"No versions are kept for id {thing_id!r}")
@@ -350,7 +350,7 @@ class DiscoveryService:
             raise BadRequest("requirements must list at least one requirement")
         ranges = []
         for index, requirement in enumerate(request.requirements):
-            ranges.append(_range(requirement.range, f"requirements[{index}].range"))
+            ranges.append(checked_range(requirement.range, f"requirements[{index}].range"))
             if requirement.strategy == "closest" and (
                 requirement.closest_to is None or sort_key(requirement.closest_to) is None
             ):
@@ -370,11 +370,11 @@ class DiscoveryService:
         wanted = requirement.capability
         considered, versions = await self.catalog.offered_versions(wanted, readers)
         if not considered:
-            return _unresolved(requirement, NO_PROVIDER, f"no description offers capability {wanted!r}", 0, [])
+            return unresolved(requirement, NO_PROVIDER, f"no description offers capability {wanted!r}", 0, [])
         vendors: list[str] = []
         if requirement.include_vendors or requirement.exclude_vendors or requirement.prefer_vendors:
             vendors = await self.catalog.offered_vendors(wanted, readers)
-        ranking = _ranking(requirement, version_range, versions, vendors)
+        ranking = ranking_of(requirement, version_range, versions, vendors)
         chosen = await self.catalog.ranked_providers(ranking, MAX_EXPLAINED, readers)
         left_out = []
         if len(chosen) < MAX_EXPLAINED:
@@ -398,9 +398,9 @@ class DiscoveryService:
                 range=requirement.range,
                 strategy=requirement.strategy,
                 resolved=True,
-                provider=_provider(first),
-                alternatives=[_provider(provider) for provider in others[:MAX_ALTERNATIVES]],
-                explanation=Explanation(considered=considered, candidates=ordered + notes, rule=_rule(requirement)),
+                provider=provider_of(first),
+                alternatives=[provider_of(provider) for provider in others[:MAX_ALTERNATIVES]],
+                explanation=Explanation(considered=considered, candidates=ordered + notes, rule=rule_of(requirement)),
             )
         outline = await self.catalog.outline(ranking, readers)
         if outline.any_live_in_range:
@@ -418,7 +418,7 @@ class DiscoveryService:
             detail = (
                 f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}"
             )
-        return _unresolved(requirement, reason, detail, considered, notes)
+        return unresolved(requirement, reason, detail, considered, notes)
 
     # -- compatibility
 
@@ -533,24 +533,6 @@ def _require_descriptions(old: dict[str, Any], new: dict[str, Any]) -> None:
         )
 
 
-#: Ranges that accept any version, and so also providers that declare none.
-ANY_VERSION = frozenset({"", "*", "x", "X"})
-
-
-def _offer_in_range(version: str | None, version_range: str) -> bool:
-    if version is None:
-        return version_range.strip() in ANY_VERSION
-    return satisfies(version, version_range)
-
-
-def _range(text: str, name: str) -> str:
-    try:
-        parse_range(text)
-    except RangeError as error:
-        raise BadRequest(str(error), invalidParams=[{"name": name, "reason": str(error)}]) from error
-    return text
-
-
 def _version_order(row: VersionRow) -> tuple[Any, ...]:
     """Semantic versions in precedence order, above texts that are none (those in registration order)."""
     if sort_key(row.version) is None:
@@ -578,91 +560,4 @@ def _version_info(row: VersionRow, current: str | None, served: str | None) -> V
         verdict=compatibility.get("verdict"),
         honest=compatibility.get("honest"),
         registered_by=row.registered_by,
-    )
-
-
-def _provider(provider: RankedProvider) -> Provider:
-    offer = provider.offer
-    return Provider(
-        id=offer.thing_id,
-        version=offer.version,
-        capability=offer.name,
-        capability_id=offer.capability_id,
-        title=provider.title,
-        vendor=provider.vendor_name,
-    )
-
-
-def _vendor_note(requirement: Requirement, vendor: str | None) -> str | None:
-    """Why the vendor preferences leave a provider of ``vendor`` out, if they do."""
-    if any(vendor_matches(pattern, vendor) for pattern in requirement.exclude_vendors):
-        return VENDOR_EXCLUDED
-    if requirement.include_vendors and not any(vendor_matches(p, vendor) for p in requirement.include_vendors):
-        return VENDOR_NOT_INCLUDED
-    return None
-
-
-def _preference(requirement: Requirement, vendor: str | None) -> int:
-    """The rank of a vendor among ``prefer_vendors`` (the others after them)."""
-    ranks = [index for index, pattern in enumerate(requirement.prefer_vendors) if vendor_matches(pattern, vendor)]
-    return min(ranks, default=len(requirement.prefer_vendors))
-
-
-def _rule(requirement: Requirement) -> str:
-    order = {
-        "highest": "the highest version",
-        "lowest": "the lowest version",
-        "closest": f"the version closest to {requirement.closest_to}",
-    }[requirement.strategy]
-    parts = [f"{order} in range {requirement.range!r} among live providers"]
-    if requirement.include_vendors:
-        parts.append(f"of vendors {', '.join(requirement.include_vendors)}")
-    if requirement.exclude_vendors:
-        parts.append(f"not of vendors {', '.join(requirement.exclude_vendors)}")
-    rule = " ".join(parts)
-    if requirement.prefer_vendors:
-        rule += f"; vendors {', '.join(requirement.prefer_vendors)} first"
-    return rule + "; providers without a version last, then by id"
-
-
-def _unresolved(
-    requirement: Requirement, reason: str, detail: str, considered: int, notes: list[CandidateNote]
-) -> Resolution:
-    return Resolution(
-        capability=requirement.capability,
-        range=requirement.range,
-        strategy=requirement.strategy,
-        resolved=False,
-        reason=reason,
-        detail=detail,
-        explanation=Explanation(considered=considered, candidates=notes, rule=_rule(requirement)),
-    )
-
-
-def _ranking(requirement: Requirement, version_range: str, versions: list[str | None], vendors: list[str]) -> Ranking:
-    """The strategy's order of the versions in range (equal precedence, equal rank; providers without a version
-    after every versioned one), and what the vendor rules say of each vendor name ("" for none)."""
-    in_range = [version for version in versions if _offer_in_range(version, version_range)]
-    versioned = [version for version in in_range if version]
-    versioned.sort(key=precedence, reverse=requirement.strategy != "lowest")
-    if requirement.strategy == "closest":
-        target = requirement.closest_to or ""
-        versioned.sort(key=lambda version: distance(version, target))
-    ranks: dict[str | None, int] = {}
-    rank, previous = -1, ""
-    for version in versioned:
-        if rank < 0 or precedence(version) != precedence(previous):
-            rank += 1
-        ranks[version], previous = rank, version
-    for unversioned in in_range:
-        if not unversioned:
-            ranks[unversioned] = rank + 1
-    notes = {name: note for name in vendors if (note := _vendor_note(requirement, name or None)) is not None}
-    preferences = {name: _preference(requirement, name or None) for name in vendors}
-    return Ranking(
-        requirement.capability,
-        ranks,
-        vendor_notes=notes,
-        preferences=preferences if requirement.prefer_vendors else {},
-        default_preference=len(requirement.prefer_vendors),
     )

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 #: Descriptions embedded per batch.
 BATCH = 256
+#: A round with at least this many descriptions to embed, and at least half of them, fills in bulk: the HNSW index
+#: is dropped while the vectors are written and built once they are (registry/store/vectors.py).
+BULK_FROM = 10_000
 #: Seconds between rounds when nothing wakes the job, and after a failed round.
 IDLE = 30.0
 RETRY = 5.0
@@ -71,6 +74,12 @@ def texts_of(summary: dict[str, Any]) -> list[tuple[int, str]]:
     texts = [(vectors.DESCRIPTION_PART, description_text(summary))]
     texts += [(position, capability_text(item)) for position, item in enumerate(summary.get("capabilities", []))]
     return [(part, text) for part, text in texts if text.strip()]
+
+
+def bulk(total: int, done: int) -> bool:
+    """Whether a round with ``total`` descriptions, ``done`` of them embedded, fills in bulk (see ``BULK_FROM``)."""
+    pending = total - done
+    return pending >= BULK_FROM and 2 * pending >= total
 
 
 class VectorIndexer:
@@ -141,8 +150,28 @@ class VectorIndexer:
     async def backfill(self) -> int:
         """Embed every description whose vectors are not up to date; returns how many were embedded."""
         assert self.provider is not None
-        model, count = self.model, 0
+        model = self.model
         await self._progress(model)
+        if bulk(self.total, self.done):
+            dropped = await vectors.drop_index(self.database)
+            log.info(
+                "vector backfill of %d of %d descriptions %s",
+                self.total - self.done,
+                self.total,
+                "in bulk" if dropped else "into the index (searches held the table)",
+            )
+        count = await self._fill(model)
+        # Built after a bulk fill, or where a process stopped during one left it dropped; reached only when nothing
+        # is left to embed, so a process filling in bulk is not slowed by another building it under it.
+        if await vectors.build_index(self.database):
+            log.info("vector index built")
+        if count:
+            await self._progress(model)
+        return count
+
+    async def _fill(self, model: str) -> int:
+        """Embed and write every pending description, a batch at a time."""
+        count = 0
         batch = await vectors.pending(self.database, model, "", BATCH)
         # The next batch is embedded (in the executor) while this one is written (by PostgreSQL).
         embedding = asyncio.ensure_future(self._embedded(batch))
@@ -159,8 +188,6 @@ class VectorIndexer:
                 batch = following
         finally:
             embedding.cancel()
-        if count:
-            await self._progress(model)
         return count
 
     async def _embedded(self, batch: Sequence[vectors.Pending]) -> list[vectors.Embedded]:
@@ -192,4 +219,4 @@ class VectorIndexer:
         return False, f"{self.done} of {self.total} descriptions embedded ({self.model})"
 
 
-__all__ = ["VectorIndexer", "capability_text", "description_text", "texts_of"]
+__all__ = ["BULK_FROM", "VectorIndexer", "bulk", "capability_text", "description_text", "texts_of"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,8 @@ from registry.http.middleware.sites import SitePolicy
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+log = logging.getLogger(__name__)
 
 #: The path of the MCP server.
 MCP_PATH = "/mcp"
@@ -39,12 +42,13 @@ class McpEndpoint:
         self._manager: StreamableHTTPSessionManager | None = None
         self._wanted = asyncio.Event()
         self._stopping = asyncio.Event()
+        self._running = asyncio.Event()
         self._serving: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
     async def running(self, app: Litestar) -> AsyncIterator[None]:
         """The application's lifespan: a manager per run (one cannot be started twice)."""
-        self._wanted, self._stopping = asyncio.Event(), asyncio.Event()
+        self._wanted, self._stopping, self._running = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self._serving = asyncio.create_task(self._serve(), name="mcp-session-manager")
         try:
             yield
@@ -58,25 +62,31 @@ class McpEndpoint:
         await self._wanted.wait()
         if self._stopping.is_set():
             return
-        from registry.http.mcp_server import session_manager
+        try:
+            from registry.http.mcp_server import session_manager
 
-        manager = session_manager(self.holder, open_access=self.open_access, max_body_bytes=self.max_body_bytes)
-        async with manager.run():
-            self._manager = manager
-            try:
-                await self._stopping.wait()
-            finally:
-                self._manager = None
+            manager = session_manager(self.holder, open_access=self.open_access, max_body_bytes=self.max_body_bytes)
+            async with manager.run():
+                self._manager = manager
+                self._running.set()
+                try:
+                    await self._stopping.wait()
+                finally:
+                    self._manager = None
+                    self._running.clear()
+        except Exception:
+            log.exception("the MCP server cannot start; the next request to %s tries again", MCP_PATH)
 
     async def _started(self) -> StreamableHTTPSessionManager | None:
-        """The running manager, started now if need be; None while the application starts or stops."""
+        """The running manager, started now if need be; None while the application starts or stops, or when it
+        cannot start (logged; the next request tries again)."""
         if self._manager is None and self._serving is not None and not self._stopping.is_set():
+            if self._serving.done():
+                self._serving = asyncio.create_task(self._serve(), name="mcp-session-manager")
             self._wanted.set()
-            deadline = asyncio.get_running_loop().time() + STARTUP_WAIT
-            while self._manager is None and not self._serving.done():
-                if asyncio.get_running_loop().time() > deadline:
-                    break
-                await asyncio.sleep(0.01)
+            running = asyncio.ensure_future(self._running.wait())
+            await asyncio.wait({running, self._serving}, timeout=STARTUP_WAIT, return_when=asyncio.FIRST_COMPLETED)
+            running.cancel()
         return self._manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

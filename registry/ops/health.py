@@ -27,14 +27,13 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from registry.auth.tokens import TokenVerifier
 from registry.errors import RegistryError
 from registry.events.feed import ChangeFeed
 from registry.redaction import redact_urls
 from registry.sparql.query import SparqlBackend
 from registry.store.database import Database
+from registry.store.migrations import recorded_revision
 from registry.store.replica import ReadReplica
 
 log = logging.getLogger(__name__)
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
 DATABASE_CHECK_TIMEOUT = 2.0
 #: Seconds the SPARQL worker has to tell what its index leaves out (the check passes without it).
 STATS_TIMEOUT = 1.0
-_SCHEMA_REVISION = sa.text("SELECT version_num FROM alembic_version")
 #: The checks that fail with the primary (the SPARQL worker is restarted until it can follow the change log).
 _PRIMARY_CHECKS = {"database", "sparql_worker", "change_feed"}
 
@@ -140,7 +138,7 @@ class Readiness:
             return Check("database", False, f"not started: {self.startup.problem}")
         try:
             async with asyncio.timeout(DATABASE_CHECK_TIMEOUT):
-                revision = await self.database.fetchval(_SCHEMA_REVISION)
+                revision = await recorded_revision(self.database)
         except TimeoutError:
             return Check("database", False, f"did not answer within {DATABASE_CHECK_TIMEOUT:g} s")
         except RegistryError as error:

@@ -26,7 +26,7 @@ from asyncpg.pool import PoolConnectionProxy
 from asyncpg.transaction import Transaction as AsyncpgTransaction
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import make_url
-from sqlalchemy.sql.expression import ClauseElement
+from sqlalchemy.sql.expression import ClauseElement, text
 
 from registry.errors import BadRequest, Conflict, DatabaseUnavailable, RegistryError, StatementTimeout
 
@@ -53,6 +53,7 @@ Isolation = Literal["read_committed", "repeatable_read", "serializable"]
 Begun = TypeVar("Begun")
 Read = TypeVar("Read")
 _DIALECT = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
+_PING = text("SELECT 1")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -88,6 +89,11 @@ def driver_url(url: str, scheme: str = "postgresql") -> str:
     if parsed.get_backend_name() not in {"postgres", "postgresql"}:
         raise ValueError(f"not a PostgreSQL URL: {parsed.render_as_string(hide_password=True)}")
     return parsed.set(drivername=scheme).render_as_string(hide_password=False)
+
+
+def without_password(url: str) -> str:
+    """``url`` without its password: which database it names, to tell databases apart (a key, never a login)."""
+    return make_url(url).set(password=None).render_as_string()
 
 
 # -- driver errors, translated once
@@ -231,6 +237,12 @@ class Transaction(Executor):
         with translated():
             return await getattr(self._connection, method)(statement.sql, *arguments)
 
+    async def maintain(self, sql: str, seconds: float) -> None:
+        """A maintenance statement without parameters (building an index) that may take up to ``seconds``, longer
+        than the ``COMMAND_TIMEOUT`` every other statement is bound by."""
+        with translated():
+            await self._connection.execute(sql, timeout=seconds)
+
 
 async def _init_connection(connection: asyncpg.Connection) -> None:
     """jsonb and json columns decode to Python values (msgspec) like SQLAlchemy's JSONB type did."""
@@ -261,6 +273,14 @@ class Listening:
 
     connection: asyncpg.Connection
     lost: asyncio.Event
+
+    async def lock(self, key: int) -> None:
+        """Wait for the session advisory lock ``key``; held until released or the connection closes."""
+        await self.connection.execute("SELECT pg_advisory_lock($1)", key)
+
+    async def try_lock(self, key: int) -> bool:
+        """Take the session advisory lock ``key`` if no other session holds it."""
+        return bool(await self.connection.fetchval("SELECT pg_try_advisory_lock($1)", key))
 
     async def close(self) -> None:
         if not self.connection.is_closed():
@@ -506,6 +526,10 @@ class Database(Executor):
             finally:
                 await pool.release(connection)
 
+    async def ping(self) -> None:
+        """One round trip to the database (raises as any statement does when it does not answer)."""
+        await self.fetchval(_PING)
+
     async def listen(self, channels: Mapping[str, Callable[[str], None]]) -> Listening:
         """The budget's dedicated LISTEN connection, calling ``channels[channel]`` with each notification's payload."""
         listening = await self.dedicated("listen")
@@ -541,4 +565,5 @@ __all__ = [
     "driver_url",
     "translate",
     "translated",
+    "without_password",
 ]

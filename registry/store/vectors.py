@@ -12,10 +12,12 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 from sqlalchemy import Float, Integer, Text, bindparam, cast, column, func, select, table, text
 from sqlalchemy.types import UserDefinedType
 
-from registry.store.catalog import Filters, _where
+from registry.store.catalog.rows import Filters
+from registry.store.catalog.search import filter_conditions
 from registry.store.database import Database, Executor
 from registry.store.tables import descriptions, thing_summaries
 
@@ -50,6 +52,21 @@ _PROGRESS = text(
          WHERE v.part = -1 AND v.model = :model AND v.revision = d.revision)
     """
 )
+#: The HNSW index of migration 0017_description_vectors, spelled as it does (tests/unit/test_vector_index.py): the
+#: bulk path drops it and builds it again once the vectors are written.
+INDEX = "ix_description_vectors_embedding_256"
+INDEX_DDL = (
+    f"CREATE INDEX {INDEX} ON description_vectors "
+    "USING hnsw ((embedding::vector(256)) vector_cosine_ops) WHERE vector_dims(embedding) = 256"
+)
+_INDEX_PRESENT = text(f"SELECT to_regclass('{INDEX}') IS NOT NULL")
+_INDEX_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('registry:description_vectors:index'))")
+#: Memory for building the index: a graph that fits is built several times faster than one that does not.
+INDEX_BUILD_MEMORY = "256MB"
+#: How long dropping the index waits for the searches running on the table.
+DROP_WAIT = "5s"
+#: Seconds building the index may take (a graph of millions of vectors takes minutes on two cores).
+INDEX_BUILD_SECONDS = 3600.0
 _DELETE = text("DELETE FROM description_vectors WHERE thing_id = ANY(CAST(:ids AS varchar[]))")
 #: Written only while the description is there (a description deleted meanwhile leaves no vectors); one statement
 #: for a batch.
@@ -151,6 +168,39 @@ async def write(database: Database, model: str, embedded: Sequence[Embedded]) ->
         )
 
 
+async def index_present(database: Database) -> bool:
+    """Whether the HNSW index of the vectors exists (the bulk path drops it while it writes)."""
+    return bool(await database.fetchval(_INDEX_PRESENT))
+
+
+async def drop_index(database: Database) -> bool:
+    """Drop the HNSW index before a bulk fill: each vector written into a large graph costs a search of it, while
+    building the graph once the vectors are there costs a fraction of that. Searches meanwhile scan (exact). The
+    drop waits for running searches at most ``DROP_WAIT``, so that the searches queued behind it do not wait long;
+    whether it was dropped (if not, the fill writes into the index)."""
+    try:
+        async with database.transaction() as tx:
+            await tx.execute(text(f"SET LOCAL lock_timeout = '{DROP_WAIT}'"))
+            await tx.execute(text(f"DROP INDEX IF EXISTS {INDEX}"))
+    except asyncpg.LockNotAvailableError:
+        return False
+    return True
+
+
+async def build_index(database: Database) -> bool:
+    """Build the HNSW index if it is missing (after a bulk fill, or one a stopped process left dropped); whether
+    it was built. Processes that would build it at once take turns (a transaction lock): the later ones find it."""
+    if await index_present(database):
+        return False
+    async with database.transaction() as tx:
+        await tx.execute(_INDEX_LOCK)
+        if await tx.fetchval(_INDEX_PRESENT):
+            return False
+        await tx.execute(text(f"SET LOCAL maintenance_work_mem = '{INDEX_BUILD_MEMORY}'"))
+        await tx.maintain(INDEX_DDL, INDEX_BUILD_SECONDS)
+    return True
+
+
 def nearest_query(
     filters: Filters, versions: list[str] | None, vector: Sequence[float], dimensions: int, model: str, candidates: int
 ) -> Any:
@@ -184,7 +234,7 @@ def nearest_query(
                 descriptions, descriptions.c.id == near.c.thing_id
             )
         )
-        .where(*_where(dataclasses.replace(filters, text=None), versions))
+        .where(*filter_conditions(dataclasses.replace(filters, text=None), versions))
         .group_by(thing_summaries.c.thing_id, descriptions.c.id)
         .order_by(best.desc(), thing_summaries.c.thing_id)
     )
@@ -235,9 +285,14 @@ async def similarities(
 
 __all__ = [
     "DESCRIPTION_PART",
+    "INDEX",
+    "INDEX_DDL",
     "Embedded",
     "Near",
     "Pending",
+    "build_index",
+    "drop_index",
+    "index_present",
     "nearest",
     "pending",
     "present",

@@ -537,9 +537,9 @@ def test_the_directory_says_how_to_authenticate(setup: Setup) -> None:
     assert operations["directoryDescription"] == [{}]
 
 
-def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: str, jwks: ServedJwks) -> None:
-    reader = create_key(database_url, f"reader-{uuid.uuid4().hex[:8]}", "--scopes", "read")
-    writer = create_key(database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+def test_reads_need_credentials_with_auth_all(start_server: Any, own_database_url: str, jwks: ServedJwks) -> None:
+    reader = create_key(own_database_url, f"reader-{uuid.uuid4().hex[:8]}", "--scopes", "read")
+    writer = create_key(own_database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")
     server = start_server(
         {
             "REGISTRY_AUTH": "all",
@@ -547,7 +547,8 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: s
             "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
             "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
             "REGISTRY_MAX_DESCRIPTIONS_PER_OWNER": "1",
-        }
+        },
+        database=own_database_url,
     )
     started = time.monotonic()
     assert jwks.fetches == 1  # fetched at start
@@ -589,11 +590,11 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, database_url: s
 
 
 def test_an_identity_provider_down_at_start_does_not_keep_the_directory_down(
-    start_server: Any, database_url: str, identity: Identity, jwks: ServedJwks
+    start_server: Any, own_database_url: str, identity: Identity, jwks: ServedJwks
 ) -> None:
     """The directory starts and serves while its JWKS URL fails: API keys work, tokens get 503 (retry, not 401),
     /readyz reports it without taking the replica out; the fetch is retried until it succeeds."""
-    writer = create_key(database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    writer = create_key(own_database_url, f"writer-{uuid.uuid4().hex[:8]}", "--scopes", "write")
     jwks.failing = True
     server = start_server(
         {
@@ -601,7 +602,8 @@ def test_an_identity_provider_down_at_start_does_not_keep_the_directory_down(
             "REGISTRY_AUTH_JWKS": jwks.url,
             "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
             "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
-        }
+        },
+        database=own_database_url,
     )
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         # Ready (once its SPARQL index is), the identity provider reported but not counted.
@@ -695,10 +697,12 @@ def test_readers_see_shared_descriptions_and_their_own_tenants(setup: Setup) -> 
             assert shared in {binding["s"]["value"] for binding in everything}, who
 
 
-def test_write_limits_count_each_principal_apart(start_server: Any, database_url: str) -> None:
-    first = create_key(database_url, f"limited-{uuid.uuid4().hex[:8]}", "--scopes", "write")
-    second = create_key(database_url, f"limited-{uuid.uuid4().hex[:8]}", "--scopes", "write")
-    server = start_server({"REGISTRY_AUTH": "writes", "REGISTRY_RATE_LIMIT_WRITES": "2/minute"})
+def test_write_limits_count_each_principal_apart(start_server: Any, own_database_url: str) -> None:
+    first = create_key(own_database_url, f"limited-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    second = create_key(own_database_url, f"limited-{uuid.uuid4().hex[:8]}", "--scopes", "write")
+    server = start_server(
+        {"REGISTRY_AUTH": "writes", "REGISTRY_RATE_LIMIT_WRITES": "2/minute"}, database=own_database_url
+    )
 
     def register(secret: str) -> httpx.Response:
         thing_id = f"urn:limited:{uuid.uuid4()}"

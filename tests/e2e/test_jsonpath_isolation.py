@@ -52,7 +52,8 @@ async def test_pathological_searches_do_not_hold_up_an_unrelated_write(deep_serv
     # Each search ended at its deadline (400), or was told to retry after waiting a deadline's length for a thread
     # (503): none ran on.
     assert all(status in {400, 503} for status, _ in outcomes), outcomes
-    assert all(elapsed < 3.0 for _, elapsed in outcomes), outcomes
+    # At most a deadline waiting and a deadline running (2 s), with room for a loaded machine: far from a minute.
+    assert all(elapsed < 6.0 for _, elapsed in outcomes), outcomes
 
 
 def test_a_client_has_at_most_two_searches_in_flight(deep_server: ServerProcess) -> None:

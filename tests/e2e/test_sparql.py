@@ -270,9 +270,11 @@ def test_a_crashed_sparql_worker_is_replaced(start_alone: Callable[[dict[str, st
 
 
 def test_replicas_follow_writes_deletes_and_expiry(
-    start_server: Callable[..., ServerProcess], client: httpx.Client
+    start_server: Callable[..., ServerProcess], client: httpx.Client, database_url: str
 ) -> None:
-    replica = start_server()  # purges every 60 s: a lease that ends leaves the index without waiting for it
+    replica = start_server(
+        database=database_url
+    )  # purges every 60 s: a lease that ends leaves the index without waiting for it
     with httpx.Client(base_url=replica.base_url, timeout=30) as other:
         document = weather("urn:test:replicated")
         assert client.put(f"/things/{document['id']}", json=document, headers=TD_JSON).status_code in (201, 204)

@@ -222,3 +222,30 @@ def test_invocation_of_an_a2a_agent_is_its_interface() -> None:
     called = invocation(card_to_description(card, "urn:x:currency"))
     assert called.endpoint == card["url"]
     assert called.forms[0].binding == card.get("preferredTransport", "JSONRPC")
+
+
+async def test_an_mcp_server_that_cannot_start_is_logged_and_tried_again(
+    module_database_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from registry.http import mcp_server
+
+    working = mcp_server.session_manager
+    failures = iter([RuntimeError("the SDK is broken")])
+
+    def session_manager(*args: Any, **kwargs: Any) -> Any:
+        for failure in failures:
+            raise failure
+        return working(*args, **kwargs)
+
+    monkeypatch.setattr(mcp_server, "session_manager", session_manager)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    settings = Settings(database_url=module_database_url, db_pool_size=3)
+    async with local_client(create_app(settings), timeout=60) as client:
+        refused = await client.post("/mcp", json=body, headers=HEADERS)
+        assert refused.status_code == 503
+        assert refused.headers["content-type"].startswith("application/problem+json")
+        assert "the MCP server cannot start; the next request to /mcp tries again" in caplog.text
+        assert "the SDK is broken" in caplog.text
+        answered = await client.post("/mcp", json=body, headers=HEADERS)
+        assert answered.status_code == 200, answered.text
+        assert {tool["name"] for tool in answered.json()["result"]["tools"]} >= {"find"}

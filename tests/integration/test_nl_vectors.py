@@ -231,6 +231,46 @@ async def test_a_model_change_re_embeds_every_description_and_the_job_resumes(
         await database.close()
 
 
+async def test_a_bulk_fill_drops_the_index_while_it_writes_and_builds_it_again(
+    client: AsyncTestClient[Any], vector_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client's descriptions are embedded again for another model, in bulk."""
+    from sqlalchemy import text
+
+    from registry.embeddings import indexer
+    from registry.store import vectors
+    from registry.store.database import Database
+
+    monkeypatch.setattr(indexer, "BULK_FROM", 1)
+    database = Database(vector_database_url, connections=3)  # two pooled: a reader holds one below
+    await database.open()
+    try:
+        seen: list[bool] = []
+        write = vectors.write
+
+        async def observed(*args: Any, **kwargs: Any) -> None:
+            seen.append(await vectors.index_present(database))
+            await write(*args, **kwargs)
+
+        monkeypatch.setattr(vectors, "write", observed)
+        other = indexer.VectorIndexer(database, OtherModel())
+        other.available = True
+        assert await other.backfill() == len(SERVERS) + 1
+        assert seen
+        assert not any(seen)  # written without the index
+        assert await vectors.index_present(database)  # built once they were
+        await vectors.drop_index(database)  # as a process stopped during a bulk fill leaves it
+        assert await other.backfill() == 0
+        assert await vectors.index_present(database)  # the next round builds it
+        monkeypatch.setattr(vectors, "DROP_WAIT", "100ms")
+        async with database.transaction() as reading:  # a search holding the table
+            await reading.fetch(text("SELECT thing_id FROM description_vectors LIMIT 1"))
+            assert not await vectors.drop_index(database)  # the fill writes into the index instead
+        assert await vectors.index_present(database)
+    finally:
+        await database.close()
+
+
 async def test_an_embeddings_endpoint_that_fails_leaves_needs_answered_by_their_words(vector_database_url: str) -> None:
     settings = Settings(
         database_url=vector_database_url,

@@ -15,15 +15,8 @@ from sqlalchemy import delete, text
 from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.auth.tenancy import EVERYTHING
 from registry.errors import RegistryError
-from registry.store.catalog import (
-    Filters,
-    Ranking,
-    _offers_values,
-    _ranked_statement,
-    _ranking_values,
-    _versions_statement,
-    search_query,
-)
+from registry.store.catalog import Filters, Ranking, search_query
+from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
@@ -127,8 +120,8 @@ async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
         ranking = dataclasses.replace(
             ranking, vendor_notes={"Vendor 3": "excluded"}, preferences={"Vendor 7": 0}, default_preference=1
         )
-    values = _ranking_values(ranking, EVERYTHING)
-    plan = await explain(catalogue, _ranked_statement(True, vendor_rules), limit=50, **values)
+    values = ranking_values(ranking, EVERYTHING)
+    plan = await explain(catalogue, ranked_statement(True, vendor_rules), limit=50, **values)
     read = scans(plan)
     assert plan["Actual Rows"] == 50
     assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50, read
@@ -139,7 +132,7 @@ async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
 async def test_the_versions_a_capability_is_offered_in_are_read_from_its_indexes_alone(catalogue: Database) -> None:
     """Resolution decides ranges on the distinct versions of a capability's offers: a thousand offers, read from
     the indexes by id and by name without visiting the table, where they lie a page apart."""
-    plan = await explain(catalogue, _versions_statement(True), **_offers_values("urn:capability:17", EVERYTHING))
+    plan = await explain(catalogue, versions_statement(True), **offers_values("urn:capability:17", EVERYTHING))
     read = scans(plan)
     assert plan["Actual Rows"] == 9  # 1-3.0-2.0, as bench.catalogue.generate writes them
     assert {scan[0] for scan in read if scan[1] == "thing_capabilities"} == {"Index Only Scan"}, read

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import functools
 import os
@@ -48,7 +49,14 @@ def admin_execute(admin_url: str, statement: str) -> None:
         finally:
             await connection.close()
 
-    asyncio.run(run())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(run())
+        return
+    # Called from an async test (its loop runs in this thread): the statement gets a loop of its own in another.
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, run()).result()
 
 
 @contextlib.contextmanager

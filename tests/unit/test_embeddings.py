@@ -75,3 +75,22 @@ async def test_a_vector_of_another_dimension_or_a_failing_endpoint_is_an_embeddi
         with pytest.raises(EmbeddingError):
             await provider.embed(["a"])
         await provider.close()
+
+
+def test_a_large_backfill_fills_in_bulk_a_small_one_keeps_the_index() -> None:
+    from registry.embeddings.indexer import BULK_FROM, bulk
+
+    assert bulk(BULK_FROM, 0)  # the first fill of a large directory
+    assert bulk(2 * BULK_FROM, BULK_FROM)  # a model change half way through
+    assert not bulk(BULK_FROM - 1, 0)  # small: the index is kept
+    assert not bulk(4 * BULK_FROM, 3 * BULK_FROM)  # most are embedded: writing into the index costs less than a build
+    assert not bulk(0, 0)
+
+
+def test_the_bulk_path_builds_the_index_the_migration_creates() -> None:
+    from pathlib import Path
+
+    from registry.store.vectors import INDEX_DDL
+
+    migration = Path(__file__).parents[2] / "migrations" / "versions" / "0017_description_vectors.py"
+    assert " ".join(INDEX_DDL.split()) in " ".join(migration.read_text().replace('"\n', "").replace('"', "").split())

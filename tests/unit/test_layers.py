@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import collections
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -149,6 +150,82 @@ def test_a_namespace_gathers_and_imports_nothing(namespace: str) -> None:
 @pytest.mark.parametrize("higher", ["http", "auth", "ops.metrics", "discovery", "directory", "cli", "events", "app"])
 def test_the_store_imports_nothing_above_it(higher: str) -> None:
     assert higher not in {target for target, _ in _edges()["store"]}
+
+
+#: SQL belongs to the store: outside ``registry/store/`` no module (the commands included, which reach the database
+#: through the store too) imports a database library or the store's tables, or holds SQL in a string. Alembic's
+#: scripts in ``migrations/`` lie outside ``registry/``.
+DATABASE_LIBRARIES = {"sqlalchemy", "asyncpg"}
+TABLES = "registry.store.tables"
+#: A string that reads as SQL: a statement's first words, or a shape no other language here has (SPARQL's SELECT
+#: is followed by a ``?variable``, HTTP methods stand alone).
+SQL = re.compile(
+    r"^\s*(SELECT\s+[^?\s]|SET\s+LOCAL\b|BEGIN\b|COMMIT\b|VACUUM\b|ANALYZE\b|NOTIFY\b|LISTEN\b)"
+    r"|\b(SELECT\s.+\sFROM\s+[a-z_]|INSERT\s+INTO|UPDATE\s+[a-z_]+\s+SET|DELETE\s+FROM|pg_[a-z_]+\(|to_regclass\()",
+    re.DOTALL,
+)
+
+
+def _sql_in(source: str) -> list[str]:
+    """Imports of a database library and strings of SQL (docstrings aside) in ``source``."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [
+                f"imports {alias.name}"
+                for alias in node.names
+                if alias.name.split(".")[0] in DATABASE_LIBRARIES or alias.name == TABLES
+            ]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+            if node.module.split(".")[0] in DATABASE_LIBRARIES or TABLES in names:
+                found.append(f"imports {node.module}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found += [f"SQL {node.value[:60]!r}"] if SQL.search(node.value) else []
+    return found
+
+
+def test_no_sql_outside_the_store() -> None:
+    outside = sorted(
+        f"{path.relative_to(ROOT)}: {what}"
+        for path in ROOT.rglob("*.py")
+        if path.relative_to(ROOT).parts[0] != "store"
+        for what in _sql_in(path.read_text())
+    )
+    assert not outside, "SQL belongs in registry/store/:\n" + "\n".join(outside)
+
+
+def test_the_reader_of_sql_tells_it_from_sparql_http_and_prose() -> None:
+    source = (
+        '"""SELECT prints a table; SELECT x FROM t in a docstring is prose."""\n'
+        "import sqlalchemy as sa\n"
+        "from asyncpg import Record\n"
+        "from registry.store import things\n"
+        "from registry.store import tables\n"
+        "PROBE = 'SELECT 1'\n"
+        "LOCK = 'SELECT pg_try_advisory_lock($1)'\n"
+        "QUERY = f'SELECT ?agent WHERE {{ GRAPH {graph} {{ ?agent a lmos:Agent }} }}'\n"
+        "UPDATE = f'DROP SILENT GRAPH {graph} ; INSERT DATA {{ }}'\n"
+        "METHODS = ('GET', 'DELETE')\n"
+        "ROWS = 'DELETE FROM things WHERE id = $1'\n"
+    )
+    assert _sql_in(source) == [
+        "imports sqlalchemy",
+        "imports asyncpg",
+        "imports registry.store",
+        "SQL 'SELECT 1'",
+        "SQL 'SELECT pg_try_advisory_lock($1)'",
+        "SQL 'DELETE FROM things WHERE id = $1'",
+    ]
 
 
 def test_the_client_uses_the_wire_types_only() -> None:

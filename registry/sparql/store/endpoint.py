@@ -197,7 +197,7 @@ class StoreEndpoint:
                     if lock is None:
                         lock = await self.database.dedicated("sparql-lock")
                     with translated():
-                        locked = await lock.connection.fetchval("SELECT pg_try_advisory_lock($1)", PUSHER_LOCK)
+                        locked = await lock.try_lock(PUSHER_LOCK)
                     if locked:
                         held, lock = lock, None
                         await self._push(held)  # until the lock is lost or pushing fails; releases the lock

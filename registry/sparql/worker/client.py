@@ -6,10 +6,11 @@ A timed-out query costs only its own client:
 - Queries reach the worker through :class:`FairSlots`: round-robin per client, each client held below the worker's
   concurrency, so one client's slow queries never hold every thread.
 - A worker with a query stuck past its timeout is replaced without a gap (:mod:`registry.sparql.worker.generations`):
-  it writes a checkpoint of its index (hard links), a standby worker (started ahead, its imports done) opens it and
-  catches up, and only then is the old worker killed, after the other queries in flight in it were answered. The
-  old worker serves the other clients meanwhile. The client of the stuck query is answered 503 at once, and its
-  slot stays held until the old worker is gone, so that its next query runs in the new one.
+  it writes a checkpoint of its index (hard links), a standby worker (started ahead once the first query has come,
+  its imports done) opens it and catches up, and only then is the old worker killed, after the other queries in
+  flight in it were answered. The old worker serves the other clients meanwhile. The client of the stuck query is
+  answered 503 at once, and its slot stays held until the old worker is gone, so that its next query runs in the
+  new one.
 - A worker that dies on its own (a crash, or a query past ``REGISTRY_SPARQL_MEMORY_LIMIT``) is replaced by the
   standby, which takes up the on-disk index where it was; the queries in flight in it are sent again to the new
   one once, except a query alone in flight in a worker that ran out of memory, which caused it.
@@ -36,8 +37,6 @@ import sys
 from http import HTTPStatus
 from typing import IO, Any
 
-from sqlalchemy.engine import make_url
-
 from registry.config import Settings
 from registry.errors import RegistryError, ServiceUnavailable
 from registry.lifecycle import child_environment
@@ -45,6 +44,7 @@ from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_
 from registry.sparql.query import Answer
 from registry.sparql.worker.fairness import FairSlots
 from registry.sparql.worker.protocol import frame, read_frame
+from registry.store.database import without_password
 from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -149,6 +149,8 @@ class QueryWorker:
         #: A worker started ahead, waiting to be called on.
         self._standby: asyncio.subprocess.Process | None = None
         self._standby_task: asyncio.Task[None] | None = None
+        #: Set at the first query: a process that is never asked a query starts no standby.
+        self._queried = asyncio.Event()
         #: Set when the current worker is to be replaced.
         self._replace = asyncio.Event()
         self._retiring: set[asyncio.Task[None]] = set()
@@ -168,7 +170,7 @@ class QueryWorker:
         self._peers: set[asyncio.StreamWriter] = set()
         # One worker per index directory and database: directories of other databases sharing a data directory
         # (the default one, say) must neither relay to each other's worker nor answer from each other's index.
-        database = make_url(settings.database_url).set(password=None).render_as_string()
+        database = without_password(settings.database_url)
         scope = f"{settings.sparql_index_path.resolve()}\0{database}"
         self._scope = hashlib.sha256(scope.encode()).hexdigest()[:24]
         self._socket_name = f"\0lmos-registry-sparql-{self._scope}"
@@ -239,6 +241,8 @@ class QueryWorker:
         return result
 
     async def _call(self, kind: str, arguments: list[Any], client: str) -> Any:
+        if kind == "query":
+            self._queried.set()
         await self._until_ready()
         if not self.runs_worker:
             return await self._forward(kind, arguments, client)
@@ -458,7 +462,8 @@ class QueryWorker:
         self._workers.add(worker)
         if self._standby_task is None or self._standby_task.done():
             # After a handover (a query past its timeout, maybe one of a series) the next standby is started at once;
-            # after a start or a crash, once this worker answers: not while it opens or builds its index.
+            # after a start or a crash, once this worker answers and a query has come: not while it opens or builds
+            # its index, and not at all in a process that is never asked a query.
             first = None if generation is not None else worker
             self._standby_task = asyncio.create_task(self._prepare_standby(first), name="sparql-standby")
         return worker
@@ -488,10 +493,11 @@ class QueryWorker:
         )
 
     async def _prepare_standby(self, after: _Worker | None) -> None:
-        """Start the next worker while the current one serves (once ``after`` answers, if given): its imports take
-        long, and a worker replaced for a query's timeout may soon be replaced again."""
+        """Start the next worker while the current one serves (once ``after`` answers, if given, and the first query
+        has come): its imports take long, and a worker replaced for a query's timeout may soon be replaced again."""
         if after is not None:
             assert after.watcher is not None
+            await self._queried.wait()
             answered = asyncio.ensure_future(after.answered.wait())
             await asyncio.wait({answered, after.watcher}, return_when=asyncio.FIRST_COMPLETED)
             answered.cancel()

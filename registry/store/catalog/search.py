@@ -1,0 +1,193 @@
+"""Filters as SQL: the conditions of a search, facet count or vector search, and the statement of a search page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Float, and_, case, cast, exists, func, literal, literal_column, or_, select
+from sqlalchemy.dialects.postgresql import REGCONFIG
+
+from registry.descriptions.model import (
+    A2A_CARD_TYPE,
+    CONVENTION_A2A,
+    CONVENTION_LMOS,
+    CONVENTION_MCP,
+    MCP_SERVER_TYPE,
+)
+from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_words
+from registry.store.catalog.rows import Filters
+from registry.store.tables import (
+    SEARCH_CONFIG,
+    capability_keys,
+    descriptions,
+    live,
+    of_tenant,
+    thing_capabilities,
+    thing_summaries,
+)
+
+
+def _text_search_config(name: str) -> Any:
+    """A text search configuration as a constant of the statement, not a bound parameter: a parameter is cast to
+    ``regconfig`` at run time, so ``websearch_to_tsquery`` of it is not folded into a constant either, and a
+    filter evaluated row by row parses the words again for every row (for a word in every description, half of a
+    search's time)."""
+    return literal_column(f"'{name}'", type_=REGCONFIG)
+
+
+TEXT_CONFIG = _text_search_config(SEARCH_CONFIG)
+#: Vendor names are matched as words, without stemming (thing_summaries.vendor_words).
+_WORDS_CONFIG = _text_search_config("simple")
+#: Distinct vendor names a fuzzy vendor filter compares (the most frequent first).
+FUZZY_VENDOR_CANDIDATES = 10_000
+
+#: Matches a relevance-sorted search ranks at most (see :meth:`CatalogStore.search`).
+RANK_CANDIDATES = 1000
+
+
+def capability_match(capability: Any, name_key: Any) -> ColumnElement[bool]:
+    """An offer of ``capability`` (a value or a bound parameter): by id, or by name in any case (``name_key``)."""
+    return or_(thing_capabilities.c.capability_id == capability, thing_capabilities.c.name_key == name_key)
+
+
+def filter_conditions(
+    filters: Filters, versions: list[str] | None, *, expired_too: bool = False
+) -> list[ColumnElement[bool]]:
+    """Conditions of ``filters``; ``versions``: the capability versions ``capability_accepts`` chose;
+    ``expired_too``: without the one that leaves out expired descriptions (the caller checks it)."""
+    clauses: list[ColumnElement[bool]] = [] if expired_too else [live()]
+    if not filters.readers.everything:
+        clauses.append(of_tenant(descriptions.c.tenant, filters.readers.tenant))
+    if filters.kind is not None:
+        clauses.append(thing_summaries.c.kind == filters.kind)
+    if filters.vendor is not None:
+        if filters.vendor_match == "exact":
+            clauses.append(thing_summaries.c.vendor_key == filters.vendor.lower())
+        elif filters.vendor_match == "fuzzy":
+            clauses.append(thing_summaries.c.vendor_key.in_(filters.vendor_keys))
+        else:
+            words = func.to_tsquery(_WORDS_CONFIG, vendor_prefix_query(filters.vendor))
+            clauses.append(thing_summaries.c.vendor_words.op("@@")(words))
+    if filters.type is not None:
+        clauses.append(thing_summaries.c.types.contains([filters.type]))
+    if filters.convention is not None:
+        clauses.append(convention_of_summary() == filters.convention)
+    if filters.text is not None:
+        clauses.append(thing_summaries.c.search.op("@@")(_query(filters)))
+    if filters.capability is not None:
+        # The keys a filter for an id or a name matches: an index scan that intersects with the others.
+        clauses.append(
+            thing_summaries.c.capability_keys.overlap(capability_keys(filters.capability, filters.capability))
+        )
+        if versions is not None:  # and among the candidates, those that offer it in a version accepted
+            offered = capability_match(filters.capability, filters.capability.lower())
+            condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
+            clauses.append(exists().where(condition, thing_capabilities.c.version.in_(versions)))
+    return clauses
+
+
+def vendor_prefix_query(vendor: str) -> str:
+    """``Deutsche Tele`` → ``deutsche:* & tele:*`` (words only, so nothing in it is tsquery syntax)."""
+    return " & ".join(f"{word}:*" for word in vendor_words(vendor))
+
+
+def convention_of_summary() -> Any:
+    """The convention of a summary row, as ``convention_of`` computes it, from its types and kind."""
+    types = thing_summaries.c.types
+    return case(
+        (types.contains([MCP_SERVER_TYPE]), literal(CONVENTION_MCP)),
+        (types.contains([A2A_CARD_TYPE]), literal(CONVENTION_A2A)),
+        (thing_summaries.c.kind.in_([KIND_AGENT, KIND_TOOL]), literal(CONVENTION_LMOS)),
+        else_=None,
+    )
+
+
+def _query(filters: Filters) -> Any:
+    """The tsquery of the free text: web-search syntax, or any of its plain words (registry.discovery.text)."""
+    if filters.text_match == "any":
+        return func.to_tsquery(TEXT_CONFIG, filters.text_query or "")
+    return func.websearch_to_tsquery(TEXT_CONFIG, filters.text)
+
+
+def _relevance(search: Any, filters: Filters) -> Any:
+    """0..1: ``ts_rank_cd`` over rank + 1 (normalisation 32), so that it is comparable across queries."""
+    return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
+
+
+def summaries_with_descriptions() -> Any:
+    return thing_summaries.join(descriptions, descriptions.c.id == thing_summaries.c.thing_id)
+
+
+def search_query(
+    filters: Filters, versions: list[str] | None, sort: str, limit: int, after: tuple[Any, str] | None
+) -> Any:
+    """The statement of one search page (``limit`` + 1 rows, to know whether more follow)."""
+    thing_id: Any
+    key: Any
+    if sort == "relevance" and filters.text is not None:
+        # Ranking reads every match it ranks, and a word most descriptions contain matches them all: so the
+        # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer). Whether
+        # a match has expired is read after the ranking, for the page only (joined in rank order, as far as it
+        # needs): checking it for every candidate first is a lookup per candidate, a large share of the search
+        # for a word in every description. An expired description not yet purged (within ``purge_interval``)
+        # may so take the place of a candidate; it is never answered.
+        source = (
+            thing_summaries if filters.readers.everything else summaries_with_descriptions()
+        )  # a tenant's rows are chosen first
+        candidates = (
+            select(thing_summaries.c.thing_id, thing_summaries.c.summary, thing_summaries.c.search)
+            .select_from(source)
+            .where(*filter_conditions(filters, versions, expired_too=True))
+            .order_by(thing_summaries.c.title_key, thing_summaries.c.thing_id)
+            .limit(RANK_CANDIDATES)
+            .subquery("candidates")
+        )
+        relevance = _relevance(candidates.c.search, filters)
+        ranked = (
+            select(candidates.c.thing_id, candidates.c.summary, relevance.label("relevance"))
+            .order_by(relevance.desc(), candidates.c.thing_id)
+            .subquery("ranked")
+        )
+        thing_id, key = ranked.c.thing_id, ranked.c.relevance
+        query = (
+            select(thing_id, ranked.c.summary, descriptions.c.modified, descriptions.c.expires, key.label("sort_key"))
+            .select_from(ranked.join(descriptions, descriptions.c.id == thing_id))
+            .where(live())
+        )
+        descending = True
+    else:
+        conditions = filter_conditions(filters, versions)
+        thing_id = thing_summaries.c.thing_id
+        if sort == "modified":
+            # (modified DESC, id) is an index: the newest are read first and the scan stops at the page's end.
+            key, descending, thing_id = descriptions.c.modified, True, descriptions.c.id
+        elif sort == "expires":
+            # Descriptions with a lease, the soonest to expire first (the expiry index serves the purge too).
+            key, descending, thing_id = descriptions.c.expires, False, descriptions.c.id
+            conditions = [*conditions, descriptions.c.expires.is_not(None)]
+        else:
+            key, descending = thing_summaries.c.title_key, False
+        columns = (thing_summaries.c.summary, descriptions.c.modified, descriptions.c.expires)
+        query = (
+            select(thing_id.label("thing_id"), *columns, key.label("sort_key"))
+            .select_from(summaries_with_descriptions())
+            .where(*conditions)
+        )
+    if after is not None:
+        after_key, after_id = after
+        beyond = key < after_key if descending else key > after_key
+        query = query.where(or_(beyond, and_(key == after_key, thing_id > after_id)))
+    return query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
+
+
+__all__ = [
+    "FUZZY_VENDOR_CANDIDATES",
+    "RANK_CANDIDATES",
+    "TEXT_CONFIG",
+    "capability_match",
+    "convention_of_summary",
+    "filter_conditions",
+    "search_query",
+    "summaries_with_descriptions",
+    "vendor_prefix_query",
+]
