@@ -68,28 +68,32 @@ def _oriented(series: Series) -> list[float]:
     return list(series.values) if series.higher_is_better else [-value for value in series.values]
 
 
-def _one_sample(before: Series, now: Series, tolerance: float) -> tuple[str, bool]:
+def _one_sample(before: Series, now: Series, tolerance: float, slack: float) -> tuple[str, bool]:
     old, new = before.values[0], now.values[0]
     if old == 0:
         return WITHIN, False
     change = (new - old) / abs(old) * (1 if before.higher_is_better else -1)
-    if change < -tolerance:
+    if change < -tolerance and abs(new - old) > slack:
         return f"{REGRESSED} (one sample each: {-change:.0%} worse, more than {tolerance:.0%})", True
     if change > tolerance:
         return f"{IMPROVED} (one sample each: {change:.0%} better)", False
     word = "worse" if change < 0 else "better"
-    return f"{WITHIN} (one sample each: {abs(change):.0%} {word}, within {tolerance:.0%})", False
+    within = f"within {tolerance:.0%}" if abs(new - old) > slack else f"within {slack:g} {now.unit}"
+    return f"{WITHIN} (one sample each: {abs(change):.0%} {word}, {within})", False
 
 
-def judge(before: Series, now: Series, tolerance: float = SINGLE_SAMPLE_TOLERANCE) -> tuple[str, bool]:
+def judge(
+    before: Series, now: Series, tolerance: float = SINGLE_SAMPLE_TOLERANCE, slack: float = 0.0
+) -> tuple[str, bool]:
     """The verdict on ``now`` against ``before`` and whether it is a regression: the new range wholly worse than
-    the old (best below worst), or, with one sample on each side, worse by more than ``tolerance``."""
+    the old (best below worst), or, with one sample on each side, worse by more than ``tolerance`` (relative) and
+    by more than ``slack`` (absolute, in the figure's unit: a start-up of a second moves by tenths between runs)."""
     if not before.values:
         return NOT_BEFORE, False
     if not now.values:
         return NOT_NOW, False
     if len(before.values) == 1 and len(now.values) == 1:
-        return _one_sample(before, now, tolerance)
+        return _one_sample(before, now, tolerance, slack)
     old, new = _oriented(before), _oriented(now)
     if max(new) < min(old):
         return REGRESSED, True
@@ -149,21 +153,22 @@ def _single(entry: Entry | None, path: tuple[str, ...]) -> tuple[float, ...]:
     return (float(value),) if isinstance(value, int | float) else ()
 
 
-#: Figures measured once per run: name, path in the entry, unit, higher is better, digits.
-SINGLES: tuple[tuple[str, tuple[str, ...], str, bool, int], ...] = (
-    ("bulk import", ("import /s",), "/s", True, 0),
-    ("restart: API answers", ("start-up s", "restart: API"), "s", False, 1),
-    ("restart: SPARQL ready", ("start-up s", "restart: SPARQL"), "s", False, 1),
-    ("RSS of one replica (server + SPARQL worker)", ("RSS MB", "one replica"), "MB", False, 0),
+#: Figures measured once per run: name, path in the entry, unit, higher is better, digits, and the absolute change
+#: below which a move is not judged (start-up times are read to a tenth of a second and move by tenths).
+SINGLES: tuple[tuple[str, tuple[str, ...], str, bool, int, float], ...] = (
+    ("bulk import", ("import /s",), "/s", True, 0, 0.0),
+    ("restart: API answers", ("start-up s", "restart: API"), "s", False, 1, 1.0),
+    ("restart: SPARQL ready", ("start-up s", "restart: SPARQL"), "s", False, 1, 1.0),
+    ("RSS of one replica (server + SPARQL worker)", ("RSS MB", "one replica"), "MB", False, 0, 0.0),
 )
 
 
 def compare_singles(before: Entry | None, now: Entry, tolerance: float) -> list[Comparison]:
     rows = []
-    for name, path, unit, higher, digits in SINGLES:
+    for name, path, unit, higher, digits, slack in SINGLES:
         old = Series(_single(before, path), unit, higher, digits)
         new = Series(_single(now, path), unit, higher, digits)
-        verdict, regressed = judge(old, new, tolerance)
+        verdict, regressed = judge(old, new, tolerance, slack)
         rows.append(Comparison(name, old.shown(), new.shown(), verdict, regressed))
     return rows
 
