@@ -70,15 +70,15 @@ def _oriented(series: Series) -> list[float]:
 
 def _one_sample(before: Series, now: Series, tolerance: float, slack: float) -> tuple[str, bool]:
     old, new = before.values[0], now.values[0]
-    if old == 0:
-        return WITHIN, False
+    if old == new or old == 0:
+        return f"{WITHIN} (one sample each)", False
     change = (new - old) / abs(old) * (1 if before.higher_is_better else -1)
     if change < -tolerance and abs(new - old) > slack:
         return f"{REGRESSED} (one sample each: {-change:.0%} worse, more than {tolerance:.0%})", True
     if change > tolerance:
         return f"{IMPROVED} (one sample each: {change:.0%} better)", False
     word = "worse" if change < 0 else "better"
-    within = f"within {tolerance:.0%}" if abs(new - old) > slack else f"within {slack:g} {now.unit}"
+    within = f"within {slack:g} {now.unit}" if change < -tolerance else f"within {tolerance:.0%}"
     return f"{WITHIN} (one sample each: {abs(change):.0%} {word}, {within})", False
 
 
@@ -238,7 +238,7 @@ def report(before: Entry | None, now: Entry, tolerance: float = SINGLE_SAMPLE_TO
             f"Compared with the run recorded before at {size} descriptions (`{before.get('command', '?')}`, "
             f"started {before.get('began', '?')}): a figure regressed when its range is wholly worse than before "
             "(a move larger than the rounds' spread); one-sample figures when worse by more than "
-            f"{tolerance:.0%}. " + " ".join(conditions(before, now)),
+            f"{tolerance:.0%} (start-up times also by more than a second). " + " ".join(conditions(before, now)),
             "",
         ]
     rows = compare_entries(before, now, tolerance)
