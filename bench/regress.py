@@ -141,6 +141,9 @@ def compare_phase(before: PhaseRecord | None, now: PhaseRecord) -> Comparison:
         return Comparison(f"{key}: {name}", old.shown(), new.shown(), f"reference, not judged ({verdict})")
     if name != first_name:
         verdict += f" ({first_name} not recorded before)"
+    theirs_first = next(iter(theirs))
+    if theirs_first not in ours:
+        verdict += f" ({theirs_first} not measured now)"
     return Comparison(f"{key}: {name}", old.shown(), new.shown(), verdict, regressed)
 
 
@@ -213,6 +216,11 @@ def conditions(before: Entry, now: Entry) -> list[str]:
         said.append(f"Different machines: before {_machine(old)}, now {_machine(new)}.")
     else:
         said.append(f"Same machine: {_machine(new)}.")
+    if _interpreter(old) != _interpreter(new) or _machine(old) != _machine(new):
+        said.append(
+            "Rates, latencies and one-sample figures move with the interpreter and the machine: "
+            "the ratios against the interleaved references are the figures that compare."
+        )
     if before.get("logging") != now.get("logging"):
         said.append(f"Different logging: before {before.get('logging')}; now {now.get('logging')}.")
     if (before.get("rounds"), before.get("duration s")) != (now.get("rounds"), now.get("duration s")):

@@ -137,11 +137,19 @@ def test_a_ratio_recorded_on_one_side_only_falls_back_to_the_rate_and_says_so() 
     before["judged by"] = "ratio"
     compared = row(regress.compare_entries(entry(before), entry(now)), "PUT new")
     assert compared.figure == "PUT new (32 clients): req/s"
-    assert compared.verdict == WITHIN
+    assert compared.verdict.startswith(WITHIN)
     now_with_ratio = {**before, "ratio": {"against": "Go reference: PUT new", "values": [1.0, 1.1]}}
     compared = row(regress.compare_entries(entry(now), entry(now_with_ratio)), "PUT new")
     assert compared.figure == "PUT new (32 clients): req/s"
     assert "(x Go reference: PUT new not recorded before)" in compared.verdict
+
+
+def test_a_ratio_recorded_before_and_not_now_is_said() -> None:
+    now = {"name": "PUT new", "clients": 32, "req/s": [1400.0, 1500.0], "p50 ms": [20.0, 21.0], "judged by": "rate"}
+    before = {**now, "ratio": {"against": "Go reference: PUT new", "values": [1.4, 1.8]}, "judged by": "ratio"}
+    compared = row(regress.compare_entries(entry(before), entry(now)), "PUT new")
+    assert compared.figure == "PUT new (32 clients): req/s"
+    assert compared.verdict == f"{WITHIN} (x Go reference: PUT new not measured now)"
 
 
 def test_references_are_shown_and_not_judged() -> None:
@@ -199,12 +207,14 @@ def test_different_interpreters_and_machines_are_named() -> None:
     assert "Different interpreters: before Python 3.11.2 (/usr/bin/python3.11;" in said
     assert "now Python 3.11.7 (/root/.pyenv/versions/3.11.7/bin/python3.11;" in said
     assert "Different machines: before 2 cores (AMD EPYC), now 8 cores (Intel Xeon)." in said
+    assert "the ratios against the interleaved references are the figures that compare" in said
 
 
 def test_the_same_interpreter_and_machine_are_said_too() -> None:
     lines, _ = regress.report(entry(), entry())
     assert "Same interpreter: Python 3.11.2" in lines[0]
     assert "Same machine: 2 cores (AMD EPYC)" in lines[0]
+    assert "figures that compare" not in lines[0]
 
 
 def test_the_report_names_what_regressed() -> None:
