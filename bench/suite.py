@@ -3,6 +3,8 @@
     python bench/suite.py                       # 10³ and 10⁴ descriptions, 3 rounds of 5 s per phase
     python bench/suite.py --large               # and 10⁵
     python bench/suite.py --sizes 1000 --rounds 3 --duration 5 --no-write
+    python bench/suite.py --large --fail-on-regression    # exit 1 when a figure fell below the recorded run's
+    python bench/suite.py --compare-only BEFORE.json NOW.json
 
 Per size, on a fresh database of its own: start ``registry serve`` on the empty database (start-up), write the
 generated catalogue (bench/catalogue.py: LMOS agents and tools of 12 vendors, 80 capabilities, three versions) as
@@ -21,6 +23,10 @@ Each figure is compared with the target of issue 15 (pass/miss). With ``--go-ref
 thing-directory you built, bench/go_reference.py), PUT new and PUT replace are also measured on the Go reference
 directory in every round, freshly started each round with 1,000 descriptions of the catalogue, and the PUT targets
 are ratios to it; without it they are compared with the figure issue 15 quotes for it.
+
+Each size's raw figures (per round) go to bench/results/suite.json, replacing that size's entry after the run has
+compared with it (bench/regress.py: a figure regressed when its range is wholly worse than the recorded one); the
+comparison is printed and ends the size's section of the document.
 """
 
 from __future__ import annotations
