@@ -103,12 +103,28 @@ def interpreter() -> str:
     return f"Python {platform.python_version()} ({shown}; {build_options()}; {speed})"
 
 
-def machine() -> str:
-    """What the figures depend on besides the code: cores, processor, interpreter (and its speed) and load."""
-    model = next(
+def _processor() -> str:
+    return next(
         (line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines() if line.startswith("model name")), "?"
     )
-    return f"cores: {os.cpu_count()} ({model}); {interpreter()}; load average: {load_average()}"
+
+
+def machine() -> str:
+    """What the figures depend on besides the code: cores, processor, interpreter (and its speed) and load."""
+    return f"cores: {os.cpu_count()} ({_processor()}); {interpreter()}; load average: {load_average()}"
+
+
+def machine_facts() -> dict[str, str | int | float]:
+    """``machine()`` as fields, for a results file: cores, processor, interpreter version, real path and build,
+    the speed reference in milliseconds."""
+    return {
+        "cores": os.cpu_count() or 0,
+        "processor": _processor(),
+        "python": platform.python_version(),
+        "executable": os.path.realpath(sys.executable),
+        "build": build_options(),
+        "speed ms": round(interpreter_speed(), 1),
+    }
 
 
 #: Logging as ``registry serve`` runs it unless configured otherwise: the access log on, at information level.

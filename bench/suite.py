@@ -3,6 +3,8 @@
     python bench/suite.py                       # 10³ and 10⁴ descriptions, 3 rounds of 5 s per phase
     python bench/suite.py --large               # and 10⁵
     python bench/suite.py --sizes 1000 --rounds 3 --duration 5 --no-write
+    python bench/suite.py --large --fail-on-regression    # exit 1 when a figure fell below the recorded run's
+    python bench/suite.py --compare-only BEFORE.json NOW.json
 
 Per size, on a fresh database of its own: start ``registry serve`` on the empty database (start-up), write the
 generated catalogue (bench/catalogue.py: LMOS agents and tools of 12 vendors, 80 capabilities, three versions) as
@@ -21,6 +23,10 @@ Each figure is compared with the target of issue 15 (pass/miss). With ``--go-ref
 thing-directory you built, bench/go_reference.py), PUT new and PUT replace are also measured on the Go reference
 directory in every round, freshly started each round with 1,000 descriptions of the catalogue, and the PUT targets
 are ratios to it; without it they are compared with the figure issue 15 quotes for it.
+
+Each size's raw figures (per round) go to bench/results/suite.json, replacing that size's entry after the run has
+compared with it (bench/regress.py: a figure regressed when its range is wholly worse than the recorded one); the
+comparison is printed and ends the size's section of the document.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import asyncpg
@@ -50,6 +57,7 @@ import psutil
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench import regress  # noqa: E402
 from bench.bench_things import floor_process  # noqa: E402
 from bench.catalogue import (  # noqa: E402
     CAPABILITIES,
@@ -62,10 +70,13 @@ from bench.catalogue import (  # noqa: E402
 )
 from bench.go_reference import GoReference  # noqa: E402
 from bench.load import Outcome, Request, drive  # noqa: E402
-from bench.rounds import load_average, logging_said, machine, server_logging  # noqa: E402
+from bench.regress import Entry, PhaseRecord  # noqa: E402
+from bench.rounds import load_average, logging_said, machine, machine_facts, server_logging  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer  # noqa: E402
 
 DOCUMENT = "docs/performance.md"
+#: The raw figures of the last run, one entry per size: what the next run compares with (bench/regress.py).
+RESULTS = "bench/results/suite.json"
 BEGIN, END = "<!-- bench/suite.py: begin -->", "<!-- bench/suite.py: end -->"
 TD_JSON = "application/td+json"
 #: Quoted, not measured here: LinkSmart thing-directory (Go, built from source, validation off), freshly started,
@@ -157,6 +168,10 @@ class Target:
 
     text: str
     check: Callable[[Phase, dict[str, Phase]], tuple[str, bool]]
+    #: The phase measured in the same rounds that this one's rates are divided by, if the target is a ratio.
+    reference: str | None = None
+    #: Whether the target is a latency (judged by p50).
+    latency: bool = False
 
 
 @dataclass
@@ -237,15 +252,20 @@ def p50_at_most(limit_ms: float) -> Target:
         median = statistics.median(phase.p50s())
         return f"p50 {median:.1f} ms", median <= limit_ms
 
-    return Target(f"p50 ≤ {limit_ms:g} ms at 10⁵", check)
+    return Target(f"p50 ≤ {limit_ms:g} ms at 10⁵", check, latency=True)
+
+
+def round_ratios(phase: Phase, reference: Phase) -> list[float]:
+    """The phase's rate divided by the reference's, round by round."""
+    return [ours / theirs for ours, theirs in zip(phase.rates(), reference.rates(), strict=True)]
 
 
 def rate_ratio(reference: str, at_least: float) -> Target:
     def check(phase: Phase, phases: dict[str, Phase]) -> tuple[str, bool]:
-        ratios = [ours / theirs for ours, theirs in zip(phase.rates(), phases[reference].rates(), strict=True)]
+        ratios = round_ratios(phase, phases[reference])
         return f"{spread(ratios, 2)}x", statistics.median(ratios) >= at_least
 
-    return Target(f"≥ {at_least:g}x {reference}", check)
+    return Target(f"≥ {at_least:g}x {reference}", check, reference=reference)
 
 
 def rate_at_least(rate: float, text: str) -> Target:
@@ -486,6 +506,8 @@ class SizeReport:
     size: int
     lines: list[str] = field(default_factory=list)
     verdicts: list[tuple[str, str, str, bool]] = field(default_factory=list)
+    #: The raw figures, for the results file (bench/regress.py).
+    record: Entry = field(default_factory=dict)
 
     def say(self, line: str = "") -> None:
         print(line, flush=True)
@@ -569,6 +591,14 @@ def run_size(
     size: int, admin_url: str, rounds: int, duration: float, timeout: float, go: GoReference | None, quiet_log: bool
 ) -> SizeReport:
     report = SizeReport(size)
+    report.record = {
+        "size": size,
+        "rounds": rounds,
+        "duration s": duration,
+        "logging": logging_said(quiet_log),
+        "machine": machine_facts(),
+        "load average": {"start": load_average()},
+    }
     report.say(f"\n### {size:,} descriptions\n")
     report.say(f"At the start: {machine()}; {logging_said(quiet_log)}.\n")
     report.say(
@@ -674,12 +704,59 @@ def run_size(
             max(one_replica, after) <= 1024,
         )
     )
+    report.record["load average"]["end"] = load_average()
+    report.record |= {
+        "start-up s": {
+            "first start: API": round(empty_api, 2),
+            "first start: SPARQL": round(empty_sparql, 2),
+            "restart: API": round(api, 2),
+            "restart: SPARQL": round(sparql, 2),
+        },
+        "import /s": round(rate, 1),
+        "index caught up s": round(caught_up, 2),
+        "RSS MB": {"one replica": round(max(one_replica, after)), "after the rounds": _rounded(final_rss)},
+        "phases": [phase_record(phase, by_name) for phase in measured],
+    }
     report.say(f"\nAt the end: {machine()}.")
     report.say("\n| figure | target | measured | verdict |")
     report.say("|---|---|---|---|")
     for name, target, shown, passed in report.verdicts:
         report.say(f"| {name} | {target} | {shown} | {'pass' if passed else '**MISS**'} |")
     return report
+
+
+def _rounded(values: Iterable[float] | dict[str, float], digits: int = 2) -> Any:
+    if isinstance(values, dict):
+        return {key: round(value, digits) for key, value in values.items()}
+    return [round(value, digits) for value in values]
+
+
+def phase_record(phase: Phase, phases: dict[str, Phase]) -> PhaseRecord:
+    """A phase's raw figures per round, and the measure it is judged by when compared with another run: the
+    ratio against its target's reference, p50 for a latency target, req/s otherwise; a phase without a target
+    is a reference."""
+    record: PhaseRecord = {
+        "name": phase.name,
+        "clients": phase.connections,
+        "req/s": _rounded(phase.rates(), 1),
+        "p50 ms": _rounded(phase.p50s(), 3),
+        "p99 ms": _rounded(phase.p99s(), 3),
+        "judged by": "reference" if phase.target is None else "p50" if phase.target.latency else "rate",
+    }
+    reference = phase.target.reference if phase.target else None
+    if reference is not None and reference in phases:
+        record["ratio"] = {"against": reference, "values": _rounded(round_ratios(phase, phases[reference]), 4)}
+        record["judged by"] = "ratio"
+    return record
+
+
+def compare_recorded(size_report: SizeReport, recorded: dict[str, Entry], tolerance: float) -> bool:
+    """Add to the size's section the comparison with the recorded entry of its size; whether a figure regressed."""
+    lines, regressed = regress.report(recorded.get(str(size_report.size)), size_report.record, tolerance)
+    size_report.say("\n#### Against the run recorded before\n")
+    for line in lines:
+        size_report.say(line)
+    return regressed
 
 
 # -- the document
@@ -720,26 +797,63 @@ def write_document(
     path.write_text(before + "\n".join(section) + after)
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--large", action="store_true", help="add 100,000 descriptions")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--duration", type=float, default=5, help="seconds per phase and round (default 5)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a start may take")
-    parser.add_argument("--no-write", action="store_true", help=f"print only, do not rewrite {DOCUMENT}")
+    parser.add_argument(
+        "--no-write", action="store_true", help=f"print only, do not rewrite {DOCUMENT} nor the results file"
+    )
     parser.add_argument("--go-reference", metavar="BINARY", help="a LinkSmart thing-directory to measure PUT against")
     parser.add_argument(
         "--quiet-log",
         action="store_true",
         help="run the directory at warning level without its access log (not the default configuration)",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=REPO_ROOT / RESULTS,
+        help=f"the raw figures of the last run, compared with and then replaced size by size (default {RESULTS})",
+    )
+    parser.add_argument("--fail-on-regression", action="store_true", help="exit with status 1 when a figure regressed")
+    parser.add_argument(
+        "--compare-only",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "NOW"),
+        help="run nothing: compare two results files (every size of NOW with the same size of BEFORE)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=regress.SINGLE_SAMPLE_TOLERANCE,
+        help="how far (relative) a figure measured once per run may fall before it counts as regressed "
+        f"(default {regress.SINGLE_SAMPLE_TOLERANCE:g})",
+    )
+    return parser.parse_args()
+
+
+def compare_only(before: Path, now: Path, tolerance: float) -> bool:
+    """Print the comparison of two results files; whether a figure regressed."""
+    lines, regressed = regress.compare_files(before, now, tolerance)
+    print("\n".join(lines))
+    return regressed
+
+
+def run(args: argparse.Namespace) -> bool:
+    """Measure every size, compare each with the recorded run and write the document and the results file after
+    each size (a long run that fails keeps what it measured); whether a figure regressed."""
     sizes = args.sizes + ([100_000] if args.large and 100_000 not in args.sizes else [])
-    command = "python bench/suite.py " + shlex.join(sys.argv[1:])
+    command = ("python bench/suite.py " + shlex.join(sys.argv[1:])).strip()
     began = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     measured_on = machine()
     print(f"{command}\n{began}; {measured_on}; {logging_said(args.quiet_log)}", flush=True)
+    recorded = regress.load(args.results)
+    regressed = False
     go = GoReference(args.go_reference) if args.go_reference else None
     if go is not None:
         print(f"Go reference: {go.binary.name} {go.version()}", flush=True)
@@ -749,9 +863,24 @@ def main() -> None:
         reports: list[SizeReport] = []
         for size in sizes:
             reports.append(run_size(size, admin_url, args.rounds, args.duration, args.timeout, go, args.quiet_log))
-            if not args.no_write:  # after each size, so that a long run that fails keeps what it measured
-                write_document(reports, command.strip(), began, measured_on, go, args.quiet_log)
-                print(f"\nwrote {DOCUMENT}", flush=True)
+            reports[-1].record |= {"command": command, "began": began}
+            regressed |= compare_recorded(reports[-1], recorded, args.tolerance)
+            if not args.no_write:
+                write_document(reports, command, began, measured_on, go, args.quiet_log)
+                regress.save(args.results, [reports[-1].record])
+                print(f"\nwrote {DOCUMENT} and {args.results}", flush=True)
+    return regressed
+
+
+def main() -> None:
+    args = arguments()
+    regressed = (
+        compare_only(args.compare_only[0], args.compare_only[1], args.tolerance) if args.compare_only else run(args)
+    )
+    if regressed:
+        print("\nA figure regressed against the recorded run (see the comparison above).", flush=True)
+        if args.fail_on_regression:
+            sys.exit(1)
 
 
 if __name__ == "__main__":
