@@ -6,7 +6,8 @@
 Descriptions are generated straight into the tables (bench/catalogue.py's ``generate``; their summaries get a title
 and a description so that their vectors differ), then the backfill job embeds them all (timed: descriptions per
 second, with the model's load), then the 124 needs of bench/nl_eval are asked in process (Litestar's test client,
-no socket) in each mode, one at a time, over ``--passes`` passes: p50 and p95 per mode. Also the RSS of the process
+no socket; with ``--http`` over loopback to a `registry serve` on the database, in its default configuration) in each
+mode, one at a time, over ``--passes`` passes: p50 and p95 per mode. Also the RSS of the process
 before and after the WordLlama model is loaded.
 """
 
@@ -14,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import resource
 import statistics
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 from sqlalchemy import text
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +39,11 @@ from registry.embeddings.indexer import VectorIndexer  # noqa: E402
 from registry.embeddings.wordllama import WordLlamaEmbeddings, load_model  # noqa: E402
 from registry.store.database import Database  # noqa: E402
 from tests.support.in_process import local_client  # noqa: E402
-from tests.support.servers import fresh_database  # noqa: E402
+from tests.support.servers import ServerProcess, fresh_database  # noqa: E402
+
+#: Seconds a `registry serve` may take to answer with its SPARQL index built over the whole generated catalogue.
+SERVER_START_TIMEOUT = 3600.0
+
 
 _SUMMARIES = text(
     "UPDATE thing_summaries SET summary = jsonb_build_object('kind', kind, 'title', title, 'description', "
@@ -69,10 +78,28 @@ async def backfilled(database_url: str, size: int) -> None:
         await database.close()
 
 
-async def asked(database_url: str, passes: int) -> None:
+@contextlib.asynccontextmanager
+async def search_client(database_url: str, http: bool) -> AsyncIterator[Any]:
+    """Litestar's test client of the application in this process, or (``http``) an HTTP client of a `registry serve`
+    on the database, in its default configuration, once its SPARQL index has caught up (not to share the cores)."""
+    if not http:
+        async with local_client(create_app(Settings(database_url=database_url, db_pool_size=4)), timeout=60) as client:
+            yield client
+        return
+    server = ServerProcess(database_url, {"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_LOG_LEVEL": "info"})
+    started = time.monotonic()
+    await asyncio.to_thread(server.start, SERVER_START_TIMEOUT)
+    print(f"registry serve answering with its SPARQL index caught up after {time.monotonic() - started:.0f} s")
+    try:
+        async with httpx.AsyncClient(base_url=server.base_url, timeout=60) as client:
+            yield client
+    finally:
+        server.close()
+
+
+async def asked(database_url: str, passes: int, http: bool) -> None:
     needs = read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")
-    app = create_app(Settings(database_url=database_url, db_pool_size=4))
-    async with local_client(app, timeout=60) as client:
+    async with search_client(database_url, http) as client:
         for mode in ("lexical", "semantic", "hybrid"):
             timings = []
             for number in range(passes + 1):
@@ -91,10 +118,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--database-url", help="admin URL of a PostgreSQL with pgvector (default: embedded)")
+    parser.add_argument("--http", action="store_true", help="ask over HTTP a `registry serve` started on the database")
     args = parser.parse_args()
     with admin_url(args.database_url) as admin, fresh_database(admin) as database_url:
         asyncio.run(backfilled(database_url, args.size))
-        asyncio.run(asked(database_url, args.passes))
+        asyncio.run(asked(database_url, args.passes, args.http))
 
 
 if __name__ == "__main__":
