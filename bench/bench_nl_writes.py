@@ -126,9 +126,14 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed (apt-get install wrk)")
-    print(f"{machine()}; load average {load_average()} at the start")
+    print(machine())
     with admin_url(args.database_url) as admin, contenders(admin) as both:
         embedding = both[0]
+        for contender in both:  # warm-up, untimed: the model loaded, connections opened
+            put_round(contender, 0, 2)
+            contender.rates.clear()
+            contender.cpu_per_put.clear()
+        settle(embedding)
         ratios = []
         for round_number in range(1, args.rounds + 1):
             for contender in alternated(both, round_number):

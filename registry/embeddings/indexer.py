@@ -36,6 +36,11 @@ BULK_FROM = 10_000
 #: Seconds between rounds when nothing wakes the job, and after a failed round.
 IDLE = 30.0
 RETRY = 5.0
+#: Written descriptions are embedded once writes pause for this many seconds, or at the latest this long after the
+#: first of a burst: a burst becomes a few large rounds, each of which counts and scans the table once, not a round
+#: per group of writes competing with the writes for the database.
+WRITES_PAUSE = 0.5
+BURST_WAIT = 5.0
 
 
 #: How the texts below are composed: stored with the model's identity, so that a change has every vector computed
@@ -146,6 +151,19 @@ class VectorIndexer:
                 wait = RETRY
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
+            if self._wake.is_set():
+                await self._until_writes_pause()
+
+    async def _until_writes_pause(self) -> None:
+        """Wait while writes keep waking the job, until they pause for WRITES_PAUSE, BURST_WAIT at most."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BURST_WAIT
+        while (left := deadline - loop.time()) > 0:
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), min(WRITES_PAUSE, left))
+            except TimeoutError:
+                return
 
     async def backfill(self) -> int:
         """Embed every description whose vectors are not up to date; returns how many were embedded."""
