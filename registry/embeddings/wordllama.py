@@ -42,8 +42,8 @@ def embed_blocking(texts: Sequence[str]) -> list[list[float]]:
     """Unit-length vectors of ``texts`` (blocking: run in an executor)."""
     if not texts:
         return []
-    vectors = load_model().embed(list(texts), norm=True)
-    return [[float(value) for value in row] for row in vectors]
+    vectors: list[list[float]] = load_model().embed(list(texts), norm=True).astype("float64").tolist()
+    return vectors
 
 
 class WordLlamaEmbeddings:

@@ -70,12 +70,15 @@ INDEX_BUILD_SECONDS = 3600.0
 _DELETE = text("DELETE FROM description_vectors WHERE thing_id = ANY(CAST(:ids AS varchar[]))")
 #: Written only while the description is there (a description deleted meanwhile leaves no vectors); one statement
 #: for a batch.
+#: The vectors arrive as one flat ``real[]`` (sent in binary, no text to format or parse), row ``n`` of the ids
+#: holding the slice ``[(n - 1) * dimensions + 1, n * dimensions]``.
 _INSERT = text(
     """
     INSERT INTO description_vectors (thing_id, part, revision, model, embedding)
-    SELECT t.thing_id, t.part, t.revision, :model, CAST(t.embedding AS vector)
-    FROM unnest(CAST(:ids AS varchar[]), CAST(:parts AS integer[]), CAST(:revisions AS bigint[]),
-                CAST(:embeddings AS text[])) AS t (thing_id, part, revision, embedding)
+    SELECT t.thing_id, t.part, t.revision, :model,
+           CAST((CAST(:embeddings AS real[]))[(t.n - 1) * :dimensions + 1 : t.n * :dimensions] AS vector)
+    FROM unnest(CAST(:ids AS varchar[]), CAST(:parts AS integer[]), CAST(:revisions AS bigint[]))
+         WITH ORDINALITY AS t (thing_id, part, revision, n)
     WHERE EXISTS (SELECT 1 FROM descriptions WHERE id = t.thing_id)
     """
 )
@@ -156,6 +159,12 @@ async def write(database: Database, model: str, embedded: Sequence[Embedded]) ->
     """Replace the vectors of each description (one transaction)."""
 
     parts = [(item, part, vector) for item in embedded for part, vector in item.parts]
+    flat: list[float] = []
+    for _, _, vector in parts:
+        flat.extend(vector)
+    dimensions = len(parts[0][2]) if parts else 0
+    if len(flat) != dimensions * len(parts):
+        raise ValueError("the vectors of one write differ in their dimensions")
     async with database.transaction() as tx:
         await tx.execute(_DELETE, ids=[item.thing_id for item in embedded])
         await tx.execute(
@@ -164,7 +173,8 @@ async def write(database: Database, model: str, embedded: Sequence[Embedded]) ->
             ids=[item.thing_id for item, _, _ in parts],
             parts=[part for _, part, _ in parts],
             revisions=[item.revision for item, _, _ in parts],
-            embeddings=[vector_literal(vector) for _, _, vector in parts],
+            embeddings=flat,
+            dimensions=dimensions,
         )
 
 

@@ -298,3 +298,43 @@ async def test_an_embeddings_endpoint_that_fails_leaves_needs_answered_by_their_
             assert time.monotonic() < deadline, check
             await asyncio.sleep(0.1)
         assert check["state"] == "degraded"
+
+
+async def test_vectors_are_stored_as_written_each_in_its_row(
+    client: AsyncTestClient[Any], vector_database_url: str
+) -> None:
+    """Several descriptions' parts sent in one flat array land each in its own row, value for value."""
+    from sqlalchemy import text
+
+    from registry.store import vectors
+    from registry.store.database import Database
+
+    database = Database(vector_database_url, connections=2)
+    await database.open()
+    try:
+        ids = [str(row[0]) for row in await database.fetch(text("SELECT id FROM descriptions ORDER BY id LIMIT 2"))]
+        written = [
+            vectors.Embedded(
+                thing_id, 1, [(part, [float(index * 10 + part + 2) / 8, *([0.5] * 255)]) for part in (-1, 0, 1)]
+            )
+            for index, thing_id in enumerate(ids)
+        ]
+        await vectors.write(database, "test:round-trip", written)
+        rows = await database.fetch(
+            text(
+                "SELECT thing_id, part, embedding::text FROM description_vectors WHERE model = 'test:round-trip' "
+                "ORDER BY thing_id, part"
+            )
+        )
+        stored = {
+            (str(row[0]), int(row[1])): [float(value) for value in str(row[2]).strip("[]").split(",")] for row in rows
+        }
+        expected = {(item.thing_id, part): vector for item in written for part, vector in item.parts}
+        assert stored == expected
+        with pytest.raises(ValueError, match="differ in their dimensions"):
+            await vectors.write(
+                database, "test:round-trip", [vectors.Embedded(ids[0], 1, [(-1, [1.0]), (0, [1.0, 0.0])])]
+            )
+    finally:
+        await database.execute(text("DELETE FROM description_vectors WHERE model = 'test:round-trip'"))
+        await database.close()
