@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+import asyncpg
 import httpx
 import msgspec
 import pytest
@@ -55,9 +56,14 @@ async def test_a_search_past_its_statement_timeout_is_a_503_and_leaves_the_conne
         lambda: hurried.search(Filters(text="service"), "relevance", 20, None),
     )
     for run in searches:
-        with pytest.raises(ServiceUnavailable) as raised:
-            await run()
-        # Once in a few dozen runs this was "The database is unavailable": the driver's error shows which.
+        for _ in range(3):
+            with pytest.raises(ServiceUnavailable) as raised:
+                await run()
+            # On a loaded machine, rarely, a 1 ms statement timeout leaves the driver in a state it refuses to leave
+            # (asyncpg's InternalClientError "cannot switch to state ..."): still a 503 with Retry-After, but one
+            # that says the database is unreachable. The search is asked again then.
+            if not isinstance(raised.value.__cause__, asyncpg.exceptions.InternalClientError):
+                break
         assert "within 0.001 s (REGISTRY_SEARCH_TIMEOUT)" in str(raised.value), repr(raised.value.__cause__)
         assert raised.value.headers["Retry-After"]
     # SET LOCAL ended with the transaction: the one pooled connection runs without a statement timeout again.
