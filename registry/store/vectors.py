@@ -159,12 +159,12 @@ async def write(database: Database, model: str, embedded: Sequence[Embedded]) ->
     """Replace the vectors of each description (one transaction)."""
 
     parts = [(item, part, vector) for item in embedded for part, vector in item.parts]
+    dimensions = len(parts[0][2]) if parts else 0
     flat: list[float] = []
     for _, _, vector in parts:
+        if len(vector) != dimensions:
+            raise ValueError("the vectors of one write differ in their dimensions")
         flat.extend(vector)
-    dimensions = len(parts[0][2]) if parts else 0
-    if len(flat) != dimensions * len(parts):
-        raise ValueError("the vectors of one write differ in their dimensions")
     async with database.transaction() as tx:
         await tx.execute(_DELETE, ids=[item.thing_id for item in embedded])
         await tx.execute(

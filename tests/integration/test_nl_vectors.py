@@ -331,10 +331,11 @@ async def test_vectors_are_stored_as_written_each_in_its_row(
         }
         expected = {(item.thing_id, part): vector for item in written for part, vector in item.parts}
         assert stored == expected
-        with pytest.raises(ValueError, match="differ in their dimensions"):
-            await vectors.write(
-                database, "test:round-trip", [vectors.Embedded(ids[0], 1, [(-1, [1.0]), (0, [1.0, 0.0])])]
-            )
+        # Sizes that differ, also where they add up to whole rows of the first one's size (2 + 1 + 3 = 3 x 2).
+        for sizes in ((1, 2), (2, 1, 3)):
+            mixed = [(part, [1.0] * size) for part, size in enumerate(sizes, start=-1)]
+            with pytest.raises(ValueError, match="differ in their dimensions"):
+                await vectors.write(database, "test:round-trip", [vectors.Embedded(ids[0], 1, mixed)])
     finally:
         await database.execute(text("DELETE FROM description_vectors WHERE model = 'test:round-trip'"))
         await database.close()
