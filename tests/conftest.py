@@ -22,11 +22,23 @@ if _NOT_INSTALLED:
 import httpx  # noqa: E402
 
 from tests.support.identity import Identity, ServedJwks  # noqa: E402
+from tests.support.ordering import longest_files_first  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
 
 #: Files the tests read (real-world TDs with their MANIFEST, sources and licenses): all inside the repository.
 DATA = Path(__file__).resolve().parent / "data"
 REAL_TDS = DATA / "real-tds"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist hands out files by number of tests unless told to keep the collection's order, which
+    # ``pytest_collection_modifyitems`` makes longest first.
+    if getattr(config.option, "loadscopereorder", None) is not None:
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    longest_files_first(items, config.rootpath)
 
 
 @pytest.fixture(scope="session")
