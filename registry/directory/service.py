@@ -9,6 +9,9 @@ A description its author cannot read (another tenant's) is, on every write path,
 visibility is checked first, before preconditions, ownership and version rules, so that no answer (status, detail,
 ETag) tells it apart. A PUT that would create an id held that way is refused as an id outside the author's
 namespaces is (registry/auth/ownership.py, ``unavailable_id``).
+
+What a write is (its candidate, the pending write, its outcome) is in :mod:`registry.directory.writes`; the steps of
+writes inside their transaction are :class:`registry.directory.write_steps.WriteSteps`.
 """
 
 from __future__ import annotations
