@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import hashlib
 import itertools
 import logging
@@ -39,7 +38,7 @@ from registry.sparql.query import Answer
 from registry.sparql.worker.fairness import FairSlots
 from registry.sparql.worker.processes import StuckIn, WorkerExited, WorkerProcess, spawn_worker, unavailable
 from registry.sparql.worker.protocol import frame, read_frame
-from registry.sparql.worker.relay import Relay
+from registry.sparql.worker.relay import Relay, owner_lock
 from registry.store.database import without_password
 from registry.tasks import cancel_and_wait
 
@@ -61,9 +60,6 @@ RECONNECT_DELAY = 0.5
 #: Seconds before a worker that exited before it caught up (it cannot start: the database is down, say) is started
 #: again.
 START_BACKOFF = 1.0
-#: Held by the server process that runs the worker, beside the index directories (``owner.lock.<scope>``: one per
-#: database).
-OWNER_LOCK = "owner.lock"
 
 
 class QueryWorker:
@@ -278,16 +274,8 @@ class QueryWorker:
 
     def _take_over(self) -> bool:
         """Take the lock of the worker's runner if no other process holds it."""
-        directory = self.settings.sparql_index_path
-        directory.mkdir(parents=True, exist_ok=True)
-        lock = (directory / f"{OWNER_LOCK}.{self._scope}").open("a")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            return False
-        self._owner_lock = lock
-        return True
+        self._owner_lock = owner_lock(self.settings.sparql_index_path, self._scope)
+        return self._owner_lock is not None
 
     async def _supervise(self) -> None:
         """Run the worker, starting the next one whenever it exits, until the server stops; or, while another

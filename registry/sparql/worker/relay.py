@@ -6,10 +6,12 @@ decides which side a process is on."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from registry.errors import RegistryError
 from registry.sparql.worker.processes import unavailable
@@ -18,10 +20,27 @@ from registry.sparql.worker.protocol import frame, read_frame
 #: The logger of the query worker's server side, whose part this is.
 log = logging.getLogger("registry.sparql.worker.client")
 
+#: Held by the server process that runs the worker, beside the index directories (``owner.lock.<scope>``: one per
+#: database).
+OWNER_LOCK = "owner.lock"
+
 #: Reads the answers of the process that runs the worker into the calls in flight, until the connection ends.
 ReadAnswers = Callable[[asyncio.StreamReader, dict[int, asyncio.Future[Any]]], Awaitable[None]]
 #: Answers a call (kind, arguments, client) of another process through this process's worker.
 Answer = Callable[[str, list[Any], str], Awaitable[Any]]
+
+
+def owner_lock(directory: Path, scope: str) -> IO[str] | None:
+    """The lock of the process that runs the worker of ``scope`` (held while the file stays open), if no other
+    process holds it; else None."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lock = (directory / f"{OWNER_LOCK}.{scope}").open("a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    return lock
 
 
 class Relay:
@@ -151,4 +170,4 @@ class Relay:
             writer.close()
 
 
-__all__ = ["Relay"]
+__all__ = ["OWNER_LOCK", "Relay", "owner_lock"]
