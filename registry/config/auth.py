@@ -14,6 +14,7 @@ from registry.config.parsers import algorithms, auth_mode
 class AuthSettings:
     """The fields of :class:`registry.config.Settings` in the group ``AUTH``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     auth: str = setting(

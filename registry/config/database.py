@@ -15,6 +15,7 @@ from registry.config.parsers import default_data_dir, non_negative, parse_bool, 
 class DatabaseSettings:
     """The fields of :class:`registry.config.Settings` in the group ``DATABASE``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     database_url: str = setting(DATABASE, "", "PostgreSQL URL; empty = embedded PostgreSQL (`--database-url`).")

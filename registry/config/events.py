@@ -14,6 +14,7 @@ from registry.config.parsers import non_negative
 class EventSettings:
     """The fields of :class:`registry.config.Settings` in the group ``EVENTS``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     sse_keepalive: float = setting(EVENTS, 15.0, "Seconds between SSE keep-alive comments.")

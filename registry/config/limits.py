@@ -14,6 +14,7 @@ from registry.config.parsers import non_negative, rate_limit
 class LimitSettings:
     """The fields of :class:`registry.config.Settings` in the group ``LIMITS``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     rate_limit_reads: str = setting(

@@ -14,6 +14,7 @@ from registry.config.parsers import choice, non_negative, parse_bool
 class OperationSettings:
     """The fields of :class:`registry.config.Settings` in the group ``OPERATIONS``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     log_level: str = setting(

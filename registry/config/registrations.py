@@ -15,6 +15,7 @@ from registry.config.parsers import non_negative, one_of, parse_bool, parse_opti
 class RegistrationSettings:
     """The fields of :class:`registry.config.Settings` in the group ``REGISTRATIONS``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     max_ttl: int = setting(REGISTRATIONS, 0, "Largest accepted `ttl` in seconds (0 = no limit).")

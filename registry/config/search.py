@@ -14,6 +14,7 @@ from registry.config.parsers import at_least_one, choice, non_negative
 class SearchSettings:
     """The fields of :class:`registry.config.Settings` in the group ``SEARCH``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     max_page_size: int = setting(SEARCH, 1000, "Largest page a `limit` can ask for.")

@@ -14,6 +14,7 @@ from registry.config.parsers import non_negative, parse_list
 class ServerSettings:
     """The fields of :class:`registry.config.Settings` in the group ``SERVER``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     host: str = setting(SERVER, "127.0.0.1", "Interface to listen on (`--host`).")

@@ -15,6 +15,7 @@ from registry.config.parsers import non_negative, parse_list, parse_optional_pat
 class SparqlSettings:
     """The fields of :class:`registry.config.Settings` in the group ``SPARQL``; never made on its own."""
 
+    # No slots of its own: Settings, which gathers the groups, has a slot per field (and no __dict__).
     __slots__ = ()
 
     sparql_timeout: float = setting(SPARQL, 10.0, "SPARQL query timeout, seconds.")
