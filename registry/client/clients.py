@@ -1,6 +1,6 @@
 """``AsyncRegistryClient`` (async first) and ``RegistryClient`` (the same API, blocking), on httpx.
 
-Every method is described once, by its function in registry/client/calls.py (its parameters, its docstring, the
+Every method is described once, by its function in registry/client/calls/ (its parameters, its docstring, the
 request and how to read the answer); ``Operation``, ``Listing``, ``Watch`` and ``Events`` make that function a
 method of both clients, and each client adds only its I/O.
 """
@@ -33,7 +33,7 @@ def default_url() -> str:
 
 
 class _Method:
-    """A client method made of a function of calls.py; the client's binder (named by ``binder``) adds the I/O.
+    """A client method made of a function of calls/; the client's binder (named by ``binder``) adds the I/O.
     Bound once per client and kept in its ``__dict__``."""
 
     binder: ClassVar[str]

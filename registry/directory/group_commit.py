@@ -3,7 +3,7 @@
 A single PUT costs PostgreSQL a transaction of its own (BEGIN, six statements, COMMIT and its WAL flush, each a
 round trip), more than the work of storing the description. Up to ``concurrency`` transactions of writes run at
 once; writes that arrive while all of them run wait for one to end and then go together in the next one, whose
-steps take one round trip each for all of them (``DirectoryService._save_all``). Nothing waits on purpose: a
+steps take one round trip each for all of them (``WriteSteps.save_all``). Nothing waits on purpose: a
 write that finds a free slot starts its transaction at once, so groups form only when writes arrive faster than
 they commit, and one slow transaction (an id locked by another replica's batch) holds up only its own group.
 

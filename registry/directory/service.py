@@ -9,21 +9,22 @@ A description its author cannot read (another tenant's) is, on every write path,
 visibility is checked first, before preconditions, ownership and version rules, so that no answer (status, detail,
 ETag) tells it apart. A PUT that would create an id held that way is refused as an id outside the author's
 namespaces is (registry/auth/ownership.py, ``unavailable_id``).
+
+What a write is (its candidate, the pending write, its outcome) is in :mod:`registry.directory.writes`; the steps of
+writes inside their transaction are :class:`registry.directory.write_steps.WriteSteps`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import json_merge_patch
 import msgspec
 
-from registry.auth.ownership import DerivedId, Grant, Holder, authorize_write, ensure_visible, not_found
+from registry.auth.ownership import DerivedId, Holder, authorize_write, ensure_visible, not_found
 from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.config import Settings
@@ -31,99 +32,30 @@ from registry.descriptions.registration_info import Lifetime, LifetimePolicy, en
 from registry.descriptions.validation import validate
 from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
-from registry.directory.version_policy import KeptTexts, VersionPolicy, kept_for
-from registry.errors import (
-    BadRequest,
-    Forbidden,
-    InvalidDescription,
-    InvalidId,
-    NotFound,
-    PreconditionFailed,
-    RegistryError,
+from registry.directory.version_policy import VersionPolicy
+from registry.directory.write_steps import WriteSteps
+from registry.directory.writes import (
+    Candidate,
+    PendingWrite,
+    RevisionMoved,
+    WriteOutcome,
+    at_revision,
+    check_put_id,
+    constant,
+    etag_matches,
+    new_local_id,
+    precondition_failed,
+    with_lifetime,
 )
+from registry.errors import BadRequest, InvalidDescription, InvalidId, NotFound, RegistryError
 from registry.ops.metrics import REGISTRATIONS
-from registry.projections import INLINE_PROJECTION_BYTES, Projection, Projections
-from registry.store.database import Database, Transaction, raised_by_database
+from registry.projections import INLINE_PROJECTION_BYTES, Projections
+from registry.store.database import Database, Transaction
 from registry.store.leases import Lease, LeaseRenewer
-from registry.store.things import THING_CREATED, THING_UPDATED, Held, StoredDescription, ThingStore, Write
-from registry.wire import Notice
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class WriteOutcome:
-    created: bool
-    stored: StoredDescription
-    notices: list[Notice]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Candidate:
-    """What a write will store: the document (with ``id``, without ``registration``), its lifetime, its
-    projections and the notices they raised."""
-
-    document: dict[str, Any]
-    document_text: str
-    lifetime: Lifetime
-    projections: Sequence[Projection]
-    notices: list[Notice]
-
-
-#: Makes the candidate of a write from the current description (None if there is none), under the id's lock.
-Produce = Callable[[StoredDescription | None], Awaitable[Candidate]]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PendingWrite:
-    """One write to store: what ``produce`` makes of the id's current description, by ``principal``, with the
-    checks the request asked for."""
-
-    thing_id: str
-    produce: Produce
-    principal: Principal | None
-    #: The directory assigned the id: POST /things (``anonymous``) or a tool or card import (``assigned_id``).
-    anonymous: bool = False
-    assigned_id: bool = False
-    if_match: str | None = None
-    create_only: bool = False
-    #: Registers the id if it is free (PUT, POST, imports), or only changes the description there (PATCH).
-    creates: bool = True
-    #: What the directory derived the id from (a tool's vendor, an A2A card's URL), whose bound party holds it.
-    derived: DerivedId | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Authorized:
-    """A write past its preconditions and authorization."""
-
-    index: int
-    write: PendingWrite
-    #: The description it replaces (None: it registers the id, also when it takes it over).
-    replaced: StoredDescription | None
-    #: The live description of another holder it takes over (deleted first), if any.
-    taken_over: StoredDescription | None
-    candidate: Candidate
-    grant: Grant
-    #: The owner whose quota it counts towards (a new description, with a cap), else None.
-    counted: tuple[str, str | None] | None
-
-
-class _RevisionMoved(Exception):
-    """Another write changed the description between reading it and locking it: compute the candidate again."""
-
+from registry.store.things import StoredDescription, ThingStore
 
 #: Attempts of a PATCH computed outside the lock before it is computed under it (so that it cannot be overtaken).
 OPTIMISTIC_PATCH_ATTEMPTS = 3
-
-
-def new_local_id() -> str:
-    """Local ids of anonymous TDs: a UUID v4 as a URN (``tdd-anonymous-td-local-uuid``)."""
-    return f"urn:uuid:{uuid.uuid4()}"
-
-
-def etag_matches(if_match: str, etag: str) -> bool:
-    """RFC 9110 If-Match: ``*`` or a list of entity tags compared strongly."""
-    candidates = [tag.strip() for tag in if_match.split(",")]
-    return "*" in candidates or etag in candidates
 
 
 class DirectoryService:
@@ -139,6 +71,7 @@ class DirectoryService:
         self.grace = dt.timedelta(seconds=settings.expiry_grace)
         self.max_owned = settings.max_descriptions_per_owner
         self.version_policy = VersionPolicy(settings.version_policy)
+        self.steps = WriteSteps(things, projections, self.version_policy, grace=self.grace, max_owned=self.max_owned)
         #: Batches compute their candidates one at a time (see :meth:`put_many`).
         self._batch_turn = asyncio.Lock()
         self.group_commit: GroupCommit[PendingWrite, WriteOutcome | RegistryError] = GroupCommit(
@@ -216,7 +149,7 @@ class DirectoryService:
         thing_id = new_local_id()
         document = {**document, "id": thing_id} if isinstance(document, dict) else document
         candidate = await self._candidate(thing_id, document)
-        return await self._save(PendingWrite(thing_id, _constant(candidate), principal, anonymous=True))
+        return await self._save(PendingWrite(thing_id, constant(candidate), principal, anonymous=True))
 
     async def put(
         self,
@@ -236,12 +169,12 @@ class DirectoryService:
         chose the id, so no id pattern applies to it. ``create_only`` (``If-None-Match: *``, RFC 9110 §13.1.2)
         refuses to replace an existing description (412).
         """
-        _check_put_id(thing_id, document)
+        check_put_id(thing_id, document)
         candidate = await self._candidate(thing_id, document)
         return await self._save(
             PendingWrite(
                 thing_id,
-                _constant(candidate),
+                constant(candidate),
                 principal,
                 assigned_id=assigned_id,
                 if_match=if_match,
@@ -285,13 +218,13 @@ class DirectoryService:
                             validationErrors=[{"field": "id", "description": "already given earlier in this batch"}],
                         )
                     seen.add(thing_id)
-                    _check_put_id(thing_id, document)
+                    check_put_id(thing_id, document)
                     candidates.append((index, thing_id, await self._candidate(thing_id, document)))
                 except RegistryError as error:
                     results[index] = error
                 await asyncio.sleep(0)  # other requests get the event loop between descriptions
         saved = await self._commit(
-            [PendingWrite(thing_id, _constant(candidate), principal) for _, thing_id, candidate in candidates]
+            [PendingWrite(thing_id, constant(candidate), principal) for _, thing_id, candidate in candidates]
         )
         results.update((index, outcome) for (index, _, _), outcome in zip(candidates, saved, strict=True))
         return [results[index] for index in range(len(documents))]
@@ -318,25 +251,25 @@ class DirectoryService:
             if current is None:
                 raise not_found(thing_id)
             ensure_visible(principal, thing_id, current.tenant)
-            return await self._candidate(thing_id, json_merge_patch.merge(_with_lifetime(current), patch))
+            return await self._candidate(thing_id, json_merge_patch.merge(with_lifetime(current), patch))
 
         for _ in range(OPTIMISTIC_PATCH_ATTEMPTS):
             current = await self.get(thing_id, writer_scope(principal))
             if if_match is not None and not etag_matches(if_match, current.etag):
-                raise _precondition_failed(current)
+                raise precondition_failed(current)
             candidate = await merged(current)
             try:
                 return await self._save(
                     PendingWrite(
                         thing_id,
-                        _at_revision(current.revision, candidate),
+                        at_revision(current.revision, candidate),
                         principal,
                         if_match=if_match,
                         creates=False,
                     ),
                     grouped=False,
                 )
-            except _RevisionMoved:
+            except RevisionMoved:
                 continue
         return await self._save(
             PendingWrite(thing_id, merged, principal, if_match=if_match, creates=False), grouped=False
@@ -347,7 +280,7 @@ class DirectoryService:
             now, current = await self._locked(tx, thing_id)
             ensure_visible(principal, thing_id, current.tenant)
             if if_match is not None and not etag_matches(if_match, current.etag):
-                raise _precondition_failed(current)
+                raise precondition_failed(current)
             authorize_write(principal, thing_id, None, holder=Holder(current.owner, current.tenant), creates=False)
             await self.things.delete(tx, current, now, principal.actor if principal else None)
             await self.projections.remove(tx, [thing_id])
@@ -441,248 +374,12 @@ class DirectoryService:
         """Store ``pending`` (distinct ids) in one transaction; the response cache and the metrics learn of each
         description written."""
         async with self.database.transaction() as tx:
-            outcomes = await self._save_all(tx, pending)
+            outcomes = await self.steps.save_all(tx, pending)
         written = [outcome for outcome in outcomes if isinstance(outcome, WriteOutcome)]
         self.cache.evict([outcome.stored.id for outcome in written])
         for outcome in written:
             REGISTRATIONS.labels("created" if outcome.created else "updated").inc()
         return outcomes
-
-    async def _save_all(self, tx: Transaction, pending: Sequence[PendingWrite]) -> list[WriteOutcome | RegistryError]:
-        """The steps of a write inside ``tx``, for one write or many (distinct ids): lock the ids and read what
-        they hold, check each write, then write the rows, changes and projections of those that pass, each step
-        one round trip for all of them. A write refused by a check gets its error in its place; a database error
-        raises (the transaction is lost)."""
-        ids = [write.thing_id for write in pending]
-        now = await self.things.lock(tx, ids)
-        held = await self.things.held(tx, ids, now, self.grace)
-        kept = await self.version_policy.kept(tx, ids)
-        results: dict[int, WriteOutcome | RegistryError] = {}
-        authorized = await self._authorize_all(pending, held, results)
-        seen, texts = await self._compared(tx, authorized, kept)
-        accepted = await self._accept_all(tx, authorized, seen, texts, now, results)
-        await self._release_previous_holders(tx, [each for each, _, _ in accepted], held, now)
-        stored = await self.things.write(tx, [row for _, row, _ in accepted], now)
-        await self.projections.store(
-            tx, [(each.candidate.projections, row) for (each, _, _), row in zip(accepted, stored, strict=True)]
-        )
-        for (each, row, notices), description in zip(accepted, stored, strict=True):
-            results[each.index] = WriteOutcome(row.change_type == THING_CREATED, description, notices)
-        return [results[index] for index in range(len(pending))]
-
-    async def _authorize_all(
-        self, pending: Sequence[PendingWrite], held: Held, results: dict[int, WriteOutcome | RegistryError]
-    ) -> list[_Authorized]:
-        """The writes past their preconditions and ownership checks; each refusal goes to ``results``."""
-        authorized: list[_Authorized] = []
-        for index, write in enumerate(pending):
-            try:
-                authorized.append(await self._authorized(index, write, held))
-            except RegistryError as error:
-                if raised_by_database(error):
-                    raise
-                results[index] = error
-        return authorized
-
-    async def _compared(
-        self, tx: Transaction, authorized: Sequence[_Authorized], kept: dict[str, list[tuple[str, str | None]]]
-    ) -> tuple[dict[str, list[str]], KeptTexts]:
-        """The kept versions each write is compared with (those its author may see) and their texts."""
-        # A holder that loses its id to its rightful party loses what it registered there: its kept versions too.
-        for each in authorized:
-            if each.grant.takes_over:
-                kept.pop(each.write.thing_id, None)
-        seen = {
-            each.write.thing_id: kept_for(kept.get(each.write.thing_id, []), writer_scope(each.write.principal))
-            for each in authorized
-        }
-        compared = [
-            (
-                each.write.thing_id,
-                self.version_policy.compared_with(each.candidate.document, seen[each.write.thing_id]),
-            )
-            for each in authorized
-        ]
-        texts = await self.version_policy.texts(tx, [(id_, version) for id_, version in compared if version])
-        return seen, texts
-
-    async def _accept_all(
-        self,
-        tx: Transaction,
-        authorized: Sequence[_Authorized],
-        seen: dict[str, list[str]],
-        texts: KeptTexts,
-        now: dt.datetime,
-        results: dict[int, WriteOutcome | RegistryError],
-    ) -> list[tuple[_Authorized, Write, list[Notice]]]:
-        """The authorized writes within their owner's quota and the version policy, with the row each stores and
-        its notices; each refusal goes to ``results``."""
-        accepted: list[tuple[_Authorized, Write, list[Notice]]] = []
-        #: Descriptions each owner (identity and tenant) holds, counted when their quota first matters.
-        owned: dict[tuple[str, str | None], int] = {}
-        for each in authorized:
-            thing_id, candidate = each.write.thing_id, each.candidate
-            try:
-                if each.counted is not None:
-                    await self._check_owned(tx, each.counted, owned)
-                notices = candidate.notices + self.version_policy.check(
-                    thing_id, each.replaced, candidate.document, candidate.document_text, seen[thing_id], texts
-                )
-                if each.counted is not None:
-                    owned[each.counted] += 1
-                accepted.append((each, self._write(each, now), notices))
-            except RegistryError as error:
-                if raised_by_database(error):
-                    raise
-                results[each.index] = error
-        return accepted
-
-    async def _check_owned(
-        self, tx: Transaction, counted: tuple[str, str | None], owned: dict[tuple[str, str | None], int]
-    ) -> None:
-        """Refuse a new description of an owner that holds its quota already (counted once per transaction)."""
-        if counted not in owned:
-            owned[counted] = await self.things.count_owned(tx, *counted)
-        _check_quota(counted[0], owned[counted], self.max_owned)
-
-    async def _authorized(self, index: int, write: PendingWrite, held: Held) -> _Authorized:
-        """``write`` past its preconditions and the ownership check (registry/auth/ownership.py), or its refusal."""
-        thing_id, principal = write.thing_id, write.principal
-        stored = held.currents.get(thing_id)
-        # A description the author cannot see is a missing one to it, for every check below.
-        current = stored if stored is not None and writer_scope(principal).sees(stored.tenant) else None
-        if write.create_only and current is not None:
-            raise PreconditionFailed(
-                f"If-None-Match: * given, but a description with id {thing_id!r} exists",
-                headers={"ETag": current.etag},
-            )
-        if write.if_match is not None and (current is None or not etag_matches(write.if_match, current.etag)):
-            raise _precondition_failed(current, thing_id)
-        candidate = await write.produce(current)
-        grant = authorize_write(
-            principal,
-            thing_id,
-            candidate.document,
-            holder=held.holders.get(thing_id),
-            creates=write.creates,
-            assigned_id=write.anonymous or write.assigned_id,
-            derived=write.derived,
-        )
-        replaced = None if grant.takes_over else current
-        # A new description counts towards its owner's quota.
-        counted = (principal.owner, principal.tenant) if principal and replaced is None and self.max_owned else None
-        taken_over = stored if grant.takes_over else None
-        return _Authorized(index, write, replaced, taken_over, candidate, grant, counted)
-
-    async def _release_previous_holders(
-        self, tx: Transaction, accepted: Sequence[_Authorized], held: Held, now: dt.datetime
-    ) -> None:
-        """Before the writes: a description taken over is deleted (its ``thing_deleted`` change made by the
-        rightful party) with its projections and kept versions, and the tombstones of ids registered again are
-        forgotten."""
-        taken = [each for each in accepted if each.grant.takes_over]
-        for each in taken:
-            if each.taken_over is not None:
-                actor = each.write.principal.actor if each.write.principal else None
-                await self.things.delete(tx, each.taken_over, now, actor)
-        if taken:
-            ids = [each.write.thing_id for each in taken]
-            await self.projections.remove(tx, [each.write.thing_id for each in taken if each.taken_over is not None])
-            await self.version_policy.forget(tx, ids)
-        tombstoned = [each.write.thing_id for each in accepted if each.write.thing_id in held.tombstones]
-        if tombstoned:
-            await self.things.drop_claims(tx, tombstoned)
-
-    @staticmethod
-    def _write(authorized: _Authorized, now: dt.datetime) -> Write:
-        """The row and change that store the authorized write's candidate over what it replaces."""
-        pending, candidate, current = authorized.write, authorized.candidate, authorized.replaced
-        thing_id, principal = pending.thing_id, pending.principal
-        if current is None:
-            change_type, diff_text = THING_CREATED, candidate.document_text
-        else:
-            change_type = THING_UPDATED
-            diff = json_merge_patch.create_patch(current.document(), candidate.document)
-            diff["id"] = thing_id
-            diff_text = msgspec.json.encode(diff).decode()
-        return Write(
-            thing_id=thing_id,
-            change_type=change_type,
-            diff_text=diff_text,
-            document_text=candidate.document_text,
-            anonymous=pending.anonymous if current is None else current.anonymous,
-            created=now if current is None else current.created,
-            expires=candidate.lifetime.expiry(now),
-            ttl=candidate.lifetime.ttl,
-            owner=current.owner if current else principal.owner if principal else None,
-            tenant=current.tenant if current else principal.tenant if principal else None,
-            actor=principal.actor if principal else None,
-            rightful=authorized.grant.rightful,
-        )
-
-
-def _check_quota(owner: str, owned: int, cap: int) -> None:
-    if owned >= cap:
-        raise Forbidden(
-            f"{owner!r} holds {cap} descriptions, the most one owner may hold here; delete one first", rule="quota"
-        )
-
-
-def _constant(candidate: Candidate) -> Produce:
-    async def produce(current: StoredDescription | None) -> Candidate:
-        return candidate
-
-    return produce
-
-
-def _at_revision(revision: int, candidate: Candidate) -> Produce:
-    """``candidate``, computed from ``revision``: only while the description is still at that revision."""
-
-    async def produce(current: StoredDescription | None) -> Candidate:
-        if current is None:
-            raise NotFound("The Thing Description was deleted while the patch was applied")
-        if current.revision != revision:
-            raise _RevisionMoved
-        return candidate
-
-    return produce
-
-
-def _check_put_id(thing_id: str, document: Any) -> None:
-    """PUT's rules for the id: one the directory accepts (registry/descriptions/ids.py), and the body's id equal
-    to the path's."""
-    InvalidId.check(thing_id)
-    if isinstance(document, dict):
-        body_id = document.get("id")
-        if body_id is None:
-            raise BadRequest(
-                "The Thing Description has no id; PUT needs the same id in the body as in the path "
-                "(use POST /things for anonymous TDs)",
-                validationErrors=[{"field": "id", "description": "id is required for PUT"}],
-            )
-        if body_id != thing_id:
-            raise BadRequest(
-                f"The id in the body ({body_id!r}) differs from the id in the path ({thing_id!r})",
-                validationErrors=[{"field": "id", "description": "must equal the id in the request path"}],
-            )
-
-
-def _precondition_failed(current: StoredDescription | None, thing_id: str = "") -> PreconditionFailed:
-    if current is None:
-        return PreconditionFailed(f"If-Match given, but there is no description with id {thing_id!r}")
-    return PreconditionFailed(
-        "If-Match does not match the current version of the description", headers={"ETag": current.etag}
-    )
-
-
-def _with_lifetime(stored: StoredDescription) -> dict[str, Any]:
-    """The stored document with the lifetime the registrant asked for, as the base a merge patch applies to."""
-    document = stored.document()
-    if stored.ttl is not None:
-        document["registration"] = {"ttl": stored.ttl}
-    elif stored.expires is not None:
-        document["registration"] = {"expires": stored.expires.isoformat()}
-    return document
 
 
 __all__ = ["Candidate", "DirectoryService", "WriteOutcome", "etag_matches", "new_local_id"]

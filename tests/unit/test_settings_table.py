@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.config import _PARSERS, GROUPS, README_BEGIN, README_END, Settings, main, markdown, with_markdown
+from registry.config import GROUPS, PARSERS, README_BEGIN, README_END, Settings, main, markdown, with_markdown
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -16,7 +16,7 @@ def test_every_setting_has_a_group_a_description_and_a_parser() -> None:
     for field in dataclasses.fields(Settings):
         assert field.metadata.get("group") in GROUPS, f"{field.name}: declare it with setting(GROUP, default, doc)"
         assert field.metadata["doc"].strip(), f"{field.name} has no description"
-        assert field.name in _PARSERS, f"{field.name} has no parser in registry.config._PARSERS"
+        assert field.name in PARSERS, f"{field.name} has no parser: add it to PARSERS in its group's module"
 
 
 def test_the_settings_are_declared_group_by_group_in_the_order_of_the_groups() -> None:
@@ -27,7 +27,7 @@ def test_the_settings_are_declared_group_by_group_in_the_order_of_the_groups() -
 def test_the_readme_lists_every_setting_as_generated() -> None:
     readme = README.read_text()
     assert with_markdown(readme) == readme, (
-        "README.md's configuration tables differ from the settings' descriptions in registry/config.py: "
+        "README.md's configuration tables differ from the settings' descriptions in registry/config/: "
         "run `python -m registry.config --write README.md`"
     )
     for field in dataclasses.fields(Settings):

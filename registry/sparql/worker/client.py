@@ -25,25 +25,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import fcntl
 import hashlib
 import itertools
 import logging
-import os
-import signal
-import socket
-import sys
 from http import HTTPStatus
 from typing import IO, Any
 
 from registry.config import Settings
-from registry.errors import RegistryError, ServiceUnavailable
-from registry.lifecycle import child_environment
+from registry.errors import RegistryError
 from registry.ops.metrics import SPARQL_QUERIES, SPARQL_TIMEOUTS, SPARQL_WORKER_RESTARTS
 from registry.sparql.query import Answer
 from registry.sparql.worker.fairness import FairSlots
+from registry.sparql.worker.processes import StuckIn, WorkerExited, WorkerProcess, spawn_worker, unavailable
 from registry.sparql.worker.protocol import frame, read_frame
+from registry.sparql.worker.relay import Relay, owner_lock
 from registry.store.database import without_password
 from registry.tasks import cancel_and_wait
 
@@ -65,76 +60,6 @@ RECONNECT_DELAY = 0.5
 #: Seconds before a worker that exited before it caught up (it cannot start: the database is down, say) is started
 #: again.
 START_BACKOFF = 1.0
-#: Held by the server process that runs the worker, beside the index directories (``owner.lock.<scope>``: one per
-#: database).
-OWNER_LOCK = "owner.lock"
-
-
-class _StuckIn(Exception):
-    """A query outlived its timeout in ``worker`` (being replaced): answered ``problem`` at once, while its client's
-    slot stays held until ``worker`` is gone."""
-
-    def __init__(self, worker: _Worker, problem: ServiceUnavailable) -> None:
-        super().__init__(problem.detail)
-        self.worker = worker
-        self.problem = problem
-
-
-class WorkerExited(Exception):
-    """The worker died while a call was in flight in it; ``suspect`` when it crashed on its own (any call in flight
-    may have caused it) rather than being killed by this process."""
-
-    def __init__(self, problem: ServiceUnavailable, *, suspect: bool) -> None:
-        super().__init__(problem.detail)
-        self.problem = problem
-        self.suspect = suspect
-
-
-_OUT_OF_MEMORY = (
-    "A query needed more memory than the SPARQL worker may use (REGISTRY_SPARQL_MEMORY_LIMIT); the worker is restarting"
-)
-
-
-def _unavailable(reason: str) -> ServiceUnavailable:
-    return ServiceUnavailable(f"{reason}; retry shortly", headers={"Retry-After": "2"})
-
-
-@dataclasses.dataclass(eq=False)
-class _Worker:
-    """One worker process of this server process, and the calls in flight in it."""
-
-    process: asyncio.subprocess.Process
-    pending: dict[int, asyncio.Future[Any]] = dataclasses.field(default_factory=dict)
-    #: Set once its index has caught up: it answers queries.
-    answered: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
-    #: Set once it has exited and the calls in flight in it are settled.
-    exited: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
-    #: A query outlived its timeout in it: it is being replaced.
-    replaced: bool = False
-    #: This process killed it (being replaced, or stopping): the calls in flight in it did not cause its end.
-    killed: bool = False
-    watcher: asyncio.Task[None] | None = None
-
-    @property
-    def channel(self) -> asyncio.StreamWriter:
-        assert self.process.stdin is not None
-        return self.process.stdin
-
-    async def send(self, message: list[Any]) -> None:
-        """Write a frame to the worker; a worker whose stdin is closed is exiting (``WorkerExited``)."""
-        try:
-            if self.channel.is_closing():
-                raise ConnectionResetError("the worker's stdin is closed")
-            self.channel.write(frame(message))
-            await self.channel.drain()
-        except (ConnectionError, RuntimeError) as error:  # RuntimeError: uvloop's write to a closed pipe
-            raise WorkerExited(_unavailable("The SPARQL worker is restarting"), suspect=False) from error
-
-    def kill(self) -> None:
-        self.killed = True
-        if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
 
 
 class QueryWorker:
@@ -144,8 +69,8 @@ class QueryWorker:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         #: The worker new calls go to (this process runs it); others may still be finishing their calls.
-        self._worker: _Worker | None = None
-        self._workers: set[_Worker] = set()
+        self._worker: WorkerProcess | None = None
+        self._workers: set[WorkerProcess] = set()
         #: A worker started ahead, waiting to be called on.
         self._standby: asyncio.subprocess.Process | None = None
         self._standby_task: asyncio.Task[None] | None = None
@@ -156,24 +81,20 @@ class QueryWorker:
         self._retiring: set[asyncio.Task[None]] = set()
         #: Slots held for clients whose query is stuck in a worker being replaced.
         self._holding: set[asyncio.Task[None]] = set()
-        #: Where calls go when another process runs the worker: the socket to that process, and the calls in flight.
-        self._channel: asyncio.StreamWriter | None = None
-        self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ready = asyncio.Event()
         self._ids = itertools.count(1)
         self._slots = FairSlots(settings.sparql_concurrency, settings.sparql_queue)
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
-        #: Set while this process runs the worker: the lock, the relay for the other processes and their connections.
+        #: Set while this process runs the worker.
         self._owner_lock: IO[str] | None = None
-        self._relay: asyncio.Server | None = None
-        self._peers: set[asyncio.StreamWriter] = set()
         # One worker per index directory and database: directories of other databases sharing a data directory
         # (the default one, say) must neither relay to each other's worker nor answer from each other's index.
         database = without_password(settings.database_url)
         scope = f"{settings.sparql_index_path.resolve()}\0{database}"
         self._scope = hashlib.sha256(scope.encode()).hexdigest()[:24]
-        self._socket_name = f"\0lmos-registry-sparql-{self._scope}"
+        #: The socket between the server processes: to the one that runs the worker, or of it.
+        self._relay = Relay(f"\0lmos-registry-sparql-{self._scope}", self._ids)
 
     async def start(self) -> None:
         """Start the worker in the background: the rest of the API answers while its index catches up."""
@@ -200,10 +121,7 @@ class QueryWorker:
         await cancel_and_wait(self._supervisor, self._standby_task, *self._retiring, *self._holding)
         await self._drop_standby()
         await self._kill_workers()
-        if self._relay is not None:
-            self._relay.close()
-            for peer in list(self._peers):
-                peer.close()
+        self._relay.close()
         if self._owner_lock is not None:
             self._owner_lock.close()
             self._owner_lock = None
@@ -224,7 +142,7 @@ class QueryWorker:
             if worker is None or worker.exited.is_set():
                 return "the SPARQL worker process is restarting (it is restarted automatically)"
             return None if worker.answered.is_set() else "the SPARQL index is catching up with the catalogue"
-        if self._channel is None or self._channel.is_closing():
+        if not self._relay.connected:
             return "not connected to the process that runs the SPARQL worker (reconnecting)"
         return None if self._ready.is_set() else "the SPARQL index is catching up with the catalogue"
 
@@ -245,17 +163,19 @@ class QueryWorker:
             self._queried.set()
         await self._until_ready()
         if not self.runs_worker:
-            return await self._forward(kind, arguments, client)
+            # The owner answers within its queue wait and the attempts it makes: wait a little longer than that.
+            timeout = self._queue_wait + ATTEMPTS * (READY_WAIT + self.settings.sparql_timeout + GRACE + HANDOVER_WAIT)
+            return await self._relay.forward(kind, arguments, client, timeout)
         if kind != "query":  # answered by the worker's event loop at once, without a query thread
             try:
                 return await self._in_worker(kind, arguments)
-            except _StuckIn as stuck:
+            except StuckIn as stuck:
                 raise stuck.problem from None
         await self._slots.acquire(client, self._queue_wait)
         held_on = False
         try:
             return await self._in_worker(kind, arguments)
-        except _StuckIn as stuck:
+        except StuckIn as stuck:
             # The client's slot is held until the worker with its stuck query is gone: its next query runs in the
             # next worker, never beside the stuck one.
             held_on = True
@@ -265,7 +185,7 @@ class QueryWorker:
             if not held_on:
                 self._slots.release(client)
 
-    def _hold_until_gone(self, client: str, worker: _Worker) -> None:
+    def _hold_until_gone(self, client: str, worker: WorkerProcess) -> None:
         async def hold() -> None:
             try:
                 with contextlib.suppress(TimeoutError):
@@ -288,7 +208,7 @@ class QueryWorker:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ready.wait(), READY_WAIT)
         if reason := self.unready_reason():
-            raise _unavailable(reason[0].upper() + reason[1:])
+            raise unavailable(reason[0].upper() + reason[1:])
 
     async def _in_worker(self, kind: str, arguments: list[Any]) -> Any:
         """Run a call in this process's worker; sent again to the next worker when the worker dies under it for
@@ -317,15 +237,15 @@ class QueryWorker:
             worker.pending.pop(request_id, None)
             SPARQL_TIMEOUTS.inc()
             self._have_replaced(worker)
-            problem = _unavailable(
+            problem = unavailable(
                 f"The query did not finish within {self.settings.sparql_timeout:g} s (REGISTRY_SPARQL_TIMEOUT) "
                 "and was stopped"
             )
-            raise _StuckIn(worker, problem) from None
+            raise StuckIn(worker, problem) from None
         finally:
             worker.pending.pop(request_id, None)
 
-    async def _request(self, worker: _Worker, kind: str, arguments: list[Any]) -> Any:
+    async def _request(self, worker: WorkerProcess, kind: str, arguments: list[Any]) -> Any:
         """A call to ``worker`` for this process's own use (no slot, no timeout: the caller bounds it)."""
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -336,7 +256,7 @@ class QueryWorker:
         finally:
             worker.pending.pop(request_id, None)
 
-    def _have_replaced(self, worker: _Worker) -> None:
+    def _have_replaced(self, worker: WorkerProcess) -> None:
         if worker is self._worker and not worker.replaced:
             log.warning("a SPARQL query outlived its timeout; replacing the query worker")
             worker.replaced = True
@@ -348,35 +268,27 @@ class QueryWorker:
             self._ready.set()
         else:
             self._ready.clear()
-        for peer in list(self._peers):
-            if not peer.is_closing():
-                peer.write(frame([0, "ready", ready]))
+        self._relay.tell_ready(ready)
 
     # -- running the workers
 
     def _take_over(self) -> bool:
         """Take the lock of the worker's runner if no other process holds it."""
-        directory = self.settings.sparql_index_path
-        directory.mkdir(parents=True, exist_ok=True)
-        lock = (directory / f"{OWNER_LOCK}.{self._scope}").open("a")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            return False
-        self._owner_lock = lock
-        return True
+        self._owner_lock = owner_lock(self.settings.sparql_index_path, self._scope)
+        return self._owner_lock is not None
 
     async def _supervise(self) -> None:
         """Run the worker, starting the next one whenever it exits, until the server stops; or, while another
         process runs it, relay through that one (and take over when it ends)."""
         while not self._stopping:
             if not self.runs_worker and not self._take_over():
-                await self._relay_through_owner()
+                await self._relay.through_owner(
+                    lambda reader, pending: self._read_answers(reader, pending, None), self._ready.clear
+                )
                 await asyncio.sleep(RECONNECT_DELAY)
                 continue
-            if self._relay is None:
-                await self._open_relay()
+            if self._relay.server is None:
+                await self._relay.open(self._call, self._ready.is_set)
             try:
                 worker = await self._serve_with_workers()
             except Exception:
@@ -391,7 +303,7 @@ class QueryWorker:
                 log.warning("the SPARQL worker exited with %s before it answered", worker.process.returncode)
                 await asyncio.sleep(START_BACKOFF)  # do not spin on a worker that cannot start
 
-    async def _serve_with_workers(self) -> _Worker:
+    async def _serve_with_workers(self) -> WorkerProcess:
         """Start a worker on the index in use and replace it whenever a query is stuck in it; returns the worker
         that exited (crashed, or killed without a successor)."""
         worker = await self._call_on(None)
@@ -415,9 +327,9 @@ class QueryWorker:
             worker = successor
             SPARQL_WORKER_RESTARTS.inc()
 
-    async def _successor_of(self, worker: _Worker) -> _Worker | None:
+    async def _successor_of(self, worker: WorkerProcess) -> WorkerProcess | None:
         """A worker on a checkpoint of ``worker``'s index, caught up; None when that fails (in time)."""
-        successor: _Worker | None = None
+        successor: WorkerProcess | None = None
         try:
             async with asyncio.timeout(HANDOVER_WAIT):
                 generation = await self._request(worker, "checkpoint", [])
@@ -435,7 +347,7 @@ class QueryWorker:
             await successor.exited.wait()
         return None
 
-    async def _retire(self, worker: _Worker, successor: _Worker) -> None:
+    async def _retire(self, worker: WorkerProcess, successor: WorkerProcess) -> None:
         """Kill a replaced worker once the other calls in flight in it are answered (within ``GRACE``; those left
         are sent again to its successor), then have its successor remove its index generation."""
         if worker.pending:  # no call comes in now: it is no longer the current worker
@@ -447,15 +359,15 @@ class QueryWorker:
                 async with asyncio.timeout(HANDOVER_WAIT):
                     await self._request(successor, "tidy", [])
 
-    def _make_current(self, worker: _Worker) -> None:
+    def _make_current(self, worker: WorkerProcess) -> None:
         self._worker = worker
         self._set_ready(worker.answered.is_set())
 
-    async def _call_on(self, generation: str | None) -> _Worker:
+    async def _call_on(self, generation: str | None) -> WorkerProcess:
         """Start a worker (the standby, when there is one) on ``generation`` of the index (None: the one in use)."""
         standby, self._standby = self._standby, None
-        process = standby if standby is not None and standby.returncode is None else await self._spawn()
-        worker = _Worker(process)
+        process = standby if standby is not None and standby.returncode is None else await spawn_worker(self.settings)
+        worker = WorkerProcess(process)
         with contextlib.suppress(WorkerExited):  # a standby that died waiting: its watcher sees it exit
             await worker.send([0, "start", generation])
         worker.watcher = asyncio.create_task(self._watch(worker), name="sparql-worker-watcher")
@@ -468,31 +380,7 @@ class QueryWorker:
             self._standby_task = asyncio.create_task(self._prepare_standby(first), name="sparql-standby")
         return worker
 
-    async def _spawn(self) -> asyncio.subprocess.Process:
-        """A worker process, importing its modules and then waiting for its start frame."""
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "registry.sparql.worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env={
-                **child_environment(dict(os.environ)),  # the worker dies with this process
-                "REGISTRY_DATABASE_URL": self.settings.database_url,
-                "REGISTRY_LOG_LEVEL": self.settings.log_level,
-                "REGISTRY_SPARQL_TIMEOUT": str(self.settings.sparql_timeout),
-                "REGISTRY_SPARQL_MAX_RESULTS": str(self.settings.sparql_max_results),
-                "REGISTRY_SPARQL_SERVICE_ALLOWLIST": ",".join(self.settings.sparql_service_allowlist),
-                "REGISTRY_SPARQL_INDEX_DIR": str(self.settings.sparql_index_path),
-                "REGISTRY_SPARQL_CONCURRENCY": str(self.settings.sparql_concurrency),
-                "REGISTRY_SPARQL_QUEUE": str(self.settings.sparql_queue),
-                "REGISTRY_SPARQL_MEMORY_LIMIT": str(self.settings.sparql_memory_limit),
-                # glibc's default of one arena per thread reserves address space the memory limit would count.
-                "MALLOC_ARENA_MAX": "2",
-            },
-        )
-
-    async def _prepare_standby(self, after: _Worker | None) -> None:
+    async def _prepare_standby(self, after: WorkerProcess | None) -> None:
         """Start the next worker while the current one serves (once ``after`` answers, if given, and the first query
         has come): its imports take long, and a worker replaced for a query's timeout may soon be replaced again."""
         if after is not None:
@@ -505,7 +393,7 @@ class QueryWorker:
                 return  # it could not start: the next one is started afresh
         if self._standby is None and not self._stopping:
             try:
-                self._standby = await self._spawn()
+                self._standby = await spawn_worker(self.settings)
             except OSError:
                 log.exception("the standby SPARQL worker cannot be started; the next restart starts one")
 
@@ -516,7 +404,7 @@ class QueryWorker:
                 standby.kill()
             await standby.wait()
 
-    async def _watch(self, worker: _Worker) -> None:
+    async def _watch(self, worker: WorkerProcess) -> None:
         """Read the worker's answers until it exits, then settle the calls still in flight in it."""
         assert worker.process.stdout is not None
         try:
@@ -528,30 +416,14 @@ class QueryWorker:
             await worker.process.wait()
             if not self._stopping and not worker.replaced:
                 log.warning("the SPARQL worker exited with %s; starting the next one", worker.process.returncode)
-            self._settle_exited(worker)
+            worker.settle_exited()
             self._workers.discard(worker)
             worker.exited.set()
             if worker is self._worker:
                 self._set_ready(False)
 
-    def _settle_exited(self, worker: _Worker) -> None:
-        """The worker is gone: the calls in flight in it are sent again to the next worker. Killed by this
-        process, it took innocent calls with it. Out of memory (oxigraph aborts when an allocation fails), a call
-        alone in flight caused it and is answered so; otherwise any call in flight may have caused the crash, and
-        each is sent again once."""
-        waiting = [future for future in worker.pending.values() if not future.done()]
-        out_of_memory = worker.process.returncode == -signal.SIGABRT
-        problem = _unavailable(_OUT_OF_MEMORY if out_of_memory else "The SPARQL worker is restarting")
-        for future in waiting:
-            if worker.killed:
-                future.set_exception(WorkerExited(problem, suspect=False))
-            elif out_of_memory and len(waiting) == 1:
-                future.set_exception(problem)
-            else:
-                future.set_exception(WorkerExited(problem, suspect=True))
-
     async def _read_answers(
-        self, reader: asyncio.StreamReader, pending: dict[int, asyncio.Future[Any]], worker: _Worker | None
+        self, reader: asyncio.StreamReader, pending: dict[int, asyncio.Future[Any]], worker: WorkerProcess | None
     ) -> None:
         """Settle ``pending`` calls with the answers from ``reader`` until it ends; frame 0 tells readiness (of
         ``worker``, or of the process this one relays through)."""
@@ -576,93 +448,6 @@ class QueryWorker:
                     error = RegistryError(detail, headers=headers, **extra)
                     error.status = HTTPStatus(code)
                     future.set_exception(error)
-
-    # -- the processes that do not run the worker, and the relay that serves them
-
-    async def _forward(self, kind: str, arguments: list[Any], client: str) -> Any:
-        """Send a call to the process that runs the worker (it schedules, times and retries it)."""
-        channel = self._channel
-        assert channel is not None
-        request_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        # The owner answers within its queue wait and the attempts it makes: wait a little longer than that.
-        timeout = self._queue_wait + ATTEMPTS * (READY_WAIT + self.settings.sparql_timeout + GRACE + HANDOVER_WAIT)
-        try:
-            if channel.is_closing():
-                raise ConnectionResetError("the connection to the process that runs the worker is closed")
-            channel.write(frame([request_id, kind, arguments, client]))
-            await channel.drain()
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
-        except TimeoutError:
-            raise _unavailable("The process that runs the SPARQL worker did not answer") from None
-        except (ConnectionError, RuntimeError) as error:  # RuntimeError: uvloop's write to a closed socket
-            raise _unavailable("The SPARQL worker is restarting") from error
-        finally:
-            self._pending.pop(request_id, None)
-
-    async def _relay_through_owner(self) -> None:
-        """Send queries to the process that runs the worker, until the connection to it ends."""
-        # Sockets made here: uvloop takes no abstract socket names as paths.
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        connection.setblocking(False)
-        try:
-            await asyncio.get_running_loop().sock_connect(connection, self._socket_name)
-            reader, writer = await asyncio.open_unix_connection(sock=connection)
-        except OSError:
-            connection.close()
-            return  # starting or gone: try again (or take over)
-        self._channel = writer
-        try:
-            await self._read_answers(reader, self._pending, None)
-        finally:
-            self._ready.clear()
-            self._channel = None
-            writer.close()
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(_unavailable("The SPARQL worker is restarting"))
-
-    async def _open_relay(self) -> None:
-        """Listen for the other server processes (a socket made here: uvloop takes no abstract names as paths)."""
-        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listening.bind(self._socket_name)
-            listening.listen()
-            listening.setblocking(False)
-            self._relay = await asyncio.start_unix_server(self._serve_peer, sock=listening)
-        except OSError:
-            listening.close()
-            log.exception("the other server processes cannot reach this one's SPARQL worker")
-
-    async def _serve_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Answer the calls of another server process through this process's worker (scheduled among this
-        process's own by their client, timed and retried here)."""
-        self._peers.add(writer)
-        writer.write(frame([0, "ready", self._ready.is_set()]))
-        calls: set[asyncio.Task[None]] = set()
-
-        async def relay(request_id: int, kind: str, arguments: list[Any], client: str) -> None:
-            try:
-                message = [request_id, "ok", await self._call(kind, arguments, client)]
-            except RegistryError as error:
-                message = [request_id, "error", [int(error.status), error.detail, error.headers, error.extra]]
-            if not writer.is_closing():
-                writer.write(frame(message))
-
-        try:
-            while True:
-                request_id, kind, arguments, client = await read_frame(reader)
-                call = asyncio.create_task(relay(request_id, kind, arguments, client))
-                calls.add(call)
-                call.add_done_callback(calls.discard)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            self._peers.discard(writer)
-            for call in calls:
-                call.cancel()
-            writer.close()
 
 
 __all__ = ["QueryWorker", "WorkerExited", "frame", "read_frame"]
