@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import psutil
@@ -36,6 +37,22 @@ def _local_postgres_reachable() -> bool:
     return False
 
 
+T = TypeVar("T")
+
+
+def outside_any_loop(function: Callable[..., T], *args: object) -> T:
+    """``function(*args)``, in another thread when this one runs an event loop (an async test's): the function may
+    then run loops of its own (``asyncio.run``)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return function(*args)
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(function, *args).result()
+
+
 def admin_execute(admin_url: str, statement: str) -> None:
     """Run one statement on its own connection (outside any test's event loop)."""
     import asyncio
@@ -49,14 +66,7 @@ def admin_execute(admin_url: str, statement: str) -> None:
         finally:
             await connection.close()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(run())
-        return
-    # Called from an async test (its loop runs in this thread): the statement gets a loop of its own in another.
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        thread.submit(asyncio.run, run()).result()
+    outside_any_loop(asyncio.run, run())
 
 
 @contextlib.contextmanager
@@ -102,6 +112,12 @@ def release_template(admin_url: str) -> None:
 def _migrated_template(admin_url: str) -> str:
     """The name of a database migrated to the head, made once per process and PostgreSQL, dropped at exit."""
     if admin_url not in _TEMPLATES:
+        outside_any_loop(_make_template, admin_url)
+    return _TEMPLATES[admin_url]
+
+
+def _make_template(admin_url: str) -> None:
+    if admin_url not in _TEMPLATES:
         from registry.store.migrations import migrate as apply_migrations
 
         _drop_orphaned_templates(admin_url)
@@ -112,7 +128,6 @@ def _migrated_template(admin_url: str) -> str:
         _DROPS[admin_url] = drop
         apply_migrations(_database_url(admin_url, name))
         _TEMPLATES[admin_url] = name
-    return _TEMPLATES[admin_url]
 
 
 def _drop_orphaned_templates(admin_url: str) -> None:
