@@ -21,6 +21,8 @@ from typing import TypeVar
 import httpx
 import psutil
 
+from tests.support.zygote import ForkedServer, Zygote
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -184,7 +186,14 @@ def fresh_database(admin_url: str, *, migrate: bool = True) -> Iterator[str]:
 class ServerProcess:
     """One `registry serve` process on loopback."""
 
-    def __init__(self, database_url: str, env: dict[str, str] | None = None, *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        env: dict[str, str] | None = None,
+        *,
+        port: int | None = None,
+        fresh_interpreter: bool = False,
+    ) -> None:
         self.port = port or free_port()
         host = (env or {}).get("REGISTRY_HOST", "127.0.0.1")
         self.base_url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
@@ -207,20 +216,34 @@ class ServerProcess:
         descriptor, log_name = tempfile.mkstemp(prefix="registry-serve-", suffix=".log")
         os.close(descriptor)
         self.log_path = Path(log_name)
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | ForkedServer | None = None
+        # Forked from the zygote unless the test needs an interpreter of its own (its import-time environment: a
+        # PYTHON* variable of its own) or the run asks for fresh interpreters throughout.
+        self.forked = not (
+            fresh_interpreter
+            or os.environ.get("REGISTRY_TEST_FRESH_INTERPRETERS")
+            or any(
+                self.env.get(name) != os.environ.get(name)
+                for name in self.env.keys() | os.environ.keys()
+                if name.startswith("PYTHON")
+            )
+        )
 
     def start(self, timeout: float = 60.0, *, wait_for_sparql: bool = True) -> ServerProcess:
         """Start (or restart, appending to the same log) and wait until the server answers, and (unless told not to)
         until its SPARQL index answers, as a load balancer would: SPARQL answers 503 until then. A server whose
         SPARQL index does not come up within ``timeout`` is returned all the same (a test may be about that)."""
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "registry", "serve"],
-                cwd=REPO_ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        if self.forked:
+            self.process = Zygote.shared(REPO_ROOT).spawn(["serve"], self.env, REPO_ROOT, self.log_path)
+        else:
+            with self.log_path.open("ab") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "registry", "serve"],
+                    cwd=REPO_ROOT,
+                    env=self.env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

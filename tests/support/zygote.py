@@ -1,0 +1,188 @@
+"""Test servers forked from a process that has already imported the server, as ``gunicorn --preload`` does.
+
+Importing the server costs more CPU than anything else a test server does before it answers (about a second on this
+machine's two cores), and the suite starts some 200 of them. A zygote, a child of the test process started
+with ``python -m tests.support.zygote``, imports ``registry serve``'s modules once and then forks each server
+on request: the child sets the server's environment, working directory and log, and runs the same CLI entry point as
+``python -m registry serve`` does, in a process of its own (its own pid, signals, SPARQL worker and exit code).
+
+``ForkedServer`` is the test side: the part of ``subprocess.Popen`` the tests use (pid, poll, wait, terminate, kill,
+send_signal, returncode). The zygote reaps its children and reports their exit codes as ``Popen`` would (a signal as
+its negative number).
+
+Requests and answers are JSON lines on the zygote's stdin and stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+_PRELOAD = ("registry.app", "registry.cli", "registry.cli.serve", "uvicorn", "uvicorn.main")
+
+
+class Zygote:
+    """One zygote per test process, started at the first server and ended with the test process (its stdin closes)."""
+
+    _instance: Zygote | None = None
+    _lock = threading.Lock()
+
+    def __init__(self, cwd: Path) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.zygote"],
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._talk = threading.Lock()
+        self.ask({"op": "ping"})
+
+    @classmethod
+    def shared(cls, cwd: Path) -> Zygote:
+        with cls._lock:
+            if cls._instance is None or cls._instance._process.poll() is not None:
+                cls._instance = cls(cwd)
+            return cls._instance
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self._process.stdin is not None
+        assert self._process.stdout is not None
+        with self._talk:
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+            line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the test zygote ended (exit code {self._process.poll()})")
+        answer: dict[str, Any] = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"the test zygote refused {request['op']}: {answer['error']}")
+        return answer
+
+    def spawn(self, argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedServer:
+        answer = self.ask({"op": "spawn", "argv": argv, "env": env, "cwd": str(cwd), "log": str(log)})
+        return ForkedServer(self, int(answer["pid"]), argv)
+
+
+class ForkedServer:
+    """A forked server process, seen through the part of ``subprocess.Popen`` the tests use."""
+
+    def __init__(self, zygote: Zygote, pid: int, args: list[str]) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.args = args
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            code = self._zygote.ask({"op": "status", "pid": self.pid})["returncode"]
+            self.returncode = None if code is None else int(code)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            time.sleep(0.02)
+        return code
+
+    def send_signal(self, number: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, number)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _reap(exited: dict[int, int]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        exited[pid] = os.waitstatus_to_exitcode(status)
+
+
+def _serve(requests: IO[str], answers: IO[str]) -> dict[str, Any] | None:
+    """Answer requests until stdin closes (None: the zygote ends) or a fork made this process a server (its
+    request)."""
+    exited: dict[int, int] = {}
+    children: set[int] = set()
+    for line in requests:
+        request = json.loads(line)
+        _reap(exited)
+        if request["op"] == "spawn":
+            answers.flush()
+            pid = os.fork()
+            if pid == 0:
+                return dict(request)
+            children.add(pid)
+            answer: dict[str, Any] = {"pid": pid}
+        elif request["op"] == "status":
+            answer = {"returncode": exited.get(request["pid"])}
+        else:
+            answer = {}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+    for pid in children - exited.keys():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return None
+
+
+def _become_server(request: dict[str, Any]) -> None:
+    """In the forked child: the server's signals, environment, directory and output, then the CLI as ``python -m
+    registry`` runs it."""
+    for number in (signal.SIGCHLD, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's standard streams, open until it exits
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.argv = ["registry", *request["argv"]]
+
+    from registry.cli import main
+
+    main(args=request["argv"], prog_name="registry")
+
+
+def _main() -> None:
+    import importlib
+
+    # The zygote's own SIGINT (a Ctrl-C of the test run reaches the whole process group) is the test process's to
+    # handle: it closes the zygote's stdin.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for module in _PRELOAD:
+        importlib.import_module(module)
+    request = _serve(sys.stdin, sys.stdout)
+    if request is not None:
+        _become_server(request)
+
+
+if __name__ == "__main__":
+    _main()
