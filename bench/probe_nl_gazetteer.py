@@ -119,7 +119,7 @@ def report(
     lexical: dict[str, dict[str, float]],
     near: Near,
 ) -> None:
-    for retrieval in (fusion.SEMANTIC, fusion.HYBRID):
+    for retrieval in (fusion.LEXICAL, fusion.SEMANTIC, fusion.HYBRID):
         for split in ("dev", "test"):
             chosen = [need for need in needs if need.split == split]
             answered = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from registry.descriptions import gazetteer
@@ -92,6 +94,19 @@ def test_where_something_is_published_names_no_product() -> None:
 
 def test_one_description_gets_at_most_three_products() -> None:
     assert names("GitHub Slack Jira Notion Stripe Sync") == ["github", "jira", "stripe"]
+
+
+def test_another_list_is_another_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = gazetteer.gazetteer().version
+    changed = tmp_path / "products.txt"
+    changed.write_bytes(gazetteer.DATA.read_bytes() + b"newproduct: something new\n")
+    monkeypatch.setattr(gazetteer, "DATA", changed)
+    gazetteer.gazetteer.cache_clear()
+    try:
+        assert gazetteer.gazetteer().version != shipped
+        assert purposes("Newproduct") == "something new"
+    finally:
+        gazetteer.gazetteer.cache_clear()
 
 
 def test_a_list_line_without_purpose_is_refused_and_aliases_share_a_product() -> None:
