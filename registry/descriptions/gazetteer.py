@@ -7,13 +7,15 @@ workouts, one titled "FRED" about unemployment and inflation figures. ``purposes
 the description's vector (registry/embeddings/indexer.py) and, at a low full-text weight, its text search read.
 
 Matching works on whole words, never inside one ("fred" is not found in "frederick"): the words of a field, in lower
-case, are compared with each name's words (a run of one to ``MAX_NAME_WORDS``), and also joined (``homeassistant``,
-``googlemaps``). A path or domain-like name (``io.github.user/strava-mcp``) counts by its last segment only, and a
-code host's URL by its repository's name: ``github`` there says where the code lives, not what it does. A name that
-is also an ordinary word or very short (marked ``~`` in the list, or of at most ``GUARDED_UP_TO`` letters) counts
-only where a field names that product and nothing else, publishing boilerplate aside ("Linear", "Linear MCP server",
-``mcp-linear``, the vendor "Linear Inc", ``https://linear.app``), not where the word is part of a longer name
-("Linear Algebra Tools").
+case, are compared with each name's words (a run of one to ``MAX_NAME_WORDS``, the longest first); a name of several
+words also matches written as one (``homeassistant``, ``GoogleMaps``), ``mcp`` glued to a name is a word of its own
+(``discordmcp``), and camel case is split where the field as written names nothing (``PlaywrightToolsAgent``). A
+path-like name (``io.github.user/strava-mcp``) counts by its last segment, a namespace (``io.github.user``,
+``com.stripe``) by its labels that do not say where it is published, and a code host's URL by its repository's name:
+``github`` there says where the code lives, not what it does. A name that is also an ordinary word or very short
+(marked ``~`` in the list, or of at most ``GUARDED_UP_TO`` letters) counts only where a field names that product and
+nothing else, publishing boilerplate aside ("Linear", "Linear MCP server", ``mcp-linear``, the vendor "Linear Inc",
+``https://linear.app``), not where the word is part of a longer name ("Linear Algebra Tools").
 """
 
 from __future__ import annotations
