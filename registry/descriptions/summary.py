@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 from rapidfuzz import fuzz
 
+from registry.descriptions.gazetteer import purposes
 from registry.descriptions.model import (
     LmosKind,
     capability_lists,
@@ -51,18 +52,20 @@ class Summary(msgspec.Struct, frozen=True, omit_defaults=True):
 
     def search_texts(self) -> tuple[str, str, str, str]:
         """Texts by full-text weight: titles (A), descriptions and vendor (B), capabilities with their tags (C),
-        examples (D). Names spelled as paths or domains (``io.github.redis/mcp-redis``) are indexed with their
-        words too, since the text parser keeps such a name as one token."""
+        examples and what the products the description names are known for (D, registry/descriptions/gazetteer.py).
+        Names spelled as paths or domains (``io.github.redis/mcp-redis``) are indexed with their words too, since
+        the text parser keeps such a name as one token."""
         capability_text = " ".join(
             " ".join(filter(None, (with_words(item.name), with_words(item.id), item.description, *item.tags)))
             for item in self.capabilities
         )
         examples = " ".join(example for item in self.capabilities for example in item.examples)
+        known_for = purposes(self.title, *((self.vendor.name, self.vendor.url) if self.vendor else ()))
         return (
             with_words(self.title) or "",
             " ".join(filter(None, (self.description, with_words(self.vendor.name) if self.vendor else None))),
             capability_text,
-            examples,
+            " ".join(filter(None, (examples, known_for))),
         )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from registry.descriptions.gazetteer import gazetteer, summary_purposes
 from registry.descriptions.summary import name_words
 from registry.embeddings.provider import EmbeddingError, Embeddings
 from registry.errors import RegistryError
@@ -43,9 +44,9 @@ WRITES_PAUSE = 0.5
 BURST_WAIT = 5.0
 
 
-#: How the texts below are composed: stored with the model's identity, so that a change has every vector computed
-#: again.
-TEXTS = "texts-2"
+#: How the texts below are composed, and which product gazetteer they read: stored with the model's identity, so
+#: that a change of either has every vector computed again.
+TEXTS = f"texts-3+gazetteer-{gazetteer().version}"
 #: Words of names that say where a name is published, not what it does (``io.github.x/mcp-server-y``).
 NAME_BOILERPLATE = frozenset({"io", "com", "org", "net", "github", "mcp", "server"})
 _JOINED = re.compile(r"[./:_@-]")
@@ -62,9 +63,11 @@ def name_text(name: str | None) -> str | None:
 
 
 def description_text(summary: dict[str, Any]) -> str:
-    """What the vector of a description is computed from: its title and description (its kind when it has neither,
-    so that every description has its vector)."""
-    text = " ".join(filter(None, (name_text(summary.get("title")), summary.get("description"))))
+    """What the vector of a description is computed from: its title and description, and what the products it
+    names are known for (registry/descriptions/gazetteer.py); its kind when it has none of these, so that every
+    description has its vector."""
+    parts = (name_text(summary.get("title")), summary.get("description"), summary_purposes(summary))
+    text = " ".join(filter(None, parts))
     return text or str(summary.get("kind", "thing"))
 
 

@@ -210,7 +210,7 @@ class OtherModel:
 async def test_a_model_change_re_embeds_every_description_and_the_job_resumes(
     client: AsyncTestClient[Any], vector_database_url: str
 ) -> None:
-    from registry.embeddings.indexer import VectorIndexer
+    from registry.embeddings.indexer import TEXTS, VectorIndexer
     from registry.store.database import Database
 
     metrics = (await client.get("/metrics")).text
@@ -225,7 +225,7 @@ async def test_a_model_change_re_embeds_every_description_and_the_job_resumes(
         assert await other.backfill() == 0  # nothing left: what is left is read from the database
         assert other.state() == (
             False,
-            f"{len(SERVERS) + 1} of {len(SERVERS) + 1} descriptions embedded (test:other-model:256/texts-2)",
+            f"{len(SERVERS) + 1} of {len(SERVERS) + 1} descriptions embedded (test:other-model:256/{TEXTS})",
         )
     finally:
         await database.close()
