@@ -30,6 +30,7 @@ from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks
 from tests.support.keys import create_key, keys_command
 from tests.support.servers import REPO_ROOT, ServerProcess, fresh_database, wait_until
 from tests.support.things import thing, versioned_tool
+from tests.support.zygote import run_registry
 
 PROBLEM = "application/problem+json"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
@@ -425,14 +426,7 @@ def test_event_streams_are_capped_per_client(start_server: Any) -> None:
 
 def registry_cli(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {key: value for key, value in os.environ.items() if key != "REGISTRY_TOKEN"}
-    return subprocess.run(
-        [sys.executable, "-m", "registry", *arguments],
-        cwd=REPO_ROOT,
-        env={**clean, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_registry(list(arguments), cwd=REPO_ROOT, env={**clean, **(env or {})})
 
 
 def test_cli_sends_the_token_from_the_flag_or_the_environment(setup: Setup, tmp_path: Path) -> None:

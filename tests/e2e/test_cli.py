@@ -12,21 +12,14 @@ from typing import Any
 import httpx
 
 from tests.support.things import thing
+from tests.support.zygote import run_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def registry(base_url: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "REGISTRY_URL": base_url, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "registry", *args],
-        cwd=ROOT,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_registry(list(args), cwd=ROOT, env=env, input=stdin)
 
 
 def test_register_get_list_delete(base_url: str, tmp_path: Path) -> None:

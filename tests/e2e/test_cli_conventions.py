@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from registry.client import RegistryClient
 from tests.support.servers import ServerProcess
 from tests.support.things import thing
+from tests.support.zygote import run_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = uuid.uuid4().hex[:8]
@@ -25,14 +25,7 @@ IDS = [f"{PREFIX}{name}" for name in ("invoices", "refunds", "disputes")]
 
 
 def registry(*args: str, columns: int = 130, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "registry", *args],
-        cwd=ROOT,
-        env={**os.environ, "COLUMNS": str(columns), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_registry(list(args), cwd=ROOT, env={**os.environ, "COLUMNS": str(columns), **(env or {})})
 
 
 def register_corpus(base_url: str) -> None:

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from registry.cli import main
 from registry.client import RegistryClient
 from tests.support.things import thing
+from tests.support.zygote import run_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = uuid.uuid4().hex[:8]
@@ -38,14 +39,7 @@ TOOL = {
 
 
 def registry(base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "registry", *args, "--url", base_url],
-        cwd=ROOT,
-        env={**os.environ, "COLUMNS": "250"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_registry([*args, "--url", base_url], cwd=ROOT, env={**os.environ, "COLUMNS": "250"})
 
 
 def as_json(result: subprocess.CompletedProcess[str]) -> Any:

@@ -29,6 +29,7 @@ import pytest
 from registry.cli import main
 from registry.client import RegistryClient
 from tests.support.things import thing
+from tests.support.zygote import run_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = uuid.uuid4().hex[:8]
@@ -44,14 +45,7 @@ ELLIPSIS = "…"
 
 def registry(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The command with its stdout a pipe, and COLUMNS at a CI log's 80."""
-    return subprocess.run(
-        [sys.executable, "-m", "registry", *args],
-        cwd=ROOT,
-        env={**os.environ, "COLUMNS": "80", **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_registry(list(args), cwd=ROOT, env={**os.environ, "COLUMNS": "80", **(env or {})})
 
 
 def succeeded(result: subprocess.CompletedProcess[str]) -> str:

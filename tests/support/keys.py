@@ -5,20 +5,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Any
 
 from tests.support.servers import REPO_ROOT
+from tests.support.zygote import run_registry
 
 
 def keys_command(database_url: str, *arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "registry", "keys", *arguments],
-        cwd=REPO_ROOT,
-        env={**os.environ, "REGISTRY_DATABASE_URL": database_url},
-        capture_output=True,
-        text=True,
-        check=True,
+    return run_registry(
+        ["keys", *arguments], cwd=REPO_ROOT, env={**os.environ, "REGISTRY_DATABASE_URL": database_url}, check=True
     )
 
 

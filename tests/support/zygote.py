@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -67,9 +68,54 @@ class Zygote:
             raise RuntimeError(f"the test zygote refused {request['op']}: {answer['error']}")
         return answer
 
-    def spawn(self, argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> ForkedServer:
-        answer = self.ask({"op": "spawn", "argv": argv, "env": env, "cwd": str(cwd), "log": str(log)})
-        return ForkedServer(self, int(answer["pid"]), argv)
+    def spawn(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        log: Path,
+        *,
+        errors: Path | None = None,
+        stdin: Path | None = None,
+    ) -> ForkedServer:
+        """``registry ARGV`` in a forked process: its output to ``log`` (and its errors to ``errors``, else ``log``
+        too), its input from ``stdin`` (else nothing)."""
+        request = {"op": "spawn", "argv": argv, "env": env, "cwd": str(cwd), "log": str(log)}
+        request |= {"errors": str(errors or log), "stdin": str(stdin) if stdin else os.devnull}
+        return ForkedServer(self, int(self.ask(request)["pid"]), argv)
+
+
+def run_registry(
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path,
+    input: str | None = None,
+    timeout: float = 60.0,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([python, "-m", "registry", *args], capture_output=True, text=True)``, forked from the zygote
+    (``REGISTRY_TEST_FRESH_INTERPRETERS`` runs a new interpreter instead)."""
+    environment = dict(os.environ if env is None else env)
+    if os.environ.get("REGISTRY_TEST_FRESH_INTERPRETERS"):
+        command = [sys.executable, "-m", "registry", *args]
+        return subprocess.run(
+            command, cwd=cwd, env=environment, input=input, capture_output=True, text=True, timeout=timeout, check=check
+        )
+    with tempfile.TemporaryDirectory(prefix="registry-cli-") as folder:
+        out, err, given = Path(folder, "stdout"), Path(folder, "stderr"), Path(folder, "stdin")
+        given.write_text(input or "")
+        process = Zygote.shared(cwd).spawn(args, environment, cwd, out, errors=err, stdin=given)
+        try:
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        result = subprocess.CompletedProcess(["registry", *args], code, out.read_text(), err.read_text())
+    if check:
+        result.check_returncode()
+    return result
 
 
 class ForkedServer:
@@ -154,13 +200,14 @@ def _become_server(request: dict[str, Any]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(null)
-    os.close(log)
+    for number, path, flags in (
+        (0, request["stdin"], os.O_RDONLY),
+        (1, request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT),
+        (2, request["errors"], os.O_WRONLY | os.O_APPEND | os.O_CREAT),
+    ):
+        descriptor = os.open(path, flags, 0o600)
+        os.dup2(descriptor, number)
+        os.close(descriptor)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's standard streams, open until it exits
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
