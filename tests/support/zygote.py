@@ -178,9 +178,10 @@ def _serve(requests: IO[str], answers: IO[str]) -> dict[str, Any] | None:
             if pid == 0:
                 return dict(request)
             children.add(pid)
+            exited.pop(pid, None)  # an earlier child's status, should the system have reused its pid
             answer: dict[str, Any] = {"pid": pid}
         elif request["op"] == "status":
-            answer = {"returncode": exited.get(request["pid"])}
+            answer = {"returncode": exited.pop(request["pid"], None)}
         else:
             answer = {}
         answers.write(json.dumps(answer) + "\n")
