@@ -83,11 +83,18 @@ class SearchWordsRefresh:
                 self.problem = None
                 wait = IDLE
             except (RegistryError, OSError) as error:
-                self.problem = str(error)
-                SEARCH_WORDS_FAILURES.inc()
+                self._failed(str(error))
                 log.warning("full-text words refresh failed: %s", error)
                 wait = RETRY
+            except Exception as error:  # a bug: shown and retried, the job does not end with it
+                self._failed(f"{type(error).__name__}: {error}")
+                log.exception("full-text words refresh failed")
+                wait = IDLE
             await asyncio.sleep(wait)
+
+    def _failed(self, problem: str) -> None:
+        self.problem = problem
+        SEARCH_WORDS_FAILURES.inc()
 
     async def refresh(self) -> int:
         """Compute again the words of every summary of another version; returns how many were written."""
