@@ -74,6 +74,7 @@ from registry.ops.tracing import tracing_plugins
 from registry.projections import Projections
 from registry.projections.catalog import CatalogProjector
 from registry.projections.rdf import RdfProjector
+from registry.projections.search_words import SearchWordsRefresh
 from registry.semantic.jsonpath import JsonPathLimits
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import RdfConverter, read_with
@@ -209,6 +210,7 @@ def create_app(settings: Settings) -> Litestar:
         )
         directory = DirectoryService(database, things, projections, settings)
         vector_index = VectorIndexer(database, provider_of(settings))
+        search_words = SearchWordsRefresh(database)
         startup = DatabaseStartup()
         feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval)
         events = EventHub(
@@ -265,6 +267,7 @@ def create_app(settings: Settings) -> Litestar:
                     tokens=tokens,
                     startup=startup,
                     vectors=vector_index,
+                    search_words=search_words,
                 ),
             )
         )
@@ -288,6 +291,8 @@ def create_app(settings: Settings) -> Litestar:
             await vector_index.start()
             started.push_async_callback(vector_index.stop)
             started.callback(feed.subscribe(vector_index.nudge))
+            search_words.start()
+            started.push_async_callback(search_words.stop)
             purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
             started.callback(purger.cancel)
             statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))

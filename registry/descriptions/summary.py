@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from rapidfuzz import fuzz
 
-from registry.descriptions.gazetteer import purposes
+from registry.descriptions.gazetteer import gazetteer, purposes
 from registry.descriptions.model import (
     LmosKind,
     capability_lists,
@@ -35,6 +35,13 @@ KINDS = (KIND_AGENT, KIND_TOOL, KIND_THING)
 SOURCE_LMOS = "lmos"
 SOURCE_ACTION = "action"
 SOURCE_FUNCTION = "function"
+
+
+#: How ``Summary.search_texts`` composes a description's full-text words, and which product gazetteer they read:
+#: stored with every summary's words (``thing_summaries.search_version``), so that the words of descriptions stored
+#: under another are computed again (registry/projections/search_words.py). Raise the number when the composition
+#: changes.
+SEARCH_TEXTS = f"search-texts-1+gazetteer-{gazetteer().version}"
 
 
 class Summary(msgspec.Struct, frozen=True, omit_defaults=True):

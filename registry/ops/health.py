@@ -39,6 +39,7 @@ from registry.store.replica import ReadReplica
 log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from registry.embeddings.indexer import VectorIndexer
+    from registry.projections.search_words import SearchWordsRefresh
     from registry.startup import DatabaseStartup
 
 #: Seconds the database check may take before it counts as failed.
@@ -87,6 +88,7 @@ class Readiness:
         tokens: TokenVerifier | None = None,
         startup: DatabaseStartup | None = None,
         vectors: VectorIndexer | None = None,
+        search_words: SearchWordsRefresh | None = None,
     ) -> None:
         self.database = database
         self.startup = startup
@@ -96,6 +98,7 @@ class Readiness:
         self.max_feed_lag = max_feed_lag
         self.tokens = tokens
         self.vectors = vectors
+        self.search_words = search_words
         #: The detail last logged of each failing check (a failing check is logged when its detail changes).
         self._logged: dict[str, str] = {}
 
@@ -116,6 +119,9 @@ class Readiness:
         if self.vectors is not None:
             degraded, detail = self.vectors.state()
             checks.append(Check("embeddings", True, detail, counts=False, degraded=degraded, degrades_status=False))
+        if self.search_words is not None:
+            degraded, detail = self.search_words.state()
+            checks.append(Check("search_words", True, detail, counts=False, degraded=degraded, degrades_status=False))
         if self.tokens is not None:
             checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         if self.database.replicas:

@@ -206,6 +206,14 @@ REGISTRY.register(_AccessLinesDropped())
 EMBEDDED = Gauge("registry_descriptions_embedded", "Descriptions whose vectors are up to date (this model)")
 EMBEDDING_PENDING = Gauge("registry_descriptions_to_embed", "Descriptions whose vectors are missing or stale")
 EMBEDDING_FAILURES = Counter("registry_embedding_failures", "Rounds of the vector backfill that failed")
+SEARCH_WORDS_CURRENT = Gauge(
+    "registry_search_words_current",
+    "Descriptions whose full-text words are of this server's composition and product list",
+)
+SEARCH_WORDS_STALE = Gauge(
+    "registry_search_words_stale", "Descriptions whose full-text words are of another composition or product list"
+)
+SEARCH_WORDS_FAILURES = Counter("registry_search_words_failures", "Rounds of the full-text words refresh that failed")
 FEED_LAG = Gauge("registry_change_feed_lag_seconds", "Seconds the change feed has been behind the change log")
 DB_POOL_SIZE = Gauge("registry_db_pool_connections", "Pooled database connections of this replica")
 DB_POOL_IN_USE = Gauge("registry_db_pool_in_use", "Pooled database connections lent out")

@@ -10,7 +10,7 @@ import msgspec
 
 from registry.descriptions.compatibility import compare_documents
 from registry.descriptions.lint import lint
-from registry.descriptions.summary import Summary, summarise
+from registry.descriptions.summary import SEARCH_TEXTS, Summary, summarise
 from registry.descriptions.versions import previous_version
 from registry.store.catalog import CapabilityRow, CatalogStore, NewVersion, SummaryRow, SummaryWrite
 from registry.store.database import Transaction
@@ -41,6 +41,7 @@ class CatalogProjection:
                 types=summary.types,
                 summary_json=msgspec.json.encode(stored_summary).decode(),
                 search_texts=summary.search_texts(),
+                search_version=SEARCH_TEXTS,
             ),
             [CapabilityRow(item.source, item.id, item.name, item.version) for item in summary.capabilities],
             first_version=(

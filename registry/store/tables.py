@@ -189,6 +189,10 @@ thing_summaries = Table(
     # The whole summary (capabilities with schemas, languages, lint warnings) as served by /summary.
     Column("summary", JSONB, nullable=False),
     Column("search", TSVECTOR, nullable=False),
+    # How ``search`` was composed (registry.descriptions.summary.SEARCH_TEXTS): rows of another composition or
+    # gazetteer have their words computed again by registry/projections/search_words.py; NULL for rows stored
+    # before the column.
+    Column("search_version", Text, nullable=True),
     # Every capability offered, as ``capability_keys()`` spells it: a capability filter is an index scan that
     # intersects with those of the other filters, instead of a probe of thing_capabilities per candidate row.
     Column("capability_keys", ARRAY(Text), nullable=False, server_default="{}"),

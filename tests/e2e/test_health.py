@@ -30,10 +30,13 @@ def test_livez_and_readyz_on_a_healthy_server(client: httpx.Client) -> None:
     assert ready.status_code == 200, ready.text
     body = ready.json()
     assert body["status"] == "ready"
-    assert set(body["checks"]) == {"database", "sparql_worker", "change_feed", "embeddings"}
+    assert set(body["checks"]) == {"database", "sparql_worker", "change_feed", "embeddings", "search_words"}
     assert all(check["ok"] for check in body["checks"].values())
     # Without pgvector (this PostgreSQL) needs are answered lexically: degraded, and the process ready all the same
     assert body["checks"]["embeddings"]["state"] in {"ok", "degraded"}
+    # The full-text words of descriptions stored under another product list are refreshed meanwhile: degraded until
+    # then, not unready.
+    assert body["checks"]["search_words"]["state"] in {"ok", "degraded"}
 
 
 @pytest.fixture

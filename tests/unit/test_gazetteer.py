@@ -48,6 +48,32 @@ def test_a_description_that_names_a_product_gets_its_purposes(
     assert names(title, vendor, url) == expected
 
 
+@pytest.mark.parametrize(
+    ("title", "vendor", "url"),
+    [
+        ("io.github.eqtylab/mcp-guardian", None, None),  # a security proxy, not the newspaper
+        ("Alibaba API Gateway", "Alibaba", None),  # not AliExpress
+        ("Doris", "io.github.apache", None),  # an Apache project, not the web server
+        ("io.github.someone/mcp-echo", None, None),  # a test server, not Amazon's speaker
+        ("ReAct Agent", None, None),  # the agent pattern, not the JavaScript library
+        ("Google Tasks", "Google LLC", None),  # a Google product the list lacks, not web search
+        ("io.github.someone/db-mcp", None, None),  # a database, not Deutsche Bahn
+        ("GPT Researcher", None, None),  # not OpenAI's
+        ("Apollo MCP Server", None, None),  # Apollo GraphQL or apollo.io: neither asserted
+    ],
+)
+def test_names_that_mean_several_things_assert_none(title: str, vendor: str | None, url: str | None) -> None:
+    assert names(title, vendor, url) == []
+
+
+def test_a_name_of_several_products_gets_neutral_words() -> None:
+    assert names("Zoho") == ["zoho"]
+    assert purposes("Zoho").startswith("business software suite")
+    assert names("Apollo MCP Server", "io.github.apollographql") == ["apollo graphql"]
+    assert names("The Guardian") == ["the guardian"]
+    assert names("Apache HTTP Server") == ["apache http server"]
+
+
 def test_the_purposes_are_the_products_words() -> None:
     assert "running and cycling workouts" in purposes("Strava")
     assert "unemployment" in purposes("io.github.someone/fred-mcp-server")

@@ -24,6 +24,8 @@ class SummaryRow:
     summary_json: str
     #: Texts by full-text weight A, B, C, D.
     search_texts: tuple[str, str, str, str]
+    #: How the texts were composed (registry.descriptions.summary.SEARCH_TEXTS).
+    search_version: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

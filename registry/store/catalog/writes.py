@@ -44,6 +44,7 @@ def _write_summary_statement() -> Any:
         .op("||")(_weighted(bindparam("body_text", type_=Text), "B"))
         .op("||")(_weighted(bindparam("capability_text", type_=Text), "C"))
         .op("||")(_weighted(bindparam("example_text", type_=Text), "D")),
+        search_version=bindparam("search_version", type_=Text),
     )
     summary = summary.on_conflict_do_update(
         index_elements=[thing_summaries.c.thing_id], **_changed(thing_summaries, summary.excluded, ["thing_id"])
@@ -143,6 +144,7 @@ def summary_values(write: SummaryWrite) -> dict[str, Any]:
         "body_text": body_text,
         "capability_text": capability_text,
         "example_text": example_text,
+        "search_version": row.search_version,
         "sources": [capability.source for capability in capabilities],
         "capability_ids": [capability.capability_id for capability in capabilities],
         "names": [capability.name for capability in capabilities],
