@@ -105,16 +105,12 @@ def matched(candidate: Candidate, need: str) -> list[MatchedCapability]:
         chosen = [(part, similarity) for part, similarity in by_vector if similarity >= best - MATCHED_WITHIN]
         return [_matched(capabilities[part], round(similarity, 4)) for part, similarity in chosen[:MAX_MATCHED]]
     wanted = set(words(need))
-    by_words = [
-        item
-        for item in capabilities
-        if wanted
-        & {word.lower() for text in (item.get("name"), item.get("description")) for word in name_words(text or "")}
-    ]
+    by_words = [item for item in capabilities if wanted & _words_of(item)]
     return [_matched(item, None) for item in by_words[:MAX_MATCHED]]
 
 
 def _words_of(capability: dict[str, Any]) -> set[str]:
+    """The words of a capability's name and description, in lower case."""
     texts = (capability.get("name"), capability.get("description"))
     return {word.lower() for text in texts for word in name_words(text or "")}
 
