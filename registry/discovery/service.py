@@ -215,7 +215,7 @@ class DiscoveryService:
                 invalidParams=[{"name": "vendor", "reason": "no word in it"}],
             )
         if text and len(query_terms(text)) > MAX_QUERY_TERMS:
-            # Each term is one more full-text condition over every description: 1,000 of them took 30-45 s.
+            # Each term is one more full-text condition over every description (docs/performance.md).
             raise BadRequest(
                 f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
                 invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
