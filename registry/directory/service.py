@@ -197,9 +197,9 @@ class DirectoryService:
         a commit each. A description refused by a check is reported in its place and does not refuse the others;
         a database error (which loses the transaction) refuses the whole batch, as it would a single PUT.
 
-        Batches compute their descriptions one batch at a time, so that each commits while the next is computed.
-        Taking turns description by description, the batches of an import all finished together and committed
-        together: PostgreSQL and the server then took turns idling (a third of the import rate)."""
+        Batches compute their descriptions one batch at a time, so that each commits while the next is computed:
+        batches taking turns description by description would all finish and commit together, and PostgreSQL and
+        the server would take turns idling."""
         results: dict[int, WriteOutcome | RegistryError] = {}
         candidates: list[tuple[int, str, Candidate]] = []
         seen: set[str] = set()
@@ -361,7 +361,7 @@ class DirectoryService:
     async def _save(self, pending: PendingWrite, *, grouped: bool = True) -> WriteOutcome:
         """Store ``pending`` under its id's lock, if its principal may (registry/auth/ownership.py); ``grouped``:
         in one transaction with the writes that arrive with it (:mod:`registry.directory.group_commit`), else in
-        one of its own (a patch, whose produce may ask to start over)."""
+        one of its own (a patch, whose candidate may have to be computed again: :class:`RevisionMoved`)."""
         if grouped:
             outcome = await self.group_commit.submit(pending)
         else:
@@ -382,4 +382,4 @@ class DirectoryService:
         return outcomes
 
 
-__all__ = ["Candidate", "DirectoryService", "WriteOutcome", "etag_matches", "new_local_id"]
+__all__ = ["DirectoryService", "WriteOutcome"]
