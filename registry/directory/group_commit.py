@@ -21,7 +21,8 @@ from typing import Generic, TypeVar
 Item = TypeVar("Item")
 Outcome = TypeVar("Outcome")
 
-#: Writes in one transaction at most (a POST /things/batch holds up to 500 on its own).
+#: Writes in one transaction at most (a batch, ``POST /api/v1/things/batch``, commits in a transaction of its own,
+#: not through a group).
 MAX_GROUP = 64
 #: Transactions of writes running at once, at most (and at most half the connection pool, but two: reads need the
 #: rest, and a write held up by a lock must not hold up all the others).

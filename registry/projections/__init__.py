@@ -1,13 +1,15 @@
 """Projections: data derived from each description and stored with it, in the write's transaction.
 
-One contract for every projection (RDF for SPARQL, the discovery catalog, and whatever comes next: an embedding
-index, an external SPARQL store):
+One contract for every projection (RDF for SPARQL, the discovery catalog). What may lag behind a write is not a
+projection but a job of its own: the vectors (registry/embeddings/indexer.py, woken by the change feed), the SPARQL
+index and an external SPARQL store (registry/sparql/, following the change feed), and the catalog's full-text words
+after their composition changes (``search_words`` here, a periodic job).
 
 - ``Projector.project`` computes a projection from a valid description *before* the write's transaction (pure
   CPU work, off the event loop for large descriptions). It may refuse the description by raising a
   ``RegistryError``, and reports notices for the registrant.
 - ``Projector.store`` writes the rows of the projections of a batch of written descriptions (one, or a whole
-  ``POST /things/batch``) through the write's ``Transaction``, after the descriptions' rows, so derived data
+  ``POST /api/v1/things/batch``) through the write's ``Transaction``, after the descriptions' rows, so derived data
   commits (or not) with the description and is never out of step; a batch costs one round trip, not one each.
 - ``Projector.remove`` is told, in the same transaction, which descriptions left (delete or expiry purge).
 
