@@ -230,8 +230,6 @@ def create_app(settings: Settings) -> Litestar:
         )
         holder.fill(
             Services(
-                database=database,
-                feed=feed,
                 events=events,
                 directory=directory,
                 discovery=DiscoveryService(

@@ -17,11 +17,9 @@ from registry.directory.search import SearchService
 from registry.directory.service import DirectoryService
 from registry.discovery.oversight import OversightService
 from registry.discovery.service import DiscoveryService
-from registry.events.feed import ChangeFeed
 from registry.events.hub import EventHub
 from registry.ops.health import Readiness
 from registry.ops.metrics import Gauges
-from registry.store.database import Database
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -43,8 +41,8 @@ class Access:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Services:
-    database: Database
-    feed: ChangeFeed
+    """What handlers and the cached-read middleware use, each handed out by a provider of ``dependencies``."""
+
     events: EventHub
     directory: DirectoryService
     discovery: DiscoveryService
