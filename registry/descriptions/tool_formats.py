@@ -1,4 +1,4 @@
-"""LLM tool formats ↔ ``lmos:Tool`` Thing Descriptions (shapes from ``shared/seeds/``).
+"""LLM tool formats ↔ ``lmos:Tool`` Thing Descriptions (exports checked against the formats' published schemas).
 
 A tool function becomes one TD action: name = action key (and the TD title), description, input schema, and, where
 the format has them, output schema (MCP ``outputSchema``), MCP ``annotations`` and the Allos ``permission``
@@ -45,7 +45,7 @@ _MEMBERS: dict[str, tuple[frozenset[str], ...]] = {
     "lmkit": (frozenset({"Name", "Description", "InputSchema"}),),
     "allos": (frozenset({"name", "description", "parameters", "permission"}),),
 }
-#: Published schemas exports are validated against (json_schemas/tool_formats, see SOURCES.txt there).
+#: Published schemas exports are validated against (json_schemas/tool_formats; json_schemas/SOURCES.txt names them).
 _PUBLISHED_SCHEMAS = {
     "openai": "openai-chat-completion-tool.schema.json",
     "mojentic": "openai-chat-completion-tool.schema.json",
