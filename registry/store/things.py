@@ -6,8 +6,8 @@ each projection store its rows, commit. So other replicas and event streams see 
 in order. Writes to one id are serialised by a transaction-level advisory lock, which also covers ids that do not
 exist yet.
 
-The reads are here; the statements of a write are in :mod:`registry.store.thing_writes`, the rows in
-:mod:`registry.store.thing_rows` (both re-exported here).
+The reads are here; the statements of a write are in :mod:`registry.store.thing_writes` (``ThingStore`` inherits
+them from ``ThingWrites``), the rows and change types in :mod:`registry.store.thing_rows` (re-exported here).
 """
 
 from __future__ import annotations
