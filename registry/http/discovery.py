@@ -146,20 +146,20 @@ class DiscoveryController(Controller):
     ) -> SearchResult:
         reject_unknown_parameters(request, SEARCH_PARAMETERS)
         params = SearchParams(
-            kind,
-            vendor,
-            capability,
-            capability_version,
-            type_,
-            q,
-            sort,
-            limit,
-            cursor,
-            facets,
-            convention,
-            vendor_match,
-            match,
-            mode,
+            kind=kind,
+            vendor=vendor,
+            capability=capability,
+            capability_version=capability_version,
+            type=type_,
+            q=q,
+            sort=sort,
+            limit=limit,
+            cursor=cursor,
+            facets=facets,
+            convention=convention,
+            vendor_match=vendor_match,
+            match=match,
+            mode=mode,
         )
         return await discovery.search(params, discovery.directory.settings.max_page_size, tenant_scope_of(request))
 
@@ -180,12 +180,12 @@ class DiscoveryController(Controller):
     ) -> Facets:
         reject_unknown_parameters(request, FACET_PARAMETERS)
         params = SearchParams(
-            kind,
-            vendor,
-            capability,
-            capability_version,
-            type_,
-            q,
+            kind=kind,
+            vendor=vendor,
+            capability=capability,
+            capability_version=capability_version,
+            type=type_,
+            q=q,
             convention=convention,
             vendor_match=vendor_match,
             match=match,
