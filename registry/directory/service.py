@@ -320,14 +320,12 @@ class DirectoryService:
 
     # -- helpers
 
-    async def _locked(
-        self, tx: Transaction, thing_id: str, writers: TenantScope = EVERYTHING
-    ) -> tuple[dt.datetime, StoredDescription]:
-        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none that
-        ``writers`` may see)."""
+    async def _locked(self, tx: Transaction, thing_id: str) -> tuple[dt.datetime, StoredDescription]:
+        """Lock ``thing_id`` in ``tx``: the transaction's time and the live description (404 if there is none; the
+        caller checks who may see it)."""
         now = await self.things.lock(tx, [thing_id])
         current = (await self.things.current(tx, [thing_id], now)).get(thing_id)
-        if current is None or not writers.sees(current.tenant):
+        if current is None:
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return now, current
 
