@@ -63,7 +63,8 @@ class A2AController(Controller):
     ) -> Response[ImportedAgent]:
         reject_unknown_parameters(request, frozenset({"format", "id"}))
         imported = await conventions.import_card(data, thing_id, principal=principal_of(request))
-        headers = {"Location": as_uri(imported.location), **notice_headers(imported.notices)}
+        notices = notice_headers(imported.notices, conventions.directory.settings)
+        headers = {"Location": as_uri(imported.location), **notices}
         return Response(imported, status_code=HTTP_201_CREATED if imported.created else HTTP_200_OK, headers=headers)
 
     @get(

@@ -8,7 +8,9 @@ from urllib.parse import parse_qs
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 
+from registry.config import Settings
 from registry.directory.search import SearchService
+from registry.directory.service import DirectoryService
 from registry.errors import BadRequest
 from registry.http.access import requester, tenant_scope_of
 from registry.http.bodies import JSON, media_type, require_media_type
@@ -74,6 +76,7 @@ def _single_query(values: list[str]) -> str:
 async def _answer(
     request: Request[Any, Any, Any],
     search: NamedDependency[SearchService],
+    settings: Settings,
     query: str,
     default_graphs: list[str],
     named_graphs: list[str],
@@ -84,7 +87,7 @@ async def _answer(
     answer = await search.sparql(
         query, request.headers.get("accept", "*/*"), default_graphs, named_graphs, client, tenant_scope_of(request)
     )
-    headers = {"Vary": "Accept", **notice_headers(notices)}
+    headers = {"Vary": "Accept", **notice_headers(notices, settings)}
     return Response(content=answer.content, media_type=answer.media_type, headers=headers)
 
 
@@ -99,7 +102,10 @@ class SearchController(Controller):
         opt=documented(parameters=[_QUERY, *_GRAPHS], answers=_RESULTS, problems=_BUSY),
     )
     async def sparql_get(
-        self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
+        self,
+        request: Request[Any, Any, Any],
+        search: NamedDependency[SearchService],
+        directory: NamedDependency[DirectoryService],
     ) -> Response[bytes]:
         params = request.query_params
         if params.getall("update", []):
@@ -107,6 +113,7 @@ class SearchController(Controller):
         return await _answer(
             request,
             search,
+            directory.settings,
             _single_query(params.getall("query", [])),
             params.getall("default-graph-uri", []),
             params.getall("named-graph-uri", []),
@@ -142,7 +149,10 @@ class SearchController(Controller):
         },
     )
     async def sparql_post(
-        self, request: Request[Any, Any, Any], search: NamedDependency[SearchService]
+        self,
+        request: Request[Any, Any, Any],
+        search: NamedDependency[SearchService],
+        directory: NamedDependency[DirectoryService],
     ) -> Response[bytes]:
         require_media_type(request, (FORM, SPARQL_QUERY))
         body = await request.body()
@@ -160,7 +170,7 @@ class SearchController(Controller):
                 raise BadRequest("This SPARQL endpoint is read-only: update requests are not accepted")
             query = _single_query(form.get("query", []))
             default_graphs, named_graphs = form.get("default-graph-uri", []), form.get("named-graph-uri", [])
-        return await _answer(request, search, query, default_graphs, named_graphs)
+        return await _answer(request, search, directory.settings, query, default_graphs, named_graphs)
 
     @get(
         "/jsonpath",

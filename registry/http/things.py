@@ -104,19 +104,14 @@ def _ascii_json(notices: list[Notice]) -> str:
     return json.dumps(msgspec.to_builtins(notices), ensure_ascii=True, separators=(",", ":"))
 
 
-#: The caps of ``notice_headers`` when the caller has no settings at hand.
-_DEFAULT_SETTINGS = Settings()
-
-
-def notice_headers(notices: list[Notice], settings: Settings | None = None) -> dict[str, str]:
+def notice_headers(notices: list[Notice], settings: Settings) -> dict[str, str]:
     """Notices travel in a header because 204 responses have no body. The header is capped in count and bytes
     (proxies and clients refuse long headers); ``Registry-Notices-Total`` says when some did not fit."""
     if not notices:
         return {}
-    limits = settings or _DEFAULT_SETTINGS
-    shown = notices[: limits.max_notice_header_count]
+    shown = notices[: settings.max_notice_header_count]
     value = _ascii_json(shown)
-    while shown and len(value) > limits.max_notice_header_bytes:
+    while shown and len(value) > settings.max_notice_header_bytes:
         shown = shown[: len(shown) // 2]
         value = _ascii_json(shown)
     headers = {"Registry-Notices": value} if shown else {}

@@ -71,3 +71,19 @@ async def test_a_cached_read_is_answered_before_routing(own_database_url: str, m
         assert (await client.get("/things/urn:test:in-process:2", params={"pretty": "1"})).status_code == 200
         assert (await client.get("/things/urn:test:in-process:absent")).status_code == 404
         assert len(routed) == before + 3
+
+
+async def test_a_sparql_answer_keeps_the_configured_notice_caps(own_database_url: str) -> None:
+    """The notice that LMOS IRIs were rewritten obeys ``REGISTRY_MAX_NOTICE_HEADER_BYTES`` on SPARQL answers as on
+    writes: too long for the cap, it is left out and ``Registry-Notices-Total`` counts it."""
+    query = "ASK { ?s a <https://eclipse.dev/lmos/protocol/v1/Agent> }"
+    for cap, shown in ((4096, True), (16, False)):
+        app = create_app(Settings(database_url=own_database_url, db_pool_size=3, max_notice_header_bytes=cap))
+        async with local_client(app) as client:
+            await until_sparql_answers(client)
+            answer = await client.get(
+                "/search/sparql", params={"query": query}, headers={"Accept": "application/sparql-results+json"}
+            )
+            assert answer.status_code == 200, answer.text
+            assert ("registry-notices" in answer.headers) is shown
+            assert ("registry-notices-total" in answer.headers) is not shown
