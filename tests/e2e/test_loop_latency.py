@@ -15,6 +15,9 @@ import httpx
 from tests.support.servers import ServerProcess, sparql_answer
 
 MAX_BODY = 4 * 1024 * 1024
+#: Seconds a GET may take while the large PUT is processed: well below what the PUT's work would hold it on the loop,
+#: above what two cores shared by the suite's processes add now and then.
+STALL = 0.3
 
 
 def large_description(thing_id: str, limit: int) -> bytes:
@@ -60,20 +63,20 @@ print(response.status_code)
 def test_a_maximum_size_registration_does_not_stall_other_requests(
     start_server: Callable[..., ServerProcess], tmp_path: Path
 ) -> None:
-    """A GET during the PUT answers within 100 ms. Work done on the event loop (parsing, validating, converting 4 MB)
-    would hold a GET for that long in every attempt; another attempt (up to three) is made only when one had a slow
-    GET, since another process (the suite runs on several) can take both cores for longer than that once. Each attempt
+    """Every GET during the PUT answers within ``STALL``. Validating and converting 4 MB on the event loop would hold
+    a GET for seconds (the PUT takes 6-12 s here) in every attempt; another attempt (up to four) is made only when one
+    had a slow GET, since the suite's other processes can take both cores for a few hundred milliseconds. Each attempt
     starts once the SPARQL worker is idle: on the shared test database it builds an index of every description
     the earlier tests left, and after the first attempt it indexes 26 MB of RDF, which is not what is measured."""
     server = start_server({"REGISTRY_MAX_BODY_BYTES": str(MAX_BODY)})
     slowest = []
-    for attempt in range(3):
+    for attempt in range(4):
         sparql_answer(server.base_url, "ASK {}", 120)  # once the index has applied every write so far
         latencies = latencies_during_a_large_put(server, tmp_path, f"urn:test:loop-latency:large{attempt}")
         slowest.append(latencies[-5:])
-        if latencies[-1] < 0.1:
+        if latencies[-1] < STALL:
             return
-    raise AssertionError(f"a GET took 100 ms or more during the PUT in every attempt: slowest {slowest}")
+    raise AssertionError(f"a GET took {STALL} s or more during the PUT in every attempt: slowest {slowest}")
 
 
 def latencies_during_a_large_put(server: ServerProcess, tmp_path: Path, thing_id: str) -> list[float]:
