@@ -30,7 +30,7 @@ from tests.support.servers import ServerProcess
 
 SIZE = 20_000
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-JSONPATH_TIMEOUT = 2.0
+JSONPATH_TIMEOUT = 4.0
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ async def test_search_and_facets_answer_503_problems_when_they_time_out(catalogu
         started = time.monotonic()
         response = await client.get("/search/jsonpath", params={"query": "$[?@.title == 'Generated 7'].id"})
         assert response.json() == ["urn:gen:7"]
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < JSONPATH_TIMEOUT
 
 
 def test_one_client_cannot_hold_more_sparql_queries_than_its_share(
