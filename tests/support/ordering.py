@@ -1,4 +1,4 @@
-"""Longest test files first, so that the parallel run (``-n 3 --dist loadfile``) does not end with one worker
+"""Longest test files first, so that the parallel run (``-n 4 --dist loadfile``) does not end with one worker
 running a long file while the others idle.
 
 ``tests/durations.json`` holds each file's seconds from a recorded run (``python -m tests.support.ordering LOG``
