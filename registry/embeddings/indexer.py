@@ -26,6 +26,7 @@ from registry.errors import RegistryError
 from registry.ops.metrics import EMBEDDED, EMBEDDING_FAILURES, EMBEDDING_PENDING
 from registry.store import vectors
 from registry.store.database import Database
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +129,8 @@ class VectorIndexer:
         self._task = asyncio.create_task(self._run(), name="vector-backfill")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         if self.provider is not None:
             await self.provider.close()
 

@@ -15,7 +15,6 @@ while servers of two releases write at once); ``/readyz`` and ``/metrics`` show 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 
@@ -26,6 +25,7 @@ from registry.errors import RegistryError
 from registry.ops.metrics import SEARCH_WORDS_CURRENT, SEARCH_WORDS_FAILURES, SEARCH_WORDS_STALE
 from registry.store import search_words
 from registry.store.database import Database
+from registry.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +70,8 @@ class SearchWordsRefresh:
         self._task = asyncio.create_task(self._run(), name="search-words-refresh")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         while True:
