@@ -16,6 +16,7 @@ Requests and answers are JSON lines on the zygote's stdin and stdout.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import json
 import os
 import signal
@@ -213,6 +214,7 @@ def _become_server(request: dict[str, Any]) -> None:
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     sys.argv = ["registry", *request["argv"]]
+    faulthandler.enable()  # a crash of the child shows its Python stack in its errors, not only its signal
 
     from registry.cli import main
 
