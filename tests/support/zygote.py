@@ -199,8 +199,8 @@ def _serve(requests: IO[str], answers: IO[str]) -> dict[str, Any] | None:
 def _become_server(request: dict[str, Any]) -> None:
     """In the forked child: the server's signals, environment, directory and output, then the CLI as ``python -m
     registry`` runs it."""
-    for number in (signal.SIGCHLD, signal.SIGTERM):
-        signal.signal(number, signal.SIG_DFL)
+    for handled in (signal.SIGCHLD, signal.SIGTERM):
+        signal.signal(handled, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ.clear()
     os.environ.update(request["env"])
