@@ -61,7 +61,8 @@ async def test_the_purpose_lines_are_embedded_once_in_batches_by_a_provider_that
     second = await expanding.widen(unit(0, 1, 0))
     assert sum(provider.calls) == len(listed_purposes()) > 1000
     assert max(provider.calls) <= expansion.BATCH
-    assert first != unit(1, 0, 0) and second != unit(0, 1, 0)
+    assert first != unit(1, 0, 0)
+    assert second != unit(0, 1, 0)
 
 
 async def test_a_provider_that_does_not_say_it_widens_needs_leaves_them_as_they_are() -> None:
