@@ -130,7 +130,7 @@ def part_vectors(summaries: dict[str, dict[str, Any]]) -> dict[str, list[tuple[i
 
 
 def similarities(
-    need: Need, vectors: dict[str, list[tuple[int, list[float]]]], widening: bool = True
+    need: Need, vectors: dict[str, list[tuple[int, list[float]]]], widening: bool = True, shifted: bool = True
 ) -> dict[str, list[tuple[int, float]]]:
     """Every description's parts by similarity to the need's vector, widened and shifted as the server does."""
     (own,) = embed_blocking([read_constraints(need.text).text or need.text])
@@ -140,7 +140,7 @@ def similarities(
         return [(part, sum(a * b for a, b in zip(stored, vector, strict=True))) for part, stored in parts]
 
     shift = 0.0
-    if widening:
+    if widening and shifted:
         shift = max(s for parts in vectors.values() for _, s in of(wanted, parts)) - max(
             s for parts in vectors.values() for _, s in of(own, parts)
         )

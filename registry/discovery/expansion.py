@@ -40,12 +40,16 @@ Matrix = npt.NDArray[np.float32]
 def widened(vector: Sequence[float], purposes: Matrix) -> list[float]:
     """``vector`` plus ``WEIGHT`` times the mean of its ``PRODUCTS`` nearest rows of ``purposes``, unit length."""
     need = np.asarray(vector, dtype=np.float32)
-    if not len(purposes):
-        return list(map(float, need))
-    nearest = np.argsort(-(purposes @ need), kind="stable")[:PRODUCTS]
+    if len(purposes) <= PRODUCTS:
+        nearest = np.arange(len(purposes))
+    else:
+        nearest = np.argpartition(-(purposes @ need), PRODUCTS)[:PRODUCTS]
+    if not len(nearest):
+        return [float(value) for value in vector]
     moved = need + WEIGHT * purposes[nearest].mean(axis=0)
     norm = float(np.linalg.norm(moved))
-    return list(map(float, moved / norm if norm else need))
+    result: list[float] = (moved / norm if norm else need).astype(np.float64).tolist()
+    return result
 
 
 class NeedExpansion:
