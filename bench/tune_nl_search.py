@@ -8,8 +8,10 @@ here, with the same provider and texts as the server's backfill). For every need
 server's own functions (``needs.score`` with the constants under test) from its full-text rank (the server's SQL)
 and the similarities of its parts; the grid's best on the dev split by nDCG@10 is printed with its test figures, and
 the threshold of ``strong`` that best separates dev needs with an answer from those without (Youden's J on the top
-score). Candidates are every description, where the server takes the best of each retrieval: figures can differ a
-little from bench_nl_search.py's.
+score). Needs are widened as the server widens them (registry/discovery/expansion.py; ``--no-widening`` to compare
+without), the shift of their similarities taken over every part. Candidates are every description, where the server
+takes the best of each retrieval: figures can differ a little from bench_nl_search.py's. The test split's figures
+are printed only with ``--test``: tune on dev, confirm on test once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import itertools
 import statistics
 import sys
@@ -46,8 +49,9 @@ from bench.bench_nl_search import (  # noqa: E402
 )
 from registry.app import create_app  # noqa: E402
 from registry.config import Settings  # noqa: E402
+from registry.descriptions.gazetteer import listed_purposes  # noqa: E402
+from registry.discovery import expansion, text  # noqa: E402
 from registry.discovery import needs as fusion  # noqa: E402
-from registry.discovery import text  # noqa: E402
 from registry.discovery.constraints import read_constraints  # noqa: E402
 from registry.discovery.text import any_words_query  # noqa: E402
 from registry.embeddings.indexer import texts_of  # noqa: E402
@@ -125,15 +129,32 @@ def part_vectors(summaries: dict[str, dict[str, Any]]) -> dict[str, list[tuple[i
     return vectors
 
 
-def similarities(need: Need, vectors: dict[str, list[tuple[int, list[float]]]]) -> dict[str, list[tuple[int, float]]]:
-    (wanted,) = embed_blocking([read_constraints(need.text).text or need.text])
-    return {
-        thing_id: sorted(
-            ((part, sum(a * b for a, b in zip(vector, wanted, strict=True))) for part, vector in parts),
-            key=lambda item: -item[1],
+def similarities(
+    need: Need, vectors: dict[str, list[tuple[int, list[float]]]], widening: bool = True, shifted: bool = True
+) -> dict[str, list[tuple[int, float]]]:
+    """Every description's parts by similarity to the need's vector, widened and shifted as the server does."""
+    (own,) = embed_blocking([read_constraints(need.text).text or need.text])
+    wanted = expansion.widened(own, purpose_vectors()) if widening else own
+
+    def of(vector: list[float], parts: list[tuple[int, list[float]]]) -> list[tuple[int, float]]:
+        return [(part, sum(a * b for a, b in zip(stored, vector, strict=True))) for part, stored in parts]
+
+    shift = 0.0
+    if widening and shifted:
+        shift = max(s for parts in vectors.values() for _, s in of(wanted, parts)) - max(
+            s for parts in vectors.values() for _, s in of(own, parts)
         )
+    return {
+        thing_id: sorted(((part, s - shift) for part, s in of(wanted, parts)), key=lambda item: -item[1])
         for thing_id, parts in vectors.items()
     }
+
+
+@functools.cache
+def purpose_vectors() -> Any:
+    import numpy as np
+
+    return np.asarray(embed_blocking(list(listed_purposes())), dtype=np.float32)
 
 
 def answers(
@@ -186,6 +207,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", help="admin URL of a PostgreSQL (default: embedded)")
     parser.add_argument("--prefix-from", type=int, help="words this long or longer match as prefixes (text.py)")
+    parser.add_argument("--no-widening", action="store_true", help="needs not widened (registry/discovery/expansion)")
+    parser.add_argument("--test", action="store_true", help="print the test split's figures too (confirm once)")
     args = parser.parse_args()
     if args.prefix_from:
         text.PREFIX_FROM = args.prefix_from
@@ -194,9 +217,12 @@ def main() -> None:
         summaries = asyncio.run(loaded(database_url))
         lexical = asyncio.run(lexical_ranks(database_url, needs))
     vectors = part_vectors(summaries)
-    near = {need.need_id: similarities(need, vectors) for need in needs}
+    near = {need.need_id: similarities(need, vectors, not args.no_widening) for need in needs}
     dev = [need for need in needs if need.split == "dev"]
     test = [need for need in needs if need.split == "test"]
+
+    def on_test(retrieval: str) -> str:
+        return f" test {figures(test, run(retrieval, test))}" if args.test else ""
 
     def run(retrieval: str, chosen: Sequence[Need]) -> dict[str, list[tuple[str, float]]]:
         return {
@@ -205,9 +231,7 @@ def main() -> None:
         }
 
     for retrieval in (fusion.LEXICAL, fusion.SEMANTIC, fusion.HYBRID):
-        print(
-            retrieval, "current", "dev", figures(dev, run(retrieval, dev)), "test", figures(test, run(retrieval, test))
-        )
+        print(retrieval, "current", "dev", figures(dev, run(retrieval, dev)), on_test(retrieval), flush=True)
     best: tuple[float, dict[str, float]] | None = None
     names = list(GRID)
     for values in itertools.product(*(GRID[name] for name in names)):
@@ -226,7 +250,7 @@ def main() -> None:
         setattr(fusion, name, value)
     answered_dev = run(fusion.HYBRID, dev)
     print("best", best[1])
-    print("hybrid dev", figures(dev, answered_dev), "test", figures(test, run(fusion.HYBRID, test)))
+    print("hybrid dev", figures(dev, answered_dev), on_test(fusion.HYBRID))
     print("strong from", threshold(dev, answered_dev), f"(answers of grade {ANSWERS}+ count as answers)")
 
 

@@ -162,6 +162,15 @@ def gazetteer() -> Gazetteer:
     return Gazetteer(free, guarded, hashlib.sha256(data).hexdigest()[:12])
 
 
+@functools.cache
+def listed_purposes() -> tuple[str, ...]:
+    """The purpose words of every product of the shipped list, in its order: what a need is compared with to find
+    the products it is about (registry/discovery/expansion.py)."""
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    purposes = (line.partition(":")[2].strip() for line in lines if line.strip() and not line.startswith("#"))
+    return tuple(purpose for purpose in purposes if purpose)
+
+
 def _name_fields(title: str | None, vendor: str | None, url: str | None) -> Iterator[str]:
     """The text of each field that may name a product, as matching reads it."""
     for text in (title, vendor):
@@ -233,4 +242,14 @@ def summary_purposes(summary: dict[str, object]) -> str:
     )
 
 
-__all__ = ["Gazetteer", "Product", "gazetteer", "parse", "products", "purposes", "summary_purposes", "words_of"]
+__all__ = [
+    "Gazetteer",
+    "Product",
+    "gazetteer",
+    "listed_purposes",
+    "parse",
+    "products",
+    "purposes",
+    "summary_purposes",
+    "words_of",
+]

@@ -2,9 +2,12 @@
 match and the constraints the words state.
 
 Retrieval (``mode``): ``lexical`` (full text, any word: registry/discovery/text.py), ``semantic`` (the cosine
-similarity of the need's vector to the vectors of each description and of each of its capabilities) or ``hybrid``
-(both; the default where vectors are available). Each retrieval brings its best candidates; every candidate is then
-scored on both, so that a description found by one is not scored 0 by the other.
+similarity of the need's vector, widened by what the products nearest it are known for (registry/discovery/
+expansion.py), to the vectors of each description and of each of its capabilities) or ``hybrid`` (both; the default
+where vectors are available). Each retrieval brings its best candidates; every candidate is then scored on both, so
+that a description found by one is not scored 0 by the other. The widened vector's similarities are shifted so that
+the best of them equals the best similarity of the need's own vector to the same parts: the ranking is the widened
+vector's, the scale the need's.
 
 The score (0..1, comparable across needs): ``SEMANTIC_WEIGHT`` of the similarity scaled from ``SIMILARITY_FLOOR``
 (0) to ``SIMILARITY_CEILING`` (1), plus the rest of the full-text rank scaled to ``LEXICAL_CEILING``; a vendor the need
@@ -24,6 +27,7 @@ import msgspec
 
 from registry.descriptions.summary import name_words
 from registry.discovery.constraints import Constraints, read_constraints
+from registry.discovery.expansion import NeedExpansion
 from registry.discovery.text import any_words_query, words
 from registry.embeddings.indexer import VectorIndexer
 from registry.embeddings.provider import EmbeddingError, Embeddings
@@ -52,6 +56,11 @@ MATCHED_WITHIN = 0.05
 MAX_MATCHED = 3
 
 
+#: What the vector retrieval answers: the vector searched with, the descriptions nearest it, why there is no vector
+#: (or None), and the shift of the similarities.
+Nearest = tuple[list[float] | None, list[vectors.Near], str | None, float]
+
+
 @dataclasses.dataclass(slots=True)
 class Candidate:
     thing_id: str
@@ -61,10 +70,12 @@ class Candidate:
     lexical: float = 0.0
     #: (part, similarity), the best first (part -1: the description itself).
     parts: list[tuple[int, float]] = dataclasses.field(default_factory=list)
+    #: Taken from every similarity of ``parts`` (the shift of a widened need's similarities, see above).
+    shift: float = 0.0
 
     @property
     def similarity(self) -> float | None:
-        return self.parts[0][1] if self.parts else None
+        return self.parts[0][1] - self.shift if self.parts else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -99,7 +110,9 @@ def score(candidate: Candidate, retrieval: str, constraints: Constraints) -> flo
 def matched(candidate: Candidate, need: str) -> list[MatchedCapability]:
     """The capabilities that match the need: by vector, those nearest it; else those sharing a word with it."""
     capabilities = candidate.summary.get("capabilities", [])
-    by_vector = [(part, similarity) for part, similarity in candidate.parts if 0 <= part < len(capabilities)]
+    by_vector = [
+        (part, similarity - candidate.shift) for part, similarity in candidate.parts if 0 <= part < len(capabilities)
+    ]
     if by_vector:
         best = by_vector[0][1]
         chosen = [(part, similarity) for part, similarity in by_vector if similarity >= best - MATCHED_WITHIN]
@@ -148,6 +161,8 @@ class NeedSearch:
     def __init__(self, catalog: CatalogStore, index: VectorIndexer | None) -> None:
         self.catalog = catalog
         self.index = index
+        provider = index.provider if index is not None else None
+        self.expansion = NeedExpansion(provider) if provider is not None else None
 
     def retrieval(self, mode: str | None) -> tuple[str, str | None]:
         """The retrieval that answers ``mode`` (default hybrid), and why it is lexical when vectors cannot answer."""
@@ -167,7 +182,7 @@ class NeedSearch:
         retrieval, note = self.retrieval(mode)
         text = constraints.text or need
         lexical_filters = dataclasses.replace(filters, text=text, text_query=any_words_query(text))
-        lexical, (vector, near, failure) = await asyncio.gather(
+        lexical, (vector, near, failure, shift) = await asyncio.gather(
             self._lexical(lexical_filters) if retrieval != SEMANTIC else _nothing(),
             self._near(filters, text) if retrieval != LEXICAL else _no_vector(),
         )
@@ -181,6 +196,8 @@ class NeedSearch:
                 found.thing_id, Candidate(found.thing_id, found.summary, found.modified, found.expires)
             )
             candidate.parts = found.parts
+        for candidate in candidates.values():
+            candidate.shift = shift
         unscored = [thing_id for thing_id, candidate in candidates.items() if not candidate.parts]
         if vector is not None and unscored:
             for thing_id, parts in (await self._similarities(unscored, vector)).items():
@@ -205,20 +222,24 @@ class NeedSearch:
         assert self.index is not None
         return provider, provider.dimensions, self.index.model
 
-    async def _near(self, filters: Filters, text: str) -> tuple[list[float] | None, list[vectors.Near], str | None]:
-        """The need's vector and the descriptions nearest it that ``filters`` accept; or why there is no vector."""
+    async def _near(self, filters: Filters, text: str) -> Nearest:
+        """The need's vector (widened), the descriptions nearest it that ``filters`` accept and the shift of their
+        similarities; or why there is no vector."""
         provider, dimensions, model = self._shape()
         try:
-            (vector,) = await provider.embed([text])
+            (need,) = await provider.embed([text])
+            vector = need if self.expansion is None else await self.expansion.widen(need)
         except EmbeddingError as error:
-            return None, [], str(error)
+            return None, [], str(error), 0.0
+        also = None if vector is need else need
 
         async def read(tx: Transaction, narrowed: Filters, versions: list[str] | None) -> list[vectors.Near]:
             return await vectors.nearest(
-                tx, narrowed, versions, vector, dimensions=dimensions, model=model, candidates=VECTOR_PARTS
+                tx, narrowed, versions, vector, dimensions=dimensions, model=model, candidates=VECTOR_PARTS, also=also
             )
 
-        return vector, await self.catalog.filtered_read(filters, read), None
+        near = await self.catalog.filtered_read(filters, read)
+        return vector, near, None, _shift(near)
 
     async def _similarities(self, thing_ids: list[str], vector: list[float]) -> dict[str, list[tuple[int, float]]]:
         _, dimensions, model = self._shape()
@@ -229,12 +250,21 @@ class NeedSearch:
         return await self.catalog.filtered_read(Filters(), read)
 
 
+def _shift(near: list[vectors.Near]) -> float:
+    """How far the best similarity to the widened vector lies above the best to the need's own, over the parts
+    retrieved (0 when the need was not widened)."""
+    own = [found.also for found in near if found.also is not None]
+    if not own:
+        return 0.0
+    return max(found.similarity for found in near) - max(own)
+
+
 async def _nothing() -> list[Candidate]:
     return []
 
 
-async def _no_vector() -> tuple[list[float] | None, list[vectors.Near], str | None]:
-    return None, [], None
+async def _no_vector() -> Nearest:
+    return None, [], None, 0.0
 
 
 __all__ = ["HYBRID", "LEXICAL", "MODES", "SEMANTIC", "Answer", "NeedSearch", "score"]

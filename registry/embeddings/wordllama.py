@@ -49,6 +49,8 @@ def embed_blocking(texts: Sequence[str]) -> list[list[float]]:
 class WordLlamaEmbeddings:
     identity = f"wordllama:{CONFIG}:{DIMENSIONS}"
     dimensions = DIMENSIONS
+    #: Needs are widened by the gazetteer's purpose lines (registry/discovery/expansion.py), tuned for this model.
+    expands_needs = True
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Computed in the default executor: loading the model and tokenising are CPU work."""

@@ -113,6 +113,8 @@ class Near:
     summary: dict[str, Any]
     modified: dt.datetime
     expires: dt.datetime | None
+    #: The best similarity of the same parts to a second vector (``nearest``'s ``also``), if one was given.
+    also: float | None = None
 
 
 class VectorType(UserDefinedType[str]):
@@ -127,10 +129,10 @@ class VectorType(UserDefinedType[str]):
         return f"vector({self.dimensions})"
 
 
-def _distance(vector: Sequence[float], dimensions: int) -> Any:
+def _distance(vector: Sequence[float], dimensions: int, name: str = "vector") -> Any:
     """Cosine distance of each stored vector (as ``vector(dimensions)``: the HNSW index's expression) to ``vector``."""
     typed = VectorType(dimensions)
-    wanted = cast(bindparam("vector", vector_literal(vector), type_=Text), typed)
+    wanted = cast(bindparam(name, vector_literal(vector), type_=Text), typed)
     return cast(vectors.c.embedding, typed).op("<=>")(wanted)
 
 
@@ -212,13 +214,21 @@ async def build_index(database: Database) -> bool:
 
 
 def nearest_query(
-    filters: Filters, versions: list[str] | None, vector: Sequence[float], dimensions: int, model: str, candidates: int
+    filters: Filters,
+    versions: list[str] | None,
+    vector: Sequence[float],
+    dimensions: int,
+    model: str,
+    candidates: int,
+    also: Sequence[float] | None = None,
 ) -> Any:
     """The descriptions whose parts lie nearest ``vector`` among the ``candidates`` nearest parts, that ``filters``
-    accept (tenant, liveness, kind, vendor...): each with its best similarity and its parts, the nearest first."""
+    accept (tenant, liveness, kind, vendor...): each with its best similarity and its parts, the nearest first; and,
+    given ``also``, the best similarity of those parts to it (computed for the nearest parts only)."""
     distance = _distance(vector, dimensions)
+    second = _distance(also if also is not None else vector, dimensions, "also")
     near = (
-        select(vectors.c.thing_id, vectors.c.part, distance.label("distance"))
+        select(vectors.c.thing_id, vectors.c.part, distance.label("distance"), second.label("also_distance"))
         .where(
             vectors.c.model == model,
             func.vector_dims(vectors.c.embedding) == int(dimensions),
@@ -236,6 +246,7 @@ def nearest_query(
             descriptions.c.modified,
             descriptions.c.expires,
             best.label("similarity"),
+            func.max((1 - near.c.also_distance).cast(Float)).label("also"),
             func.array_agg(near.c.part).label("parts"),
             func.array_agg(similarity).label("similarities"),
         )
@@ -259,14 +270,24 @@ async def nearest(
     dimensions: int,
     model: str,
     candidates: int,
+    also: Sequence[float] | None = None,
 ) -> list[Near]:
-    rows = await executor.fetch(nearest_query(filters, versions, vector, dimensions, model, candidates))
+    rows = await executor.fetch(nearest_query(filters, versions, vector, dimensions, model, candidates, also))
     found = []
     for row in rows:
         parts = sorted(zip(row["parts"], row["similarities"], strict=True), key=lambda item: -item[1])
         numbered = [(int(part), float(similarity)) for part, similarity in parts]
+        second = float(row["also"]) if also is not None else None
         found.append(
-            Near(row["thing_id"], float(row["similarity"]), numbered, row["summary"], row["modified"], row["expires"])
+            Near(
+                row["thing_id"],
+                float(row["similarity"]),
+                numbered,
+                row["summary"],
+                row["modified"],
+                row["expires"],
+                second,
+            )
         )
     return found
 
