@@ -21,7 +21,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import License
 
 from registry.auth.authenticator import Authenticator, AuthMode, auth_mode
-from registry.auth.keys import KeyVerifier
+from registry.auth.keys import KeyAdministration, KeyVerifier
 from registry.auth.quotas import RateLimits
 from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
@@ -218,8 +218,12 @@ def create_app(settings: Settings) -> Litestar:
         )
         jsonpath_threads = JsonPathThreads(settings.jsonpath_concurrency, settings.jsonpath_client_concurrency)
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
+        keys = KeyStore(database)
         access = Access(
-            Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits, metrics_token=settings.metrics_token
+            Authenticator(mode, KeyVerifier(keys), tokens),
+            limits,
+            KeyAdministration(keys),
+            metrics_token=settings.metrics_token,
         )
         directory_td = directory_description(
             settings.base_url,

@@ -199,9 +199,8 @@ class ThingsController(Controller):
         # The exact total only where it is shown (a collection); a page of the array format needs only to know
         # whether another follows.
         readers = tenant_scope_of(request)
-        total = await directory.things.count(readers) if payload_format == "collection" else None
-        version = await directory.things.latest_seq()
-        links = [f'</things>; rel="canonical"; etag="v{version}"']
+        page = await directory.listing_page(readers, offset=offset, limit=limit, counted=payload_format == "collection")
+        links = [f'</things>; rel="canonical"; etag="v{page.version}"']
 
         def page_url(page_offset: int) -> str:
             query: dict[str, Any] = {"offset": page_offset, "limit": limit}
@@ -210,9 +209,7 @@ class ThingsController(Controller):
             return "/things?" + urlencode(query)
 
         next_url = None
-        if limit is not None and (
-            offset + limit < total if total is not None else await directory.things.exists_at(offset + limit, readers)
-        ):
+        if limit is not None and page.more:
             next_url = page_url(offset + limit)
             links.insert(0, f'<{next_url}>; rel="next"')
 
@@ -222,7 +219,7 @@ class ThingsController(Controller):
                 head: dict[str, Any] = {
                     "@context": DISCOVERY_CONTEXT,
                     "@type": "ThingCollection",
-                    "total": total,
+                    "total": page.total,
                 }
                 if limit is not None:
                     head["@id"] = page_url(offset)
@@ -232,10 +229,10 @@ class ThingsController(Controller):
             else:
                 chunk = [b"["]
             held, first = 0, True
-            async for stored in directory.things.stream(offset=offset, limit=limit, readers=readers):
+            listed = directory.listed_json(readers, offset=offset, limit=limit, retrieved=retrieved)
+            async for document in listed:
                 if not first:
                     chunk.append(b",")
-                document = directory.enriched_json(stored, retrieved)
                 chunk.append(document)
                 held, first = held + len(document), False
                 if held >= LISTING_CHUNK_BYTES:
