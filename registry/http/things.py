@@ -61,8 +61,26 @@ _WRITTEN = {
         "JSON array of notices (lint warnings, unknown contexts) that did not refuse the registration; absent if none"
     ),
 }
-_CREATED = Answer("Registered", headers=_WRITTEN)
-_REPLACED = Answer("Replaced (or patched)", headers=_WRITTEN)
+_CAPPED = {
+    **_WRITTEN,
+    NOTICES_TOTAL: "How many notices there are, when the Registry-Notices header holds fewer: the body has them all",
+}
+#: A write answers with an empty body (``application/x-empty``), unless its notices do not all fit in the header
+#: (more than REGISTRY_MAX_NOTICE_HEADER_COUNT, or longer than REGISTRY_MAX_NOTICE_HEADER_BYTES): then the body
+#: holds them all, and a replacement answers 200 rather than 204.
+_NO_BODY = {"type": "string", "maxLength": 0}
+_NOTICES = {JSON: ref("WriteNotices")}
+_CREATED = Answer(
+    "Registered; with every notice in the body when they do not all fit in the Registry-Notices header",
+    {EMPTY: _NO_BODY, **_NOTICES},
+    headers=_CAPPED,
+)
+_REPLACED = Answer("Replaced (or patched); no notice, or every one in the Registry-Notices header", headers=_WRITTEN)
+_REPLACED_WITH_NOTICES = Answer(
+    "Replaced (or patched), with notices that do not all fit in the Registry-Notices header: every one in the body",
+    _NOTICES,
+    headers=_CAPPED,
+)
 _PRECONDITION = {412: "If-Match was given and the stored description has another entity tag (or none)"}
 _RACE = {409: "A concurrent write of the same id won; retry"}
 _THING_COLLECTION = {
@@ -251,7 +269,10 @@ class ThingsController(Controller):
             body=_TD_BODY,
             answers={
                 201: Answer(
-                    "Registered under a new urn:uuid id", headers={**_WRITTEN, "Location": "The id given to it"}
+                    "Registered under a new urn:uuid id; with every notice in the body when they do not all fit in "
+                    "the Registry-Notices header",
+                    _CREATED.content,
+                    headers={**_CAPPED, "Location": "The id given to it"},
                 )
             },
             problems=_RACE,
@@ -293,7 +314,7 @@ class ThingsController(Controller):
         opt=documented(
             body=_TD_BODY,
             parameters=[IF_MATCH],
-            answers={201: _CREATED, 204: _REPLACED},
+            answers={200: _REPLACED_WITH_NOTICES, 201: _CREATED, 204: _REPLACED},
             problems={**_PRECONDITION, **_RACE},
         ),
     )
@@ -325,7 +346,7 @@ class ThingsController(Controller):
                 examples={"retitle": {"title": "WeatherAgent 2", "description": None}},
             ),
             parameters=[IF_MATCH],
-            answers={204: _REPLACED},
+            answers={200: _REPLACED_WITH_NOTICES, 204: _REPLACED},
             problems=_PRECONDITION,
         ),
     )
