@@ -1,4 +1,5 @@
-"""The directory's use cases: register, replace, patch, delete, read, renew and purge descriptions.
+"""The directory's use cases: register, replace, patch, delete, read, list, renew and purge descriptions, and
+tell who owns one, its lease and who may see it.
 
 Sits between the HTTP layer and the store; owns the WoT Discovery rules (ids, validation, lifetimes) and the
 sequence of every write: validate and project *before* the transaction (CPU work, never under the per-id lock),
@@ -129,9 +130,6 @@ class DirectoryService:
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return stored
 
-    def _missing(self, thing_id: str) -> NotFound:
-        return NotFound(f"No Thing Description with id {thing_id!r}")
-
     async def listing_page(self, readers: TenantScope, *, offset: int, limit: int | None, counted: bool) -> ListingPage:
         """The total (when ``counted``), the version and whether another page follows the ``limit`` descriptions
         from ``offset``: without a total, one row past the page tells."""
@@ -157,7 +155,7 @@ class DirectoryService:
         """The owner and tenant of the live description ``thing_id``, if ``readers`` may see it."""
         held = await self.things.owner(thing_id)
         if held is None or not readers.sees(held[1]):
-            raise self._missing(thing_id)
+            raise not_found(thing_id)
         return Holder(*held)
 
     async def require_visible(self, thing_id: str, readers: TenantScope) -> None:
@@ -169,13 +167,13 @@ class DirectoryService:
         held = await self.things.owner(thing_id)
         tenant = held[1] if held is not None else await last_tenant(self.database, thing_id)
         if not readers.sees(tenant):
-            raise self._missing(thing_id)
+            raise not_found(thing_id)
 
     async def lease(self, thing_id: str, readers: TenantScope) -> LeaseState:
         """The lease of the live description ``thing_id`` (ttl, expiry, last renewal), if ``readers`` may see it."""
         lease = await lease_of(self.database, thing_id)
         if lease is None or not readers.sees(lease.tenant):
-            raise self._missing(thing_id)
+            raise not_found(thing_id)
         return lease
 
     @staticmethod
