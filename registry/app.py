@@ -11,7 +11,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
@@ -21,7 +21,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import License
 
 from registry.auth.authenticator import Authenticator, AuthMode, auth_mode
-from registry.auth.keys import KeyVerifier
+from registry.auth.keys import KeyAdministration, KeyVerifier
 from registry.auth.quotas import RateLimits
 from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
@@ -90,7 +90,7 @@ from registry.store.replica import ReadReplica, replica_names
 from registry.store.servers import ServerStore
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.things import ThingStore
-from registry.tasks import cancel_and_wait
+from registry.tasks import cancel_and_wait, run_periodically
 
 log = logging.getLogger(__name__)
 
@@ -100,38 +100,26 @@ SCHEMA_PATH = "/schema"
 STATISTICS_INTERVAL = 30.0
 
 
-async def _purge_periodically(directory: DirectoryService, interval: float) -> None:
+async def _purge_expired(directory: DirectoryService) -> None:
     """``tdd-registrationinfo-expiry-purge``; every replica runs it, each expired row is deleted once."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            purged = await directory.purge_expired()
-        except RegistryError as error:  # the database is away: expected, no traceback
-            log.warning("purging expired descriptions failed (%s); retrying in %s s", error.detail, interval)
-            continue
-        except Exception:
-            log.exception("purging expired descriptions failed; retrying in %s s", interval)
-            continue
-        PURGED.inc(len(purged))
-        if purged:
-            log.info("purged %d expired description(s)", len(purged))
+    purged = await directory.purge_expired()
+    PURGED.inc(len(purged))
+    if purged:
+        log.info("purged %d expired description(s)", len(purged))
 
 
-async def _refresh_statistics_periodically(database: Database, interval: float) -> None:
-    """After a bulk load (an import, many agents registering at once) the planner learns the new sizes within
-    ``interval``, without waiting for autovacuum."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            refreshed = await refresh_stale_statistics(database)
-        except RegistryError as error:
-            log.warning("refreshing planner statistics failed (%s); retrying in %s s", error.detail, interval)
-            continue
-        except Exception:
-            log.exception("refreshing planner statistics failed; retrying in %s s", interval)
-            continue
-        if refreshed:
-            log.info("refreshed planner statistics of %s", ", ".join(refreshed))
+async def _refresh_statistics(database: Database) -> None:
+    """After a bulk load (an import, many agents registering at once) the planner learns the new sizes within a
+    round, without waiting for autovacuum."""
+    refreshed = await refresh_stale_statistics(database)
+    if refreshed:
+        log.info("refreshed planner statistics of %s", ", ".join(refreshed))
+
+
+def _every(name: str, round_: Callable[[], Awaitable[None]], interval: float) -> asyncio.Task[None]:
+    """A job of every replica that runs ``round_`` every ``interval`` seconds, the first after one interval."""
+    job = run_periodically(name, round_, idle=interval, expected=(RegistryError,), first_round_now=False, logger=log)
+    return asyncio.create_task(job, name=name)
 
 
 async def _start_offload_threads() -> None:
@@ -218,8 +206,12 @@ def create_app(settings: Settings) -> Litestar:
         )
         jsonpath_threads = JsonPathThreads(settings.jsonpath_concurrency, settings.jsonpath_client_concurrency)
         worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
+        keys = KeyStore(database)
         access = Access(
-            Authenticator(mode, KeyVerifier(KeyStore(database)), tokens), limits, metrics_token=settings.metrics_token
+            Authenticator(mode, KeyVerifier(keys), tokens),
+            limits,
+            KeyAdministration(keys),
+            metrics_token=settings.metrics_token,
         )
         directory_td = directory_description(
             settings.base_url,
@@ -291,10 +283,12 @@ def create_app(settings: Settings) -> Litestar:
             started.callback(feed.subscribe(vector_index.nudge))
             search_words.start()
             started.push_async_callback(search_words.stop)
-            purger = asyncio.create_task(_purge_periodically(directory, settings.purge_interval))
-            started.callback(purger.cancel)
-            statistics = asyncio.create_task(_refresh_statistics_periodically(database, STATISTICS_INTERVAL))
-            started.callback(statistics.cancel)
+            purger = _every("purging expired descriptions", lambda: _purge_expired(directory), settings.purge_interval)
+            started.push_async_callback(cancel_and_wait, purger)
+            statistics = _every(
+                "refreshing planner statistics", lambda: _refresh_statistics(database), STATISTICS_INTERVAL
+            )
+            started.push_async_callback(cancel_and_wait, statistics)
 
         async with contextlib.AsyncExitStack() as stack:
             if tokens is not None:

@@ -13,7 +13,7 @@ import re
 import secrets
 
 from registry.auth.principal import Principal, Scope, parse_scopes
-from registry.errors import Unauthorized
+from registry.errors import Conflict, NotFound, Unauthorized
 from registry.store.keys import KeyRecord, KeyStore
 
 PREFIX = "reg_"
@@ -159,4 +159,36 @@ class KeyVerifier:
         )
 
 
-__all__ = ["PREFIX", "KeyFieldError", "KeyVerifier", "hash_secret", "key_state", "new_key", "parse_expiry"]
+class KeyAdministration:
+    """API keys as an admin manages them over HTTP (``/api/v1/keys``): every key, a new one (names are unique), a
+    revocation by id."""
+
+    def __init__(self, keys: KeyStore) -> None:
+        self.keys = keys
+
+    async def all(self) -> list[KeyRecord]:
+        return await self.keys.all()
+
+    async def add(self, record: KeyRecord) -> None:
+        if any(existing.name == record.name for existing in await self.keys.all()):
+            raise Conflict(f"A key named {record.name!r} exists already; revoke it or choose another name")
+        await self.keys.add(record)
+
+    async def revoke(self, key_id: str) -> KeyRecord:
+        record = await self.keys.revoke_id(key_id)
+        if record is None:
+            raise NotFound(f"No API key with id {key_id!r}")
+        return record
+
+
+__all__ = [
+    "PREFIX",
+    "KeyAdministration",
+    "KeyFieldError",
+    "KeyRecord",
+    "KeyVerifier",
+    "hash_secret",
+    "key_state",
+    "new_key",
+    "parse_expiry",
+]

@@ -1,4 +1,5 @@
-"""The directory's use cases: register, replace, patch, delete, read, renew and purge descriptions.
+"""The directory's use cases: register, replace, patch, delete, read, list, renew and purge descriptions, and
+tell who owns one, its lease and who may see it.
 
 Sits between the HTTP layer and the store; owns the WoT Discovery rules (ids, validation, lifetimes) and the
 sequence of every write: validate and project *before* the transaction (CPU work, never under the per-id lock),
@@ -17,14 +18,15 @@ writes inside their transaction are :class:`registry.directory.write_steps.Write
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import json_merge_patch
 import msgspec
 
-from registry.auth.ownership import DerivedId, Holder, authorize_write, ensure_visible, not_found
+from registry.auth.ownership import DerivedId, authorize_write, ensure_visible, not_found
 from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.config import Settings
@@ -50,12 +52,26 @@ from registry.directory.writes import (
 from registry.errors import BadRequest, InvalidDescription, InvalidId, NotFound, RegistryError
 from registry.ops.metrics import REGISTRATIONS
 from registry.projections import INLINE_PROJECTION_BYTES, Projections
+from registry.store.changes import last_tenant
 from registry.store.database import Database, Transaction
-from registry.store.leases import Lease, LeaseRenewer
+from registry.store.leases import Lease, LeaseRenewer, LeaseState, lease_of
 from registry.store.things import StoredDescription, ThingStore
+from registry.tenancy import Holder
 
 #: Attempts of a PATCH computed outside the lock before it is computed under it (so that it cannot be overtaken).
 OPTIMISTIC_PATCH_ATTEMPTS = 3
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListingPage:
+    """What a listing (``GET /things``) tells before its first description."""
+
+    #: How many descriptions the readers see, when asked for (counting reads every row).
+    total: int | None
+    #: The latest change of the collection: the listing's entity tag.
+    version: int
+    #: Whether descriptions follow this page.
+    more: bool
 
 
 class DirectoryService:
@@ -113,6 +129,52 @@ class DirectoryService:
         if stored is None or not readers.sees(stored.tenant):
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return stored
+
+    async def listing_page(self, readers: TenantScope, *, offset: int, limit: int | None, counted: bool) -> ListingPage:
+        """The total (when ``counted``), the version and whether another page follows the ``limit`` descriptions
+        from ``offset``: without a total, one row past the page tells."""
+        total = await self.things.count(readers) if counted else None
+        version = await self.things.latest_seq()
+        if limit is None:
+            more = False
+        elif total is not None:
+            more = offset + limit < total
+        else:
+            more = await self.things.exists_at(offset + limit, readers)
+        return ListingPage(total=total, version=version, more=more)
+
+    async def listed_json(
+        self, readers: TenantScope, *, offset: int, limit: int | None, retrieved: dt.datetime
+    ) -> AsyncIterator[bytes]:
+        """The enriched JSON of each description of a listing page, in code-point order of id, read through a
+        cursor as the caller sends them."""
+        async for stored in self.things.stream(offset=offset, limit=limit, readers=readers):
+            yield self.enriched_json(stored, retrieved)
+
+    async def ownership(self, thing_id: str, readers: TenantScope) -> Holder:
+        """The owner and tenant of the live description ``thing_id``, if ``readers`` may see it."""
+        held = await self.things.owner(thing_id)
+        if held is None or not readers.sees(held[1]):
+            raise not_found(thing_id)
+        return Holder(*held)
+
+    async def require_visible(self, thing_id: str, readers: TenantScope) -> None:
+        """404 for another tenant's description, as if it did not exist (reads that are not of /things/{id} itself:
+        summaries, exports, cards); a deleted description's kept versions stay its tenant's (the change log knows
+        it)."""
+        if readers.everything:
+            return
+        held = await self.things.owner(thing_id)
+        tenant = held[1] if held is not None else await last_tenant(self.database, thing_id)
+        if not readers.sees(tenant):
+            raise not_found(thing_id)
+
+    async def lease(self, thing_id: str, readers: TenantScope) -> LeaseState:
+        """The lease of the live description ``thing_id`` (ttl, expiry, last renewal), if ``readers`` may see it."""
+        lease = await lease_of(self.database, thing_id)
+        if lease is None or not readers.sees(lease.tenant):
+            raise not_found(thing_id)
+        return lease
 
     @staticmethod
     def enriched(stored: StoredDescription, retrieved: dt.datetime | None = None) -> dict[str, Any]:
@@ -380,4 +442,4 @@ class DirectoryService:
         return outcomes
 
 
-__all__ = ["DirectoryService", "WriteOutcome"]
+__all__ = ["DirectoryService", "ListingPage", "WriteOutcome"]

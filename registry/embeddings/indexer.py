@@ -22,11 +22,10 @@ import msgspec
 from registry.descriptions.gazetteer import gazetteer, summary_purposes
 from registry.descriptions.summary import name_words
 from registry.embeddings.provider import EmbeddingError, Embeddings
-from registry.errors import RegistryError
 from registry.ops.metrics import EMBEDDED, EMBEDDING_FAILURES, EMBEDDING_PENDING
 from registry.store import vectors
 from registry.store.database import Database
-from registry.tasks import cancel_and_wait
+from registry.tasks import DATABASE_AWAY, cancel_and_wait, run_periodically
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +125,19 @@ class VectorIndexer:
             log.warning("natural-language search is lexical only: %s", self.reason)
             return
         self.reason = ""
-        self._task = asyncio.create_task(self._run(), name="vector-backfill")
+        self._task = asyncio.create_task(
+            run_periodically(
+                "vector backfill",
+                self._round,
+                idle=IDLE,
+                retry=RETRY,
+                expected=(EmbeddingError, *DATABASE_AWAY),
+                on_failure=self._failed,
+                wait=self._until_woken,
+                logger=log,
+            ),
+            name="vector-backfill",
+        )
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
@@ -138,22 +149,21 @@ class VectorIndexer:
         """Wake the job (a change feed consumer: written descriptions need vectors)."""
         self._wake.set()
 
-    async def _run(self) -> None:
-        while True:
-            self._wake.clear()
-            try:
-                await self.backfill()
-                self.problem = None
-                wait = IDLE
-            except (EmbeddingError, RegistryError, OSError) as error:
-                self.problem = str(error)
-                EMBEDDING_FAILURES.inc()
-                log.warning("vector backfill failed: %s", error)
-                wait = RETRY
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
-            if self._wake.is_set():
-                await self._until_writes_pause()
+    async def _round(self) -> None:
+        self._wake.clear()
+        await self.backfill()
+        self.problem = None
+
+    def _failed(self, error: Exception) -> None:
+        self.problem = str(error)
+        EMBEDDING_FAILURES.inc()
+
+    async def _until_woken(self, seconds: float) -> None:
+        """Wait ``seconds``, or until a write wakes the job and writes pause."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        if self._wake.is_set():
+            await self._until_writes_pause()
 
     async def _until_writes_pause(self) -> None:
         """Wait while writes keep waking the job, until they pause for WRITES_PAUSE, BURST_WAIT at most."""

@@ -18,7 +18,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_304_NOT_MO
 from registry.conventions.service import ConventionService
 from registry.descriptions.ids import as_uri
 from registry.directory.service import DirectoryService
-from registry.http.access import principal_of, require_visible
+from registry.http.access import principal_of, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.contract import JSON_OBJECT, Answer, Param, documented, imported_answers
 from registry.http.middleware.ids import thing_id_from
@@ -86,7 +86,7 @@ class A2AController(Controller):
         conventions: NamedDependency[ConventionService],
         directory: NamedDependency[DirectoryService],
     ) -> Response[bytes]:
-        await require_visible(request, directory.things, thing_id_from(thing_id))
+        await directory.require_visible(thing_id_from(thing_id), tenant_scope_of(request))
         content = msgspec.json.encode(await conventions.card(thing_id_from(thing_id)))
         etag = f'"{hashlib.sha256(content).hexdigest()[:32]}"'
         headers = {"ETag": etag, "Cache-Control": CARD_CACHE_CONTROL}

@@ -21,11 +21,9 @@ from litestar.types import Guard
 from registry.auth.authenticator import AuthMode
 from registry.auth.principal import Principal, Scope
 from registry.auth.tenancy import EVERYTHING, TenantScope, tenant_scope
-from registry.errors import NotFound, Unauthorized
+from registry.errors import Unauthorized
 from registry.http.dependencies import Access, ServiceHolder
 from registry.http.middleware.addresses import client_key
-from registry.store.changes import last_tenant
-from registry.store.things import ThingStore
 
 PUBLIC = "public"
 #: ``opt`` of routes that also take the credential as ``?access_token=`` (RFC 6750 §2.3): event streams, because a
@@ -62,18 +60,6 @@ def tenant_scope_of(connection: ASGIConnection[Any, Any, Any, Any]) -> TenantSco
     """Which descriptions the request may read (registry/auth/tenancy.py); everything without the guard."""
     scope = connection.scope.get("auth")
     return scope if isinstance(scope, TenantScope) else EVERYTHING
-
-
-async def require_visible(connection: ASGIConnection[Any, Any, Any, Any], things: ThingStore, thing_id: str) -> None:
-    """404 for another tenant's description, as if it did not exist (reads that are not of /things/{id} itself);
-    a deleted description's kept versions stay its tenant's (the change log knows it)."""
-    readers = tenant_scope_of(connection)
-    if readers.everything:
-        return
-    held = await things.owner(thing_id)
-    tenant = held[1] if held is not None else await last_tenant(things.database, thing_id)
-    if not readers.sees(tenant):
-        raise NotFound(f"No Thing Description with id {thing_id!r}")
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
@@ -186,7 +172,6 @@ __all__ = [
     "needed_access",
     "principal_of",
     "requester",
-    "require_visible",
     "security_components",
     "tenant_scope_of",
 ]

@@ -28,7 +28,7 @@ from litestar import Litestar, Request
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.routes import HTTPRoute
 
-from registry.wire import Problem
+from registry.wire import Problem, WriteNotices
 
 #: Key of the handler's ``opt`` holding its ``Contract``.
 CONTRACT = "contract"
@@ -274,8 +274,10 @@ def _problems(operation: Schema, contract: Contract, path: str, public: bool) ->
     return problems
 
 
-def _problem_schemas() -> dict[str, Schema]:
-    _, components = msgspec.json.schema_components([Problem], ref_template=COMPONENTS + "{name}")
+def _wire_schemas() -> dict[str, Schema]:
+    """Schemas of the wire types that handlers declare in their contracts rather than return typed: the problem,
+    and the notices of a write (with the notice, when no typed handler brought it already)."""
+    _, components = msgspec.json.schema_components([Problem, WriteNotices], ref_template=COMPONENTS + "{name}")
     problem = components["Problem"]
     problem["additionalProperties"] = True  # extension members, e.g. line and column of a query syntax error
     return components
@@ -285,7 +287,10 @@ def complete_document(app: Litestar, inferred: Mapping[str, Any]) -> dict[str, A
     """The served document: Litestar's, completed by every handler's contract."""
     document = copy.deepcopy(dict(inferred))
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    schemas.update(_problem_schemas())
+    wire = _wire_schemas()
+    schemas.update(Problem=wire.pop("Problem"), WriteNotices=wire.pop("WriteNotices"))
+    for name, schema in wire.items():
+        schemas.setdefault(name, schema)
     schemas["ThingDescription"] = THING_DESCRIPTION
     schemas["EnrichedThingDescription"] = ENRICHED_THING_DESCRIPTION
     for route in app.routes:

@@ -11,6 +11,7 @@ import dataclasses
 from litestar.di import Provide
 
 from registry.auth.authenticator import Authenticator
+from registry.auth.keys import KeyAdministration
 from registry.auth.quotas import RateLimits
 from registry.conventions.service import ConventionService
 from registry.directory.search import SearchService
@@ -35,6 +36,8 @@ class Access:
 
     authenticator: Authenticator
     limits: RateLimits
+    #: The keys an admin manages over HTTP (``/api/v1/keys``).
+    keys: KeyAdministration
     #: The bearer token that may read ``/metrics`` besides admins (REGISTRY_METRICS_TOKEN); empty = admins only.
     metrics_token: str = ""
 

@@ -19,7 +19,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 from registry.conventions.service import ConventionService
 from registry.descriptions.ids import as_uri
 from registry.discovery.service import DiscoveryService, SearchParams
-from registry.http.access import principal_of, require_visible, tenant_scope_of
+from registry.http.access import principal_of, tenant_scope_of
 from registry.http.bodies import reject_unknown_parameters
 from registry.http.contract import JSON_OBJECT, Answer, documented, imported_answers
 from registry.http.middleware.ids import thing_id_from
@@ -199,7 +199,7 @@ class DiscoveryController(Controller):
         request: Request[Any, Any, Any],
         discovery: NamedDependency[DiscoveryService],
     ) -> ThingSummary:
-        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
+        await discovery.directory.require_visible(thing_id_from(thing_id), tenant_scope_of(request))
         return await discovery.summary(thing_id_from(thing_id))
 
     @get("/things/{thing_id:str}/versions", operation_id="thingVersions", summary="Kept versions, newest first")
@@ -247,7 +247,7 @@ class DiscoveryController(Controller):
         export_format: Annotated[ExportFormat, QueryParameter(name="format")],
     ) -> Response[Any]:
         reject_unknown_parameters(request, frozenset({"format"}))
-        await require_visible(request, discovery.directory.things, thing_id_from(thing_id))
+        await discovery.directory.require_visible(thing_id_from(thing_id), tenant_scope_of(request))
         if export_format == "a2a":
             return Response(content=await conventions.card(thing_id_from(thing_id)), status_code=HTTP_200_OK)
         exported = await discovery.export(thing_id_from(thing_id), export_format)

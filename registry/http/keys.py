@@ -15,13 +15,12 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from registry.auth.keys import KeyFieldError, key_state, new_key, parse_expiry
+from registry.auth.keys import KeyFieldError, KeyRecord, key_state, new_key, parse_expiry
 from registry.auth.principal import KEY_ORIGIN, Principal, identity
-from registry.errors import BadRequest, Conflict, Forbidden, NotFound
+from registry.errors import BadRequest, Forbidden
 from registry.http.access import principal_of
 from registry.http.contract import documented
 from registry.http.dependencies import Access
-from registry.store.keys import KeyRecord, KeyStore
 from registry.wire import ApiKey, ApiKeyList, CreatedApiKey, NewApiKey
 
 audit = logging.getLogger("registry.audit")
@@ -63,10 +62,6 @@ def _admin(request: Request[Any, Any, Any]) -> Principal:
     return principal
 
 
-def _store(access: Access) -> KeyStore:
-    return access.authenticator.keys.keys
-
-
 class KeysController(Controller):
     path = "/api/v1/keys"
     tags = ["Keys"]
@@ -95,10 +90,7 @@ class KeysController(Controller):
                 f"The key cannot be created: {error}",
                 validationErrors=[{"field": error.field, "description": str(error)}],
             ) from None
-        store = _store(access)
-        if any(existing.name == record.name for existing in await store.all()):
-            raise Conflict(f"A key named {record.name!r} exists already; revoke it or choose another name")
-        await store.add(record)
+        await access.keys.add(record)
         audit.info(
             "api key created",
             extra={
@@ -120,7 +112,7 @@ class KeysController(Controller):
     )
     async def list_keys(self, request: Request[Any, Any, Any], access: NamedDependency[Access]) -> ApiKeyList:
         _admin(request)
-        return ApiKeyList(items=[api_key(record) for record in await _store(access).all()])
+        return ApiKeyList(items=[api_key(record) for record in await access.keys.all()])
 
     @delete(
         "/{key_id:str}",
@@ -133,9 +125,7 @@ class KeysController(Controller):
         self, key_id: FromPath[str], request: Request[Any, Any, Any], access: NamedDependency[Access]
     ) -> ApiKey:
         admin = _admin(request)
-        record = await _store(access).revoke_id(key_id)
-        if record is None:
-            raise NotFound(f"No API key with id {key_id!r}")
+        record = await access.keys.revoke(key_id)
         audit.info(
             "api key revoked",
             extra={"key_id": record.id, "key_name": record.name, "actor": admin.actor},

@@ -12,11 +12,9 @@ from litestar.params import FromPath
 
 from registry.descriptions.registration_info import format_time
 from registry.directory.service import DirectoryService
-from registry.errors import NotFound
 from registry.http.access import principal_of, tenant_scope_of
 from registry.http.contract import Answer, documented
 from registry.http.middleware.ids import thing_id_from
-from registry.store.leases import lease_of
 
 _LEASE_SCHEMA = {
     "type": "object",
@@ -92,9 +90,7 @@ async def current_lease(
     thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
 ) -> Response[bytes]:
     thing_id = thing_id_from(thing_id)
-    lease = await lease_of(directory.database, thing_id)
-    if lease is None or not tenant_scope_of(request).sees(lease.tenant):
-        raise NotFound(f"No Thing Description with id {thing_id!r}")
+    lease = await directory.lease(thing_id, tenant_scope_of(request))
     body = {
         "id": thing_id,
         "ttl": None if lease.ttl is None else _ttl(lease.ttl),

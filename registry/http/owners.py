@@ -13,7 +13,6 @@ from litestar.params import FromPath, JSONBody
 
 from registry.auth.ownership import parse_owner
 from registry.directory.service import DirectoryService
-from registry.errors import NotFound
 from registry.http.access import principal_of, tenant_scope_of
 from registry.http.middleware.ids import thing_id_from
 from registry.wire import Ownership, OwnerTransfer
@@ -28,10 +27,8 @@ class OwnersController(Controller):
         self, thing_id: FromPath[str], request: Request[Any, Any, Any], directory: NamedDependency[DirectoryService]
     ) -> Ownership:
         thing_id = thing_id_from(thing_id)
-        held = await directory.things.owner(thing_id)
-        if held is None or not tenant_scope_of(request).sees(held[1]):
-            raise NotFound(f"No Thing Description with id {thing_id!r}")
-        return Ownership(id=thing_id, owner=held[0], tenant=held[1])
+        held = await directory.ownership(thing_id, tenant_scope_of(request))
+        return Ownership(id=thing_id, owner=held.owner, tenant=held.tenant)
 
     @put(
         operation_id="transferThing",

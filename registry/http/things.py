@@ -61,8 +61,26 @@ _WRITTEN = {
         "JSON array of notices (lint warnings, unknown contexts) that did not refuse the registration; absent if none"
     ),
 }
-_CREATED = Answer("Registered", headers=_WRITTEN)
-_REPLACED = Answer("Replaced (or patched)", headers=_WRITTEN)
+_CAPPED = {
+    **_WRITTEN,
+    NOTICES_TOTAL: "How many notices there are, when the Registry-Notices header holds fewer: the body has them all",
+}
+#: A write answers with an empty body (``application/x-empty``), unless its notices do not all fit in the header
+#: (more than REGISTRY_MAX_NOTICE_HEADER_COUNT, or longer than REGISTRY_MAX_NOTICE_HEADER_BYTES): then the body
+#: holds them all, and a replacement answers 200 rather than 204.
+_NO_BODY = {"type": "string", "maxLength": 0}
+_NOTICES = {JSON: ref("WriteNotices")}
+_CREATED = Answer(
+    "Registered; with every notice in the body when they do not all fit in the Registry-Notices header",
+    {EMPTY: _NO_BODY, **_NOTICES},
+    headers=_CAPPED,
+)
+_REPLACED = Answer("Replaced (or patched); no notice, or every one in the Registry-Notices header", headers=_WRITTEN)
+_REPLACED_WITH_NOTICES = Answer(
+    "Replaced (or patched), with notices that do not all fit in the Registry-Notices header: every one in the body",
+    _NOTICES,
+    headers=_CAPPED,
+)
 _PRECONDITION = {412: "If-Match was given and the stored description has another entity tag (or none)"}
 _RACE = {409: "A concurrent write of the same id won; retry"}
 _THING_COLLECTION = {
@@ -199,9 +217,8 @@ class ThingsController(Controller):
         # The exact total only where it is shown (a collection); a page of the array format needs only to know
         # whether another follows.
         readers = tenant_scope_of(request)
-        total = await directory.things.count(readers) if payload_format == "collection" else None
-        version = await directory.things.latest_seq()
-        links = [f'</things>; rel="canonical"; etag="v{version}"']
+        page = await directory.listing_page(readers, offset=offset, limit=limit, counted=payload_format == "collection")
+        links = [f'</things>; rel="canonical"; etag="v{page.version}"']
 
         def page_url(page_offset: int) -> str:
             query: dict[str, Any] = {"offset": page_offset, "limit": limit}
@@ -210,9 +227,7 @@ class ThingsController(Controller):
             return "/things?" + urlencode(query)
 
         next_url = None
-        if limit is not None and (
-            offset + limit < total if total is not None else await directory.things.exists_at(offset + limit, readers)
-        ):
+        if limit is not None and page.more:
             next_url = page_url(offset + limit)
             links.insert(0, f'<{next_url}>; rel="next"')
 
@@ -222,7 +237,7 @@ class ThingsController(Controller):
                 head: dict[str, Any] = {
                     "@context": DISCOVERY_CONTEXT,
                     "@type": "ThingCollection",
-                    "total": total,
+                    "total": page.total,
                 }
                 if limit is not None:
                     head["@id"] = page_url(offset)
@@ -232,10 +247,10 @@ class ThingsController(Controller):
             else:
                 chunk = [b"["]
             held, first = 0, True
-            async for stored in directory.things.stream(offset=offset, limit=limit, readers=readers):
+            listed = directory.listed_json(readers, offset=offset, limit=limit, retrieved=retrieved)
+            async for document in listed:
                 if not first:
                     chunk.append(b",")
-                document = directory.enriched_json(stored, retrieved)
                 chunk.append(document)
                 held, first = held + len(document), False
                 if held >= LISTING_CHUNK_BYTES:
@@ -254,7 +269,10 @@ class ThingsController(Controller):
             body=_TD_BODY,
             answers={
                 201: Answer(
-                    "Registered under a new urn:uuid id", headers={**_WRITTEN, "Location": "The id given to it"}
+                    "Registered under a new urn:uuid id; with every notice in the body when they do not all fit in "
+                    "the Registry-Notices header",
+                    _CREATED.content,
+                    headers={**_CAPPED, "Location": "The id given to it"},
                 )
             },
             problems=_RACE,
@@ -296,7 +314,7 @@ class ThingsController(Controller):
         opt=documented(
             body=_TD_BODY,
             parameters=[IF_MATCH],
-            answers={201: _CREATED, 204: _REPLACED},
+            answers={200: _REPLACED_WITH_NOTICES, 201: _CREATED, 204: _REPLACED},
             problems={**_PRECONDITION, **_RACE},
         ),
     )
@@ -328,7 +346,7 @@ class ThingsController(Controller):
                 examples={"retitle": {"title": "WeatherAgent 2", "description": None}},
             ),
             parameters=[IF_MATCH],
-            answers={204: _REPLACED},
+            answers={200: _REPLACED_WITH_NOTICES, 204: _REPLACED},
             problems=_PRECONDITION,
         ),
     )

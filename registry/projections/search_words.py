@@ -21,11 +21,10 @@ from collections.abc import Sequence
 import msgspec
 
 from registry.descriptions.summary import SEARCH_TEXTS, Summary
-from registry.errors import RegistryError
 from registry.ops.metrics import SEARCH_WORDS_CURRENT, SEARCH_WORDS_FAILURES, SEARCH_WORDS_STALE
 from registry.store import search_words
 from registry.store.database import Database
-from registry.tasks import cancel_and_wait
+from registry.tasks import DATABASE_AWAY, cancel_and_wait, run_periodically
 
 log = logging.getLogger(__name__)
 
@@ -67,30 +66,29 @@ class SearchWordsRefresh:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="search-words-refresh")
+        self._task = asyncio.create_task(
+            run_periodically(
+                "full-text words refresh",
+                self._round,
+                idle=IDLE,
+                retry=RETRY,
+                on_failure=self._failed,
+                logger=log,
+            ),
+            name="search-words-refresh",
+        )
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
         self._task = None
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.refresh()
-                self.problem = None
-                wait = IDLE
-            except (RegistryError, OSError) as error:
-                self._failed(str(error))
-                log.warning("full-text words refresh failed: %s", error)
-                wait = RETRY
-            except Exception as error:  # a bug: shown and retried, the job does not end with it
-                self._failed(f"{type(error).__name__}: {error}")
-                log.exception("full-text words refresh failed")
-                wait = IDLE
-            await asyncio.sleep(wait)
+    async def _round(self) -> None:
+        await self.refresh()
+        self.problem = None
 
-    def _failed(self, problem: str) -> None:
-        self.problem = problem
+    def _failed(self, error: Exception) -> None:
+        # A bug is named by its type: its message alone may not say what it is.
+        self.problem = str(error) if isinstance(error, DATABASE_AWAY) else f"{type(error).__name__}: {error}"
         SEARCH_WORDS_FAILURES.inc()
 
     async def refresh(self) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 
 from tests.support.servers import ServerProcess
 
@@ -37,6 +38,9 @@ CHECKS = (
     "response_headers_conformance",
     "response_schema_conformance",
 )
+#: openapi-python-client reads one media type per answer, the first it knows: a write's 201 is empty
+#: (``application/x-empty``) unless its notices fill a body (``application/json``), so the empty one is read as bytes.
+GENERATOR_CONFIG = "content_type_overrides:\n  application/x-empty: application/octet-stream\n"
 #: Operations left out, by id: the streams that never end (see the module docstring), and PUT on an MCP server
 #: version, which answers 501 as the MCP Registry API documents (a 5xx by design; tested in
 #: tests/integration/test_client_interop.py). Schemathesis ANDs filters of different kinds, so ids alone.
@@ -102,6 +106,67 @@ def test_the_core_operations_say_what_they_take_and_answer(document: dict[str, A
     assert "/search/xpath" not in paths  # answered 501: not served
 
 
+def _conforms(document: dict[str, Any], path: str, method: str, answer: httpx.Response) -> tuple[int, str]:
+    """Checks that ``answer`` is one the document lists for the operation: its status, its media type, the headers
+    it carries and its body; returns (status, media type)."""
+    responses = document["paths"][path][method]["responses"]
+    assert str(answer.status_code) in responses, (method, path, answer.status_code, answer.text)
+    declared = responses[str(answer.status_code)]
+    media = answer.headers.get("content-type", "").split(";")[0]
+    content = declared.get("content", {})
+    if content:
+        assert media in content, (method, answer.status_code, media, list(content))
+    else:
+        assert answer.content == b"", (method, answer.status_code)
+    sent = {
+        name for name in ("ETag", "Location", "Registry-Notices", "Registry-Notices-Total") if name in answer.headers
+    }
+    assert sent <= set(declared.get("headers", {})), (method, answer.status_code, sent)
+    if media == "application/json":
+        schema = {**content[media]["schema"], "components": document["components"]}
+        Draft202012Validator(schema).validate(answer.json())
+    elif content:
+        assert answer.content == b"", (method, answer.status_code, media)
+    return answer.status_code, media if content else ""
+
+
+def test_every_answer_of_a_write_is_the_one_documented(start_server: Any) -> None:
+    """PUT, PATCH and POST of descriptions answer 201, 200 or 204, with an empty body or with every notice in a
+    ``WriteNotices`` body when the ``Registry-Notices`` header cannot hold them all (here beyond one notice): each
+    answer they give is documented, and each success the document lists for them is one they give."""
+    server: ServerProcess = start_server({"REGISTRY_MAX_NOTICE_HEADER_COUNT": "1"})
+    td = {"Content-Type": "application/td+json"}
+    merge = {"Content-Type": "application/merge-patch+json"}
+    with httpx.Client(base_url=server.base_url, timeout=30) as http:
+        document = http.get("/schema/openapi.json").json()
+        quiet = json.loads((FIXTURES / "seed-tool.td.json").read_text())  # no notice
+        noisy = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+        template = {key: value for key, value in next(iter(noisy["actions"].values())).items() if key != "description"}
+        # camelCase names without descriptions: each action earns lint notices.
+        noisy["actions"] = {f"doThing{index}": template for index in range(3)}
+        answers: dict[str, set[tuple[int, str]]] = {"put": set(), "patch": set(), "post": set()}
+        for name, body in (("quiet", quiet), ("noisy", noisy)):
+            thing_id = f"urn:test:contract:{name}:{uuid.uuid4().hex[:8]}"
+            path, written = f"/things/{thing_id}", json.dumps({**body, "id": thing_id})
+            for method, answer in (
+                ("put", http.put(path, content=written, headers=td)),  # creates
+                ("put", http.put(path, content=written, headers=td)),  # replaces
+                ("patch", http.patch(path, content="{}", headers=merge)),
+            ):
+                answers[method].add(_conforms(document, "/things/{thing_id}", method, answer))
+            anonymous = {key: value for key, value in body.items() if key != "id"}
+            posted = http.post("/things", content=json.dumps(anonymous), headers=td)
+            answers["post"].add(_conforms(document, "/things", "post", posted))
+    for method, path in (("put", "/things/{thing_id}"), ("patch", "/things/{thing_id}"), ("post", "/things")):
+        documented = {
+            (int(status), media)
+            for status, response in document["paths"][path][method]["responses"].items()
+            if status < "300"
+            for media in response.get("content") or [""]
+        }
+        assert answers[method] == documented, (method, path)
+
+
 @pytest.mark.skipif(SCHEMATHESIS is None, reason="schemathesis is not installed (pip install -e '.[dev]')")
 def test_the_live_server_keeps_its_contract(start_server: Any, own_database_url: str, tmp_path: Path) -> None:
     server: ServerProcess = start_server({"REGISTRY_PURGE_INTERVAL": "86400"}, database=own_database_url)
@@ -134,8 +199,20 @@ def test_the_live_server_keeps_its_contract(start_server: Any, own_database_url:
 def test_a_generated_client_does_the_core_tasks(base_url: str, document: dict[str, Any], tmp_path: Path) -> None:
     name = f"generated_registry_client_{uuid.uuid4().hex[:8]}"
     (tmp_path / "openapi.json").write_text(json.dumps(document))
+    (tmp_path / "config.yaml").write_text(GENERATOR_CONFIG)
     generated = subprocess.run(
-        [str(GENERATOR), "generate", "--path", "openapi.json", "--meta", "none", "--output-path", name],
+        [
+            str(GENERATOR),
+            "generate",
+            "--path",
+            "openapi.json",
+            "--meta",
+            "none",
+            "--output-path",
+            name,
+            "--config",
+            "config.yaml",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -152,6 +152,22 @@ def test_the_store_imports_nothing_above_it(higher: str) -> None:
     assert higher not in {target for target, _ in _edges()["store"]}
 
 
+#: What ``registry/http/`` takes from the store directly: the translation of a driver error into its domain error, for
+#: an error that reached the problem handlers untranslated. Everything else handlers need of stored descriptions,
+#: leases, owners and keys is an operation of the layer below them (``directory``, ``auth``).
+HTTP_FROM_STORE = {("http/problems.py", "registry.store.database")}
+
+
+def test_http_reaches_the_store_through_the_use_cases() -> None:
+    reached = {
+        (str(path.relative_to(ROOT)), module)
+        for path in sorted((ROOT / "http").rglob("*.py"))
+        for module in _imported(path)
+        if module == "registry.store" or module.startswith("registry.store.")
+    }
+    assert reached <= HTTP_FROM_STORE, f"HTTP handlers reach into the store: {sorted(reached - HTTP_FROM_STORE)}"
+
+
 #: SQL belongs to the store: outside ``registry/store/`` no module (the commands included, which reach the database
 #: through the store too) imports a database library or the store's tables, or holds SQL in a string. Alembic's
 #: scripts in ``migrations/`` lie outside ``registry/``.

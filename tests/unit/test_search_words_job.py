@@ -8,6 +8,7 @@ import msgspec
 
 from registry.descriptions.gazetteer import gazetteer
 from registry.descriptions.summary import SEARCH_TEXTS, summarise
+from registry.errors import DatabaseUnavailable
 from registry.projections.search_words import SearchWordsRefresh, texts_of
 from registry.store.search_words import Stale
 
@@ -36,3 +37,12 @@ def test_the_state_for_readyz() -> None:
     assert job.state() == (False, "10 of 10 descriptions' words current (v)")
     job.problem = "the database is unreachable"
     assert job.state() == (True, "the full-text words refresh fails (the database is unreachable); 10 of 10 current")
+
+
+def test_a_failed_round_shows_in_readyz_and_a_bug_by_its_type() -> None:
+    job = SearchWordsRefresh(None, version="v")  # type: ignore[arg-type]
+    job.counted, job.total, job.current = True, 10, 4
+    job._failed(DatabaseUnavailable("the database is unreachable"))
+    assert job.state() == (True, "the full-text words refresh fails (the database is unreachable); 4 of 10 current")
+    job._failed(KeyError("title"))
+    assert job.state() == (True, "the full-text words refresh fails (KeyError: 'title'); 4 of 10 current")
