@@ -220,13 +220,14 @@ def create_app(settings: Settings) -> Litestar:
             mode=mode,
             issuer=settings.auth_jwt_issuer,
         )
+        discovery = DiscoveryService(
+            CatalogStore(database, search_timeout=settings.search_timeout), directory, vector_index
+        )
         holder.fill(
             Services(
                 events=events,
                 directory=directory,
-                discovery=DiscoveryService(
-                    CatalogStore(database, search_timeout=settings.search_timeout), directory, vector_index
-                ),
+                discovery=discovery,
                 search=SearchService(
                     database,
                     things,
@@ -281,6 +282,8 @@ def create_app(settings: Settings) -> Litestar:
             await vector_index.start()
             started.push_async_callback(vector_index.stop)
             started.callback(feed.subscribe(vector_index.nudge))
+            warming = asyncio.create_task(discovery.needs.warm(), name="needs-warm-up")
+            started.push_async_callback(cancel_and_wait, warming)
             search_words.start()
             started.push_async_callback(search_words.stop)
             purger = _every("purging expired descriptions", lambda: _purge_expired(directory), settings.purge_interval)

@@ -11,7 +11,8 @@ The widened vector is nearer every description that names a product, so its simi
 anything fits; the search shifts them so that the best equals the need's own best similarity
 (registry/discovery/needs.py), keeping the score's scale.
 
-The purpose lines are embedded once per process, by the provider that embeds the need, on the first need. The
+The purpose lines are embedded once per process, by the provider that embeds the need: at start, in the background
+(``warm``), or by the first need if it comes before. The
 constants are tuned for the shipped model (WordLlama): a provider widens needs only where it says so
 (``expands_needs``).
 """
@@ -19,13 +20,16 @@ constants are tuned for the shipped model (WordLlama): a provider widens needs o
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from registry.descriptions.gazetteer import listed_purposes
-from registry.embeddings.provider import Embeddings
+from registry.embeddings.provider import EmbeddingError, Embeddings
+
+log = logging.getLogger(__name__)
 
 #: Purpose lines whose vectors widen a need: its nearest ones.
 PRODUCTS = 5
@@ -72,6 +76,16 @@ class NeedExpansion:
                         rows += await self.provider.embed(texts[start : start + BATCH])
                     self._purposes = np.asarray(rows, dtype=np.float32).reshape(len(rows), self.provider.dimensions)
         return self._purposes
+
+    async def warm(self) -> None:
+        """Embed the purpose lines now, so that the first need does not wait for them (a failure is logged; the first
+        need tries again)."""
+        if not self.enabled:
+            return
+        try:
+            await self.purposes()
+        except EmbeddingError as error:
+            log.warning("the purpose lines that widen needs are not embedded yet: %s", error)
 
     async def widen(self, vector: list[float]) -> list[float]:
         """The need's vector widened (see the module's docstring), or as it is where the provider does not widen."""

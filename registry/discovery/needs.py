@@ -164,6 +164,11 @@ class NeedSearch:
         provider = index.provider if index is not None else None
         self.expansion = NeedExpansion(provider) if provider is not None else None
 
+    async def warm(self) -> None:
+        """What the first need would otherwise wait for, done in advance (the purpose lines' vectors)."""
+        if self.expansion is not None and self.index is not None and self.index.serving:
+            await self.expansion.warm()
+
     def retrieval(self, mode: str | None) -> tuple[str, str | None]:
         """The retrieval that answers ``mode`` (default hybrid), and why it is lexical when vectors cannot answer."""
         wanted = mode or HYBRID

@@ -12,6 +12,7 @@ import pytest
 from registry.descriptions.gazetteer import listed_purposes
 from registry.discovery import expansion, needs
 from registry.discovery.expansion import NeedExpansion, widened
+from registry.embeddings.provider import EmbeddingError
 from registry.embeddings.wordllama import WordLlamaEmbeddings
 from registry.store.vectors import Near
 
@@ -63,6 +64,24 @@ async def test_the_purpose_lines_are_embedded_once_in_batches_by_a_provider_that
     assert max(provider.calls) <= expansion.BATCH
     assert first != unit(1, 0, 0)
     assert second != unit(0, 1, 0)
+
+
+async def test_warming_embeds_the_purpose_lines_before_any_need_and_survives_a_failing_provider() -> None:
+    provider = Provider(expands=True)
+    expanding = NeedExpansion(provider)
+    await expanding.warm()
+    assert sum(provider.calls) == len(listed_purposes())
+    await expanding.widen(unit(1, 0, 0))
+    assert sum(provider.calls) == len(listed_purposes())  # the need found them embedded
+
+    class Failing(Provider):
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            raise EmbeddingError("the embeddings endpoint is down")
+
+    failing = NeedExpansion(Failing(expands=True))
+    await failing.warm()  # logged, not raised: the first need tries again
+    with pytest.raises(EmbeddingError):
+        await failing.widen(unit(1, 0, 0))
 
 
 async def test_a_provider_that_does_not_say_it_widens_needs_leaves_them_as_they_are() -> None:
