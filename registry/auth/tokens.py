@@ -29,14 +29,11 @@ log = logging.getLogger(__name__)
 
 #: Seconds of clock skew tolerated on exp and nbf.
 LEEWAY = 30
-#: Seconds after a read of the JWKS before an unknown key id may read it again (so tokens with made-up key ids
-#: cannot make the directory hammer the identity provider).
-JWKS_REFETCH_COOLDOWN = 30.0
 #: Seconds between reads of the JWKS while it answers.
 JWKS_REFRESH_INTERVAL = 300.0
-#: Seconds before the first retry of a failed read; doubled on each failure, up to ``JWKS_MAX_RETRY_DELAY``.
+#: Seconds before the first retry of a failed read; doubled on each failure, up to
+#: ``REGISTRY_AUTH_JWKS_MAX_RETRY_DELAY``.
 JWKS_RETRY_DELAY = 5.0
-JWKS_MAX_RETRY_DELAY = 60.0
 #: Seconds one fetch of the JWKS URL may take.
 JWKS_FETCH_TIMEOUT = 10.0
 #: Seconds a read under way may take to finish when the process stops.
@@ -86,7 +83,12 @@ class TokenVerifier:
         self.problem: str | None = None
         #: When the keys were last read, and when a read was last tried (monotonic seconds).
         self.read_at: float | None = None
-        self._tried_at = -JWKS_REFETCH_COOLDOWN
+        #: Seconds after a read before a token naming an unknown key id may read the keys again.
+        self.refetch_cooldown = settings.auth_jwks_refetch_cooldown
+        #: Seconds before the first retry of a failed read, and the longest wait between two.
+        self.max_retry_delay = settings.auth_jwks_max_retry_delay
+        self.retry_delay = min(JWKS_RETRY_DELAY, self.max_retry_delay)
+        self._tried_at = -self.refetch_cooldown
         self._reading: asyncio.Task[None] | None = None
         self._refresher: asyncio.Task[None] | None = None
         if self.source.startswith(("https://", "http://")):
@@ -148,20 +150,20 @@ class TokenVerifier:
         self._keys, self.read_at, self.problem = keys, time.monotonic(), None
 
     async def _refresh_periodically(self) -> None:
-        delay = JWKS_RETRY_DELAY
+        delay = self.retry_delay
         while True:
             if self.problem is None:
-                delay = JWKS_RETRY_DELAY
+                delay = self.retry_delay
                 await asyncio.sleep(JWKS_REFRESH_INTERVAL)
             else:
                 await asyncio.sleep(delay)
-                delay = min(2 * delay, JWKS_MAX_RETRY_DELAY)
+                delay = min(2 * delay, self.max_retry_delay)
             await self.refresh()
 
     async def _key_for(self, header: dict[str, Any]) -> Any:
         kid, algorithm = header.get("kid"), str(header.get("alg"))
         key = _signing_key(self._keys, kid, algorithm)
-        if key is None and time.monotonic() - self._tried_at >= JWKS_REFETCH_COOLDOWN:
+        if key is None and time.monotonic() - self._tried_at >= self.refetch_cooldown:
             await self.refresh()  # a key rotated in since the last read
             key = _signing_key(self._keys, kid, algorithm)
         if key is not None:

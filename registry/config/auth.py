@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from registry.config.fields import AUTH, setting
-from registry.config.parsers import algorithms, auth_mode
+from registry.config.parsers import algorithms, auth_mode, non_negative, positive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +30,18 @@ class AuthSettings:
         "JWK Set of the identity provider whose access tokens (JWT) are accepted: a file or the issuer's JWKS URL "
         "(implies `REGISTRY_AUTH=writes` unless set). Read again every 5 min; while it cannot be read the keys held "
         "stay in use, and a token none of them can check gets 503.",
+    )
+    auth_jwks_refetch_cooldown: float = setting(
+        AUTH,
+        30.0,
+        "Seconds after a read of the JWKS before a token naming an unknown key id may read it again (so made-up key "
+        "ids cannot make the directory hammer the identity provider).",
+    )
+    auth_jwks_max_retry_delay: float = setting(
+        AUTH,
+        60.0,
+        "Longest wait, seconds, between retries of a failed read of the JWKS: the first retry comes after 5 s (or "
+        "this, if less), each next one after twice the wait before, up to this.",
     )
     auth_jwt_issuer: str = setting(AUTH, "", "Required `iss` of access tokens (needed with a JWKS).")
     auth_jwt_audience: str = setting(AUTH, "", "Required `aud` of access tokens (needed with a JWKS).")
@@ -65,6 +77,8 @@ class AuthSettings:
 PARSERS: dict[str, Callable[[str], Any]] = {
     "auth": auth_mode,
     "auth_jwks": str,
+    "auth_jwks_refetch_cooldown": non_negative(float),
+    "auth_jwks_max_retry_delay": positive(float),
     "auth_jwt_issuer": str,
     "auth_jwt_audience": str,
     "auth_jwt_algorithms": algorithms,

@@ -61,6 +61,16 @@ def non_negative(parse: Callable[[str], T]) -> Callable[[str], T]:
     return parse_positive
 
 
+def positive(parse: Callable[[str], T]) -> Callable[[str], T]:
+    def parse_above_zero(raw: str) -> T:
+        value = parse(raw)
+        if value <= 0:  # type: ignore[operator]
+            raise ValueError(f"must be above zero, got {raw!r}")
+        return value
+
+    return parse_above_zero
+
+
 AUTH_MODES = ("off", "writes", "all")
 
 

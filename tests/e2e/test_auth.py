@@ -25,7 +25,6 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from registry.auth.tokens import JWKS_REFETCH_COOLDOWN
 from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks
 from tests.support.keys import create_key, keys_command
 from tests.support.servers import REPO_ROOT, ServerProcess, fresh_database, wait_until
@@ -35,6 +34,9 @@ from tests.support.zygote import run_registry
 PROBLEM = "application/problem+json"
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 A2A_CARD = REPO_ROOT / "tests" / "data" / "a2a" / "adk_currency_agent-agent_card.json"
+#: Seconds after a read of the JWKS before a token naming an unknown key may read it again
+#: (``REGISTRY_AUTH_JWKS_REFETCH_COOLDOWN``, 30 by default): short, so that the test of a key rotated in waits little.
+REFETCH_COOLDOWN = 2.0
 
 
 def unsigned_token(subject: str) -> str:
@@ -78,6 +80,8 @@ def setup(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
             ),
             "alg-none": unsigned_token("alice"),
         }
+        # The "expired" key lives one second from its creation, which ended before this moment.
+        expired_by = time.monotonic() + 1
         keys_command(url, "revoke", "revoked")
         env = {
             "REGISTRY_AUTH": "writes",
@@ -90,6 +94,7 @@ def setup(postgres_admin_url: str, tmp_path_factory: pytest.TempPathFactory) -> 
             "REGISTRY_RATE_LIMIT_AUTH_FAILURES": "100000/minute",
         }
         with ServerProcess(url, env) as server:
+            time.sleep(max(0.0, expired_by - time.monotonic()))  # mostly passed while the server started
             yield Setup(server, credentials, url)
             log = server.output()
         secrets = [value for value in credentials.values() if value]
@@ -163,7 +168,6 @@ def assert_problem(response: httpx.Response, status: int, secret: str | None) ->
 
 @pytest.mark.parametrize("operation", ["put", "patch", "delete", "lease", "import", "agent-import"])
 def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
-    time.sleep(1)  # the "expired" key lives one second
     thing_id = f"urn:alice:{uuid.uuid4()}"
     for who, expected in EXPECTED.items():
         reset(setup, thing_id)
@@ -181,7 +185,6 @@ def test_authorization_matrix_of_writes(setup: Setup, operation: str) -> None:
 def test_authorization_matrix_of_a_batch(setup: Setup) -> None:
     """The matrix for ``POST /api/v1/things/batch``: a sender without write credentials is refused the whole batch,
     one that may write but not this description is refused in its place; nothing refused changes anything."""
-    time.sleep(1)  # the "expired" key lives one second
     thing_id = f"urn:alice:{uuid.uuid4()}"
     for who, expected in EXPECTED.items():
         reset(setup, thing_id)
@@ -541,6 +544,7 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, own_database_ur
             "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
             "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
             "REGISTRY_MAX_DESCRIPTIONS_PER_OWNER": "1",
+            "REGISTRY_AUTH_JWKS_REFETCH_COOLDOWN": str(REFETCH_COOLDOWN),
         },
         database=own_database_url,
     )
@@ -569,7 +573,7 @@ def test_reads_need_credentials_with_auth_all(start_server: Any, own_database_ur
         assert client.put(f"/things/{first}", json=weather(first)).status_code == 204  # replacing is no new one
     # A token signed with a key the directory has not seen yet: the JWKS is fetched again (once the refetch
     # cooldown after the fetch at start has passed) and the key found.
-    time.sleep(max(0.0, started + JWKS_REFETCH_COOLDOWN + 1 - time.monotonic()))
+    time.sleep(max(0.0, started + REFETCH_COOLDOWN + 1 - time.monotonic()))
     rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     jwks.rotate_in(rotated, "test-2")
     token = jwt.encode(
@@ -596,6 +600,8 @@ def test_an_identity_provider_down_at_start_does_not_keep_the_directory_down(
             "REGISTRY_AUTH_JWKS": jwks.url,
             "REGISTRY_AUTH_JWT_ISSUER": ISSUER,
             "REGISTRY_AUTH_JWT_AUDIENCE": AUDIENCE,
+            # Retried every second (not after 5, 10, 20 … s), so that the test waits little once the JWKS answers.
+            "REGISTRY_AUTH_JWKS_MAX_RETRY_DELAY": "1",
         },
         database=own_database_url,
     )
@@ -620,10 +626,10 @@ def test_an_identity_provider_down_at_start_does_not_keep_the_directory_down(
             f"/things/{keyed}", json=weather(keyed), headers={"Authorization": f"Bearer {writer}"}
         ).is_success
         jwks.failing = False
-        deadline = time.monotonic() + 30  # the first retries come after 5 and 10 s
+        deadline = time.monotonic() + 30  # retried every second
         while not client.get("/readyz").json()["checks"]["identity_provider"]["ok"]:
             assert time.monotonic() < deadline, "the JWKS was not fetched again"
-            time.sleep(0.5)
+            time.sleep(0.2)
         assert client.get("/readyz").json()["status"] == "ready"
         accepted = client.put(
             f"/things/{thing_id}", json=weather(thing_id), headers={"Authorization": f"Bearer {token}"}

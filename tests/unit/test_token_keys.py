@@ -12,7 +12,6 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from registry.auth import tokens
 from registry.auth.tokens import TokenVerifier
 from registry.config import Settings
 from registry.errors import ServiceUnavailable, Unauthorized
@@ -32,9 +31,9 @@ async def verifier(jwks: ServedJwks) -> AsyncIterator[TokenVerifier]:
 
 
 async def test_an_identity_provider_down_at_start_delays_tokens_not_the_directory(
-    identity: Identity, jwks: ServedJwks, verifier: TokenVerifier, monkeypatch: pytest.MonkeyPatch
+    identity: Identity, jwks: ServedJwks, verifier: TokenVerifier
 ) -> None:
-    monkeypatch.setattr(tokens, "JWKS_RETRY_DELAY", 0.2)
+    verifier.retry_delay = 0.2
     jwks.failing = True
     await verifier.start()  # does not raise: the directory starts
     assert verifier.problem is not None
