@@ -1,4 +1,6 @@
-"""Listing and pagination (WoT Discovery §7.3.2.1.3), on a server with an empty database of its own."""
+"""Listing and pagination (WoT Discovery §7.3.2.1.3), on servers with a database of their own: one holding exactly
+the TDs of ``IDS_IN_CODE_POINT_ORDER`` that the reading tests of this module share, and an empty one for each test
+that writes."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import httpx
 import pytest
 
 from tests.conformance.conftest import MERGE_PATCH, TD_JSON, assert_problem, links, media_type, mock_td
-from tests.support.servers import ServerProcess
+from tests.support.servers import ServerProcess, fresh_database
 
 #: Code-point order differs from UTF-16 order (𝄞 is a surrogate pair) and from locale order (case, accents).
 IDS_IN_CODE_POINT_ORDER = [
@@ -24,12 +26,34 @@ IDS_IN_CODE_POINT_ORDER = [
 ]
 
 
-@pytest.fixture
-def listed(empty_server: ServerProcess) -> Iterator[httpx.Client]:
-    """A client of a server holding exactly the TDs of ``IDS_IN_CODE_POINT_ORDER``, registered shuffled."""
-    with httpx.Client(base_url=empty_server.base_url, timeout=30) as client:
+def register_shuffled(server: ServerProcess) -> None:
+    """Register the TDs of ``IDS_IN_CODE_POINT_ORDER`` on ``server``, out of order."""
+    with httpx.Client(base_url=server.base_url, timeout=30) as client:
         for thing_id in [*IDS_IN_CODE_POINT_ORDER[3:], *reversed(IDS_IN_CODE_POINT_ORDER[:3])]:
             assert client.put(f"/things/{thing_id}", json=mock_td(thing_id), headers=TD_JSON).status_code == 201
+
+
+@pytest.fixture(scope="module")
+def listing_server(postgres_admin_url: str) -> Iterator[ServerProcess]:
+    """A server holding exactly the TDs of ``IDS_IN_CODE_POINT_ORDER``, registered shuffled; the tests given it only
+    read."""
+    with fresh_database(postgres_admin_url) as url, ServerProcess(url) as process:
+        register_shuffled(process)
+        yield process
+
+
+@pytest.fixture
+def listed(listing_server: ServerProcess) -> Iterator[httpx.Client]:
+    """A client of ``listing_server`` (read only)."""
+    with httpx.Client(base_url=listing_server.base_url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def listed_to_change(empty_server: ServerProcess) -> Iterator[httpx.Client]:
+    """A client of a server of this test alone holding exactly the TDs of ``IDS_IN_CODE_POINT_ORDER``."""
+    register_shuffled(empty_server)
+    with httpx.Client(base_url=empty_server.base_url, timeout=30) as client:
         yield client
 
 
@@ -135,16 +159,19 @@ def test_tdd_things_list_pagination_header_nextlink_base(listed: httpx.Client) -
     assert ids(listed.get(str(response.url.join(next_url)))) == IDS_IN_CODE_POINT_ORDER[3:6]
 
 
-def test_tdd_things_list_pagination_header_canonicallink(listed: httpx.Client) -> None:
-    first = links(listed.get("/things?limit=3"))["canonical"]
+def test_tdd_things_list_pagination_header_canonicallink(listed_to_change: httpx.Client) -> None:
+    first = links(listed_to_change.get("/things?limit=3"))["canonical"]
     assert first["url"] == "/things"
     assert first["etag"]
-    assert links(listed.get("/things?limit=3&offset=3"))["canonical"]["etag"] == first["etag"]
-    listed.patch("/things/urn:x:a", json={"title": "changed"}, headers=MERGE_PATCH)
-    second = links(listed.get("/things?limit=3"))["canonical"]
+    assert links(listed_to_change.get("/things?limit=3&offset=3"))["canonical"]["etag"] == first["etag"]
+    listed_to_change.patch("/things/urn:x:a", json={"title": "changed"}, headers=MERGE_PATCH)
+    second = links(listed_to_change.get("/things?limit=3"))["canonical"]
     assert second["etag"] != first["etag"]
-    listed.delete("/things/urn:x:b")
-    assert links(listed.get("/things?limit=3"))["canonical"]["etag"] not in {first["etag"], second["etag"]}
+    listed_to_change.delete("/things/urn:x:b")
+    assert links(listed_to_change.get("/things?limit=3"))["canonical"]["etag"] not in {
+        first["etag"],
+        second["etag"],
+    }
 
 
 def test_tdd_things_list_pagination_order_default(listed: httpx.Client) -> None:
