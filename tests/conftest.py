@@ -24,6 +24,9 @@ import httpx  # noqa: E402
 from tests.support.identity import Identity, ServedJwks  # noqa: E402
 from tests.support.ordering import longest_files_first  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server  # noqa: E402
+from tests.support.tls import share_the_default_context  # noqa: E402
+
+share_the_default_context()
 
 #: Files the tests read (real-world TDs with their MANIFEST, sources and licenses): all inside the repository.
 DATA = Path(__file__).resolve().parent / "data"
