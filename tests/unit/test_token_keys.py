@@ -4,6 +4,7 @@ after keys were fetched, rotating keys in and out (registry/auth/tokens.py). Aga
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from registry.auth.tokens import TokenVerifier
-from registry.config import Settings
+from registry.config import ConfigError, Settings
 from registry.errors import ServiceUnavailable, Unauthorized
 from tests.support.identity import AUDIENCE, ISSUER, Identity, ServedJwks, public_jwk
 
@@ -129,3 +130,21 @@ async def test_a_jwks_file_turned_into_something_else_keeps_the_keys(identity: I
     await verifier.refresh()
     assert verifier.problem is not None
     assert (await verifier.verify(identity.token("alice"))).name == "alice"
+
+
+def test_the_refetch_cooldown_and_the_longest_retry_wait_are_settings(
+    identity: Identity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    defaults = verifier_of(str(identity.jwks))
+    assert (defaults.refetch_cooldown, defaults.retry_delay, defaults.max_retry_delay) == (30.0, 5.0, 60.0)
+    monkeypatch.setenv("REGISTRY_AUTH_JWKS_REFETCH_COOLDOWN", "2")
+    monkeypatch.setenv("REGISTRY_AUTH_JWKS_MAX_RETRY_DELAY", "1")
+    settings = Settings.from_env()
+    shortened = TokenVerifier(
+        dataclasses.replace(settings, auth_jwks=str(identity.jwks), auth_jwt_issuer=ISSUER, auth_jwt_audience=AUDIENCE)
+    )
+    # The first retry waits no longer than the longest wait either.
+    assert (shortened.refetch_cooldown, shortened.retry_delay, shortened.max_retry_delay) == (2.0, 1.0, 1.0)
+    monkeypatch.setenv("REGISTRY_AUTH_JWKS_MAX_RETRY_DELAY", "0")
+    with pytest.raises(ConfigError, match="REGISTRY_AUTH_JWKS_MAX_RETRY_DELAY: must be above zero"):
+        Settings.from_env()
