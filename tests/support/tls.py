@@ -1,7 +1,7 @@
 """One TLS context for the HTTP clients of a test process.
 
-httpx makes a new ``ssl.SSLContext`` for each client, loading certifi's bundle of CA certificates: some 70 ms of CPU,
-far more than a request over loopback (plain HTTP, where the context is never used) takes. The tests make thousands
+httpx makes a new ``ssl.SSLContext`` for each client, loading certifi's bundle of CA certificates: far more CPU than
+a request over loopback (plain HTTP, where the context is never used) takes. The tests make thousands
 of clients (``httpx.get`` makes one per call, and so does each poll of a wait for a server), so a test process makes
 the context of the default settings once and gives it to every client that asks for those settings. Clients with
 settings of their own (``verify=False``, a context or a certificate of their own) get theirs as before.
