@@ -114,15 +114,19 @@ def rss_mb(processes: list[psutil.Process]) -> float:
     return total / 2**20
 
 
-def write_catalogue(directory: Path, size: int, niceness: int) -> None:
+def write_catalogue(directory: Path, indexes: range, niceness: int) -> None:
+    """Files of the descriptions ``indexes`` that ``directory`` does not hold yet (a run cut short resumes)."""
     os.nice(niceness)  # in a process of its own
-    for index in range(size):
-        (directory / f"{index:07d}.td.json").write_text(json.dumps(description(index)))
+    for index in indexes:
+        path = directory / f"{index:07d}.td.json"
+        if not path.exists():
+            path.write_text(json.dumps(description(index)))
 
 
 def imported(directory: Path, base_url: str, log: Path, niceness: int) -> float:
     """Seconds of `registry import DIRECTORY` with its defaults."""
-    command = ["nice", "-n", str(niceness), sys.executable, "-m", "registry", "import", str(directory), "--url", base_url]
+    command = ["nice", "-n", str(niceness), sys.executable, "-m", "registry", "import", str(directory)]
+    command += ["--url", base_url]
     started = time.monotonic()
     with log.open("ab") as output:
         finished = subprocess.run(command, cwd=REPO_ROOT, stdout=output, stderr=output)
@@ -201,8 +205,10 @@ def du_bytes(path: Path) -> int:
 def report_disk(data_dir: Path, size: int) -> None:
     tables, database = asyncio.run(table_sizes(embedded_url(data_dir)))
     total = sum(tables.values())
-    say(f"PostgreSQL: {total / 2**30:.2f} GiB in tables and indexes ({total / size / 1024:.1f} KiB a description); "
-        f"database {database / 2**30:.2f} GiB")
+    say(
+        f"PostgreSQL: {total / 2**30:.2f} GiB in tables and indexes ({total / size / 1024:.1f} KiB a description); "
+        f"database {database / 2**30:.2f} GiB"
+    )
     for name, number in list(tables.items())[:10]:
         say(f"  {name}: {number / 2**20:,.0f} MiB ({number / size:,.0f} B a description)")
     index = du_bytes(data_dir / "sparql-index")
@@ -267,7 +273,7 @@ def latencies(base_url: str, size: int, rounds: int, count: int) -> None:
     rng = random.Random(size)
     rounds_by_name: dict[str, list[tuple[float, float]]] = {name: [] for name in requests}
     with httpx.Client(base_url=base_url, timeout=120) as client:
-        for name, request in requests.items():  # a warm-up pass
+        for request in requests.values():  # a warm-up pass
             timed_round(client, request, rng, max(5, count // 4))
         for number in range(rounds):
             names = list(requests) if number % 2 == 0 else list(requests)[::-1]
@@ -296,9 +302,15 @@ def import_phase(directory: Directory, size: int, niceness: int) -> None:
     catalogue = directory.data_dir / "catalogue"
     catalogue.mkdir(exist_ok=True)
     started = time.monotonic()
-    writer = multiprocessing.Process(target=write_catalogue, args=(catalogue, size, niceness))
-    writer.start()
-    writer.join()
+    cores = os.cpu_count() or 1
+    writers = [
+        multiprocessing.Process(target=write_catalogue, args=(catalogue, range(start, size, cores), niceness))
+        for start in range(cores)
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
     say(f"wrote {size:,} files in {time.monotonic() - started:.0f} s ({du_bytes(catalogue) / 2**20:,.0f} MiB)")
     say(f"first start on an empty data directory: Things API answers after {directory.start(niceness):.1f} s")
     say("importing: registry import DIR --url URL (defaults: --concurrency 16 --batch-size 100)")
@@ -347,8 +359,10 @@ def main() -> None:
             api = directory.start(0)
             sparql = api + wait_for(index_holds(directory.base_url, 1), every=0.1)
             ready = api + wait_for(lambda: directory.answers("/readyz"), every=0.1)
-            say(f"restart with {args.size:,} descriptions: Things API answers after {api:.1f} s, SPARQL after "
-                f"{sparql:.1f} s, /readyz 200 after {ready:.1f} s")
+            say(
+                f"restart with {args.size:,} descriptions: Things API answers after {api:.1f} s, SPARQL after "
+                f"{sparql:.1f} s, /readyz 200 after {ready:.1f} s"
+            )
             report_disk(data_dir, args.size)
             report_rss(directory, "after the restart")
             latencies(directory.base_url, args.size, args.rounds, args.requests)
