@@ -123,15 +123,21 @@ def write_catalogue(directory: Path, indexes: range, niceness: int) -> None:
             path.write_text(json.dumps(description(index)))
 
 
-def imported(directory: Path, base_url: str, log: Path, niceness: int) -> float:
-    """Seconds of `registry import DIRECTORY` with its defaults."""
+def imported(directory: Path, base_url: str, log: Path, niceness: int, limit: float | None) -> float:
+    """Seconds of `registry import DIRECTORY` with its defaults, stopped after ``limit`` seconds if given."""
     command = ["nice", "-n", str(niceness), sys.executable, "-m", "registry", "import", str(directory)]
     command += ["--url", base_url]
     started = time.monotonic()
     with log.open("ab") as output:
-        finished = subprocess.run(command, cwd=REPO_ROOT, stdout=output, stderr=output)
-    if finished.returncode != 0:
-        raise RuntimeError(f"registry import failed ({finished.returncode}); see {log}")
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=output, stderr=output)
+        try:
+            returned = process.wait(limit)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            process.wait()
+            return time.monotonic() - started
+    if returned != 0:
+        raise RuntimeError(f"registry import failed ({returned}); see {log}")
     return time.monotonic() - started
 
 
@@ -144,8 +150,10 @@ def wait_for(check: Callable[[], bool], timeout: float = LONG_WAIT, every: float
     return time.monotonic() - started
 
 
-def index_holds(base_url: str, size: int) -> Callable[[], bool]:
-    query = f"ASK {{ <{thing_id(size - 1)}> ?p ?o }}"
+def index_holds(base_url: str, thing: str) -> Callable[[], bool]:
+    """Whether the SPARQL index answers that it holds ``thing`` (a query waits for the writes acknowledged before
+    it, or is answered 503 while the index catches up)."""
+    query = f"ASK {{ <{thing}> ?p ?o }}"
 
     def check() -> bool:
         with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
@@ -195,6 +203,19 @@ async def table_sizes(url: str) -> tuple[dict[str, int], int]:
     finally:
         await connection.close()
     return {row[0]: int(row[1]) for row in rows}, int(database)
+
+
+async def stored(url: str) -> tuple[int, str]:
+    """How many descriptions the database holds, and the id of the last one written."""
+    import asyncpg
+
+    connection = await asyncpg.connect(url)
+    try:
+        count = await connection.fetchval("SELECT count(*) FROM descriptions")
+        last = await connection.fetchval("SELECT id FROM descriptions ORDER BY created DESC, id DESC LIMIT 1")
+    finally:
+        await connection.close()
+    return int(count), str(last)
 
 
 def du_bytes(path: Path) -> int:
@@ -298,7 +319,9 @@ def report_rss(directory: Directory, when: str) -> None:
     say(f"RSS {when}: {shown}; replica {total:,.0f} MB")
 
 
-def import_phase(directory: Directory, size: int, niceness: int) -> None:
+def import_phase(directory: Directory, size: int, niceness: int, limit: float | None) -> int:
+    """Import ``size`` descriptions (for ``limit`` seconds at most), wait until the index and the vectors have
+    caught up; how many descriptions the directory then holds."""
     catalogue = directory.data_dir / "catalogue"
     catalogue.mkdir(exist_ok=True)
     started = time.monotonic()
@@ -314,16 +337,19 @@ def import_phase(directory: Directory, size: int, niceness: int) -> None:
     say(f"wrote {size:,} files in {time.monotonic() - started:.0f} s ({du_bytes(catalogue) / 2**20:,.0f} MiB)")
     say(f"first start on an empty data directory: Things API answers after {directory.start(niceness):.1f} s")
     say("importing: registry import DIR --url URL (defaults: --concurrency 16 --batch-size 100)")
-    seconds = imported(catalogue, directory.base_url, directory.data_dir / "import.log", niceness)
+    seconds = imported(catalogue, directory.base_url, directory.data_dir / "import.log", niceness, limit)
     ended = time.monotonic()
-    say(f"import: {size:,} in {seconds:.0f} s, {size / seconds:,.0f} descriptions/s")
-    shutil.rmtree(catalogue)
+    count, last = asyncio.run(stored(embedded_url(directory.data_dir)))
+    cut = "" if count >= size else f" (stopped after {limit:g} s)"
+    say(f"import: {count:,} in {seconds:.0f} s, {count / seconds:,.0f} descriptions/s{cut}")
     report_rss(directory, "after the import")
-    wait_for(index_holds(directory.base_url, size), every=5)
+    wait_for(index_holds(directory.base_url, last), every=5)
     say(f"SPARQL index holds the last description {time.monotonic() - ended:.0f} s after the import")
     wait_for(lambda: to_embed(directory.base_url) == 0, every=5)
     say(f"vector backfill done {time.monotonic() - ended:.0f} s after the import")
     report_rss(directory, "once caught up")
+    shutil.rmtree(catalogue)
+    return count
 
 
 @contextlib.contextmanager
@@ -346,6 +372,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=60, help="requests of each kind per round")
     parser.add_argument("--nice", type=int, default=10, help="niceness of the long steps")
+    parser.add_argument("--import-for", type=float, help="stop the import after this many seconds")
     parser.add_argument("--keep", help="the data directory to create and keep")
     parser.add_argument("--reuse", help="a data directory kept by --keep with --size descriptions: skip the import")
     args = parser.parse_args()
@@ -353,19 +380,21 @@ def main() -> None:
     with data_directory(args.reuse, args.keep) as data_dir:
         directory = Directory(data_dir)
         try:
+            size = args.size
             if not args.reuse:
-                import_phase(directory, args.size, args.nice)
+                size = import_phase(directory, args.size, args.nice, args.import_for)
                 directory.stop()
             api = directory.start(0)
-            sparql = api + wait_for(index_holds(directory.base_url, 1), every=0.1)
+            size, _ = asyncio.run(stored(embedded_url(data_dir)))
+            sparql = api + wait_for(index_holds(directory.base_url, thing_id(0)), every=0.1)
             ready = api + wait_for(lambda: directory.answers("/readyz"), every=0.1)
             say(
-                f"restart with {args.size:,} descriptions: Things API answers after {api:.1f} s, SPARQL after "
+                f"restart with {size:,} descriptions: Things API answers after {api:.1f} s, SPARQL after "
                 f"{sparql:.1f} s, /readyz 200 after {ready:.1f} s"
             )
-            report_disk(data_dir, args.size)
+            report_disk(data_dir, size)
             report_rss(directory, "after the restart")
-            latencies(directory.base_url, args.size, args.rounds, args.requests)
+            latencies(directory.base_url, size, args.rounds, args.requests)
             report_rss(directory, "after the rounds")
         finally:
             directory.stop()
