@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -65,8 +65,17 @@ class Directory:
     """One `registry serve` in its default configuration on ``data_dir``."""
 
     data_dir: Path
+    database_url: str | None = None
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+
+    def environment(self) -> dict[str, str]:
+        """This process's environment without its REGISTRY_* settings, then the data directory, port and database."""
+        environment = {name: value for name, value in os.environ.items() if not name.startswith("REGISTRY_")}
+        environment |= {"REGISTRY_DATA_DIR": str(self.data_dir), "REGISTRY_PORT": str(self.port)}
+        if self.database_url:
+            environment["REGISTRY_DATABASE_URL"] = self.database_url
+        return environment
 
     @property
     def base_url(self) -> str:
@@ -74,8 +83,7 @@ class Directory:
 
     def start(self, niceness: int) -> float:
         """Start at ``niceness`` (added to this process's); seconds until the Things API answers."""
-        environment = {name: value for name, value in os.environ.items() if not name.startswith("REGISTRY_")}
-        environment |= {"REGISTRY_DATA_DIR": str(self.data_dir), "REGISTRY_PORT": str(self.port)}
+        environment = self.environment()
         command = [sys.executable, "-m", "registry", "serve"]
         if niceness:
             command = ["nice", "-n", str(niceness), *command]
@@ -241,7 +249,9 @@ def report_disk(data_dir: Path, size: int) -> None:
 Request = Callable[[random.Random], tuple[str, str, dict[str, object] | None]]
 
 
-def requests_of(size: int) -> dict[str, Request]:
+def requests_of(size: int, generated: bool) -> dict[str, Request]:
+    """The requests timed; over ``generated`` rows, their vocabulary (25 vendors, 300 capabilities) and no SPARQL
+    (the rows have no RDF)."""
     needs = [need.text for need in read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")]
 
     def listing_first(_: random.Random) -> tuple[str, str, dict[str, object] | None]:
@@ -250,13 +260,16 @@ def requests_of(size: int) -> dict[str, Request]:
     def listing_deep(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
         return "GET", f"/things?limit=50&offset={rng.randrange(size // 2, size)}", None
 
+    def wanted_capability(rng: random.Random) -> str:
+        return f"urn:capability:{rng.randrange(300)}" if generated else capability_id(rng.choice(CAPABILITIES))
+
     def filtered(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
-        vendor = rng.choice(VENDORS).split()[0]
-        capability = quote(capability_id(rng.choice(CAPABILITIES)))
+        vendor = str(rng.randrange(25)) if generated else rng.choice(VENDORS).split()[0]
+        capability = quote(wanted_capability(rng))
         return "GET", f"/api/v1/search?kind=agent&vendor={vendor}&capability={capability}&limit=20", None
 
     def resolve(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
-        requirement = {"capability": capability_id(rng.choice(CAPABILITIES)), "range": rng.choice(["^1", "^2"])}
+        requirement = {"capability": wanted_capability(rng), "range": rng.choice(["^1", "^2"])}
         return "POST", "/api/v1/resolve", {"requirements": [requirement]}
 
     def sparql(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
@@ -266,14 +279,17 @@ def requests_of(size: int) -> dict[str, Request]:
     def need(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
         return "GET", f"/api/v1/search?q={quote(rng.choice(needs))}&limit=10", None
 
-    return {
+    requests: dict[str, Request] = {
         "listing, first page (limit 50)": listing_first,
         "listing, a page past offset size/2": listing_deep,
         "filtered search (kind + vendor + capability)": filtered,
         "capability resolution": resolve,
         "SPARQL capability LIMIT 50": sparql,
-        "natural-language need (hybrid)": need,
+        "natural-language need": need,
     }
+    if generated:
+        del requests["SPARQL capability LIMIT 50"]
+    return requests
 
 
 def timed_round(client: httpx.Client, request: Request, rng: random.Random, count: int) -> list[float]:
@@ -289,8 +305,8 @@ def timed_round(client: httpx.Client, request: Request, rng: random.Random, coun
     return timings
 
 
-def latencies(base_url: str, size: int, rounds: int, count: int) -> None:
-    requests = requests_of(size)
+def latencies(base_url: str, size: int, rounds: int, count: int, generated: bool = False) -> None:
+    requests = requests_of(size, generated)
     rng = random.Random(size)
     rounds_by_name: dict[str, list[tuple[float, float]]] = {name: [] for name in requests}
     with httpx.Client(base_url=base_url, timeout=120) as client:
@@ -352,6 +368,83 @@ def import_phase(directory: Directory, size: int, niceness: int, limit: float | 
     return count
 
 
+async def generated_rows(url: str, size: int) -> None:
+    """``generate``'s rows, their summaries given what a search item shows (as bench/bench_nl_scale.py does)."""
+    import asyncpg
+
+    from bench.bench_nl_scale import _SUMMARIES
+    from bench.catalogue import generate
+    from registry.store.database import Database
+
+    database = Database(url, connections=2)
+    await database.open()
+    try:
+        await generate(database, size)
+        await database.execute(_SUMMARIES)
+    finally:
+        await database.close()
+    connection = await asyncpg.connect(url)
+    try:
+        await connection.execute("VACUUM ANALYZE thing_summaries")
+    finally:
+        await connection.close()
+
+
+def generated_run(args: argparse.Namespace, data_dir: Path) -> None:
+    """``--generated ADMIN_URL``: ``--size`` rows written straight into the tables of a database
+    ``registry_scale`` there (bench/catalogue.py's ``generate``: summaries and capabilities, no RDF, a stub
+    document), then the restart and the latencies of everything but SPARQL."""
+    admin, name = args.generated, "registry_scale"
+    url = admin.rsplit("/", 1)[0] + "/" + name
+    directory = Directory(data_dir, database_url=url)
+    try:
+        if not args.reuse:  # --reuse (any value): the rows of a run kept with --keep
+            run_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
+            migrate = [sys.executable, "-m", "registry", "migrate"]
+            subprocess.run(migrate, cwd=REPO_ROOT, env=directory.environment(), check=True)
+            started = time.monotonic()
+            writer = multiprocessing.Process(target=niced, args=(args.nice, generated_rows, url, args.size))
+            writer.start()
+            writer.join()
+            say(f"generated {args.size:,} rows in {time.monotonic() - started:.0f} s")
+        api = directory.start(0)
+        ready = api + wait_for(lambda: directory.answers("/readyz"), every=0.1)
+        say(f"start with {args.size:,} rows: Things API answers after {api:.1f} s, /readyz 200 after {ready:.1f} s")
+        tables, database = asyncio.run(table_sizes(url))
+        say(
+            f"PostgreSQL: {sum(tables.values()) / 2**30:.2f} GiB in tables and indexes; database {database / 2**30:.2f}"
+        )
+        report_rss(directory, "after the start")
+        latencies(directory.base_url, args.size, args.rounds, args.requests, generated=True)
+        report_rss(directory, "after the rounds")
+    except Exception:
+        print((data_dir / "serve.log").read_text(errors="replace")[-6000:])
+        raise
+    finally:
+        directory.stop()
+        if not args.keep:
+            run_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def niced(niceness: int, function: Callable[[str, int], Awaitable[None]], url: str, size: int) -> None:
+    os.nice(niceness)  # in a process of its own
+    asyncio.run(function(url, size))
+
+
+def run_admin(admin_url: str, *statements: str) -> None:
+    import asyncpg
+
+    async def run() -> None:
+        connection = await asyncpg.connect(admin_url)
+        try:
+            for statement in statements:
+                await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    asyncio.run(run())
+
+
 @contextlib.contextmanager
 def data_directory(reuse: str | None, keep: str | None) -> Iterator[Path]:
     if reuse:
@@ -373,10 +466,18 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=60, help="requests of each kind per round")
     parser.add_argument("--nice", type=int, default=10, help="niceness of the long steps")
     parser.add_argument("--import-for", type=float, help="stop the import after this many seconds")
+    parser.add_argument(
+        "--generated", metavar="ADMIN_URL", help="rows straight into the tables of a PostgreSQL (see generated_run)"
+    )
     parser.add_argument("--keep", help="the data directory to create and keep")
     parser.add_argument("--reuse", help="a data directory kept by --keep with --size descriptions: skip the import")
     args = parser.parse_args()
     say(f"{machine()}; nice {os.nice(0)}; {args.size:,} descriptions")
+    if args.generated:
+        with data_directory(None, None) as data_dir:
+            generated_run(args, data_dir)
+        say("done")
+        return
     with data_directory(args.reuse, args.keep) as data_dir:
         directory = Directory(data_dir)
         try:
