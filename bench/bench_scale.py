@@ -374,9 +374,10 @@ async def generated_rows(url: str, size: int) -> None:
 
     from bench.bench_nl_scale import _SUMMARIES
     from bench.catalogue import generate
-    from registry.store.database import Database
+    from registry.store import database as database_module
 
-    database = Database(url, connections=2)
+    database_module.COMMAND_TIMEOUT = LONG_WAIT  # one statement writes every row
+    database = database_module.Database(url, connections=2)
     await database.open()
     try:
         await generate(database, size)
@@ -406,6 +407,8 @@ def generated_run(args: argparse.Namespace, data_dir: Path) -> None:
             writer = multiprocessing.Process(target=niced, args=(args.nice, generated_rows, url, args.size))
             writer.start()
             writer.join()
+            if writer.exitcode != 0:
+                raise RuntimeError(f"generating the rows failed ({writer.exitcode})")
             say(f"generated {args.size:,} rows in {time.monotonic() - started:.0f} s")
         api = directory.start(0)
         ready = api + wait_for(lambda: directory.answers("/readyz"), every=0.1)
