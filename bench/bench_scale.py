@@ -292,39 +292,44 @@ def requests_of(size: int, generated: bool) -> dict[str, Request]:
     return requests
 
 
-def timed_round(client: httpx.Client, request: Request, rng: random.Random, count: int) -> list[float]:
-    timings = []
+def timed_round(client: httpx.Client, request: Request, rng: random.Random, count: int) -> tuple[list[float], int]:
+    """Milliseconds of each answer of ``count`` requests, and how many were answered 503 (past a timeout)."""
+    timings, unavailable = [], 0
     for _ in range(count):
         method, path, body = request(rng)
         started = time.perf_counter()
         response = client.request(method, path, json=body)
         elapsed = (time.perf_counter() - started) * 1000
-        if response.status_code != 200:
+        if response.status_code == 503:
+            unavailable += 1
+        elif response.status_code != 200:
             raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:500]}")
         timings.append(elapsed)
-    return timings
+    return timings, unavailable
 
 
 def latencies(base_url: str, size: int, rounds: int, count: int, generated: bool = False) -> None:
     requests = requests_of(size, generated)
     rng = random.Random(size)
     rounds_by_name: dict[str, list[tuple[float, float]]] = {name: [] for name in requests}
+    refused = dict.fromkeys(requests, 0)
     with httpx.Client(base_url=base_url, timeout=120) as client:
         for request in requests.values():  # a warm-up pass
             timed_round(client, request, rng, max(5, count // 4))
         for number in range(rounds):
             names = list(requests) if number % 2 == 0 else list(requests)[::-1]
             for name in names:
-                timings = timed_round(client, requests[name], rng, count)
+                timings, unavailable = timed_round(client, requests[name], rng, count)
                 rounds_by_name[name].append((percentile(timings, 0.5), percentile(timings, 0.95)))
+                refused[name] += unavailable
             say(f"round {number + 1}/{rounds} done")
-    say(f"| request ({rounds} rounds of {count}, one client) | p50 ms (median, min-max of rounds) | p95 ms |")
-    say("|---|---:|---:|")
+    say(f"| request ({rounds} rounds of {count}, one client) | p50 ms (median, min-max of rounds) | p95 ms | 503 |")
+    say("|---|---:|---:|---:|")
     for name, figures in rounds_by_name.items():
         p50s, p95s = [p50 for p50, _ in figures], [p95 for _, p95 in figures]
         say(
             f"| {name} | {statistics.median(p50s):.1f} ({min(p50s):.1f}-{max(p50s):.1f}) | "
-            f"{statistics.median(p95s):.1f} ({min(p95s):.1f}-{max(p95s):.1f}) |"
+            f"{statistics.median(p95s):.1f} ({min(p95s):.1f}-{max(p95s):.1f}) | {refused[name]} |"
         )
 
 
