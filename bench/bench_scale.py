@@ -227,7 +227,7 @@ async def stored(url: str) -> tuple[int, str]:
 
 
 def du_bytes(path: Path) -> int:
-    output = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True).stdout  # files may go meanwhile
     return int(output.split()[0])
 
 
