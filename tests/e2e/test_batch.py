@@ -62,7 +62,7 @@ def test_import_sends_batches_and_reports_each_file(base_url: str, tmp_path: Pat
 
     result = registry(base_url, "import", str(tmp_path), "--batch-size", "3", "--json")
 
-    assert result.returncode == 1
+    assert result.returncode == 1, result.stderr
     summary = json.loads(result.stdout)
     assert [item["file"] for item in summary["registered"]] == [f"{index}.td.json" for index in (0, 1, 2, 3, 5, 6)]
     assert all(item["created"] for item in summary["registered"])
@@ -70,7 +70,9 @@ def test_import_sends_batches_and_reports_each_file(base_url: str, tmp_path: Pat
     assert (failure["file"], failure["status"]) == ("4.td.json", 400)
     assert failure["validationErrors"]
 
-    again = json.loads(registry(base_url, "import", str(tmp_path), "--batch-size", "3", "--json").stdout)
+    repeated = registry(base_url, "import", str(tmp_path), "--batch-size", "3", "--json")
+    assert repeated.stdout, (repeated.returncode, repeated.stderr)
+    again = json.loads(repeated.stdout)
     assert not any(item["created"] for item in again["registered"])
 
 
