@@ -226,7 +226,7 @@ def nearest_query(
     accept (tenant, liveness, kind, vendor...): each with its best similarity and its parts, the nearest first; and,
     given ``also``, the best similarity of those parts to it (computed for the nearest parts only)."""
     distance = _distance(vector, dimensions)
-    second = _distance(also if also is not None else vector, dimensions, "also")
+    second = distance if also is None else _distance(also, dimensions, "also")
     near = (
         select(vectors.c.thing_id, vectors.c.part, distance.label("distance"), second.label("also_distance"))
         .where(
