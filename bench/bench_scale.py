@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench.bench_nl_search import NL_EVAL, percentile, read_needs  # noqa: E402
 from bench.catalogue import CAPABILITIES, VENDORS, capability_id, description, thing_id  # noqa: E402
-from bench.rounds import load_average, machine  # noqa: E402
+from bench.rounds import load_average, machine, rss_mb  # noqa: E402
 from tests.support.servers import free_port  # noqa: E402
 
 #: Seconds the directory may take to start, and the index and the vectors to catch up, at 10⁶.
@@ -112,14 +112,6 @@ class Directory:
         server = psutil.Process(self.process.pid)
         others = [child for child in server.children(recursive=True) if "postgres" not in child.name()]
         return {"server": [server], "SPARQL worker and helpers": others}
-
-
-def rss_mb(processes: list[psutil.Process]) -> float:
-    total = 0
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
-    return total / 2**20
 
 
 def write_catalogue(directory: Path, indexes: range, niceness: int) -> None:

@@ -33,8 +33,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench.bench_nl_search import NL_EVAL, Need, read_needs, reciprocal_rank  # noqa: E402
-from bench.tune_nl_search import admin_url, answers, figures, lexical_ranks, loaded  # noqa: E402
+from bench.bench_nl_search import NL_EVAL, Need, read_needs  # noqa: E402
+from bench.tune_nl_search import admin_url, lexical_ranks, loaded, ranked_figures  # noqa: E402
 from registry.descriptions import gazetteer as products  # noqa: E402
 from registry.descriptions import summary as summaries_module  # noqa: E402
 from registry.discovery import needs as fusion  # noqa: E402
@@ -122,17 +122,7 @@ def report(
     for retrieval in (fusion.LEXICAL, fusion.SEMANTIC, fusion.HYBRID):
         for split in ("dev", "test"):
             chosen = [need for need in needs if need.split == split]
-            answered = {
-                need.need_id: answers(need, summaries, lexical[need.need_id], near[need.need_id], retrieval)
-                for need in chosen
-            }
-            measured = figures(chosen, answered)
-            measured["mrr"] = statistics.fmean(
-                reciprocal_rank(need, [thing_id for thing_id, _ in answered[need.need_id]])
-                for need in chosen
-                if need.answerable
-            )
-            shown = " ".join(f"{key} {measured[key]:.3f}" for key in ("ndcg", "mrr", "s@1", "auc"))
+            shown = ranked_figures(chosen, summaries, lexical, near, retrieval)
             print(f"{name:<40} {retrieval:<8} {split:<4} {shown}", flush=True)
 
 

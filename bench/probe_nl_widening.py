@@ -14,21 +14,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench.bench_nl_search import NL_EVAL, read_needs, reciprocal_rank  # noqa: E402
+from bench.bench_nl_search import NL_EVAL, read_needs  # noqa: E402
 from bench.tune_nl_search import (  # noqa: E402
     admin_url,
-    answers,
-    figures,
     lexical_ranks,
     loaded,
     part_vectors,
+    ranked_figures,
     similarities,
 )
 from registry.discovery import expansion  # noqa: E402
@@ -60,17 +58,7 @@ def main() -> None:
         near = {need.need_id: similarities(need, vectors, widening, shifted) for need in needs}
         for split in splits:
             chosen = [need for need in needs if need.split == split]
-            answered = {
-                need.need_id: answers(need, summaries, lexical[need.need_id], near[need.need_id], fusion.HYBRID)
-                for need in chosen
-            }
-            measured = figures(chosen, answered)
-            measured["mrr"] = statistics.fmean(
-                reciprocal_rank(need, [thing_id for thing_id, _ in answered[need.need_id]])
-                for need in chosen
-                if need.answerable
-            )
-            shown = " ".join(f"{key} {measured[key]:.3f}" for key in ("ndcg", "mrr", "s@1", "auc"))
+            shown = ranked_figures(chosen, summaries, lexical, near, fusion.HYBRID)
             print(f"{name:<36} {split:<4} {shown}", flush=True)
     expansion.PRODUCTS, expansion.WEIGHT = shipped
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
 import statistics
@@ -15,6 +16,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
+
+import psutil
 
 from tests.support.servers import fresh_database
 
@@ -197,3 +200,12 @@ def main(
     with fresh_database(arguments.admin_url) as url:
         asyncio.run(measure(url, arguments.n, arguments.rounds, arguments.requests))
     print(f"load average after: {load_average()}")
+
+
+def rss_mb(processes: list[psutil.Process]) -> float:
+    """Resident memory of ``processes`` in MiB (those that have ended count nothing)."""
+    total = 0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            total += process.memory_info().rss
+    return total / 2**20

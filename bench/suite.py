@@ -71,7 +71,7 @@ from bench.catalogue import (  # noqa: E402
 from bench.go_reference import GoReference  # noqa: E402
 from bench.load import Outcome, Request, drive  # noqa: E402
 from bench.regress import Entry, PhaseRecord  # noqa: E402
-from bench.rounds import load_average, logging_said, machine, machine_facts, server_logging  # noqa: E402
+from bench.rounds import load_average, logging_said, machine, machine_facts, rss_mb, server_logging  # noqa: E402
 from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer  # noqa: E402
 
 DOCUMENT = "docs/performance.md"
@@ -106,14 +106,6 @@ def cpu_spent(processes: list[psutil.Process], before: dict[int, float]) -> floa
     phase takes its share with it (subtracting its past from a total without it made the figure negative)."""
     now = cpu_snapshot(processes)
     return sum(now[pid] - before[pid] for pid in now.keys() & before.keys())
-
-
-def rss_mb(processes: list[psutil.Process]) -> float:
-    total = 0
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
-    return total / 2**20
 
 
 @dataclass

@@ -188,6 +188,26 @@ def figures(needs: Sequence[Need], answered: dict[str, list[tuple[str, float]]])
     }
 
 
+def ranked_figures(
+    chosen: Sequence[Need],
+    summaries: dict[str, dict[str, Any]],
+    lexical: dict[str, dict[str, float]],
+    near: dict[str, dict[str, list[tuple[int, float]]]],
+    retrieval: str,
+) -> str:
+    """nDCG@10, MRR, success@1 and no-answer AUC of the needs ``chosen`` under ``retrieval``, as printed."""
+    answered = {
+        need.need_id: answers(need, summaries, lexical[need.need_id], near[need.need_id], retrieval) for need in chosen
+    }
+    measured = figures(chosen, answered)
+    measured["mrr"] = statistics.fmean(
+        reciprocal_rank(need, [thing_id for thing_id, _ in answered[need.need_id]])
+        for need in chosen
+        if need.answerable
+    )
+    return " ".join(f"{key} {measured[key]:.3f}" for key in ("ndcg", "mrr", "s@1", "auc"))
+
+
 def threshold(needs: Sequence[Need], answered: dict[str, list[tuple[str, float]]]) -> float:
     """The top score that best tells needs with an answer from the others (Youden's J)."""
     tops = sorted({answered[need.need_id][0][1] for need in needs if answered[need.need_id]})
