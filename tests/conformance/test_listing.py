@@ -4,6 +4,7 @@ that writes."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
@@ -189,7 +190,12 @@ def test_tdd_things_list_pagination_collection(listed: httpx.Client) -> None:
     assert body["total"] == len(IDS_IN_CODE_POINT_ORDER)
     assert [td["id"] for td in body["members"]] == IDS_IN_CODE_POINT_ORDER[3:6]
     assert parse_qs(urlsplit(body["@id"]).query) == {"offset": ["3"], "limit": ["3"], "format": ["collection"]}
-    assert parse_qs(urlsplit(body["next"]).query) == {"offset": ["6"], "limit": ["3"], "format": ["collection"]}
+    assert parse_qs(urlsplit(body["next"]).query) == {
+        "offset": ["6"],
+        "limit": ["3"],
+        "after": [IDS_IN_CODE_POINT_ORDER[5]],
+        "format": ["collection"],
+    }
     last = listed.get(body["next"]).json()
     assert "next" not in last
     assert [td["id"] for td in last["members"]] == IDS_IN_CODE_POINT_ORDER[6:]
@@ -213,3 +219,60 @@ def test_a_listing_larger_than_one_send_is_one_valid_document(empty_server: Serv
         assert [td["id"] for td in collection["members"]] == thing_ids[:20]
         assert collection["total"] == 24
         assert ids(client.get("/things?offset=20&limit=20")) == thing_ids[20:]
+
+
+def test_tdd_things_list_pagination__next_links_seek_to_the_same_pages_as_offsets(listed: httpx.Client) -> None:
+    """A next link carries the page's last id (``after``) beside its offset: followed, it gives the very pages a
+    client computing offsets gets."""
+    seen, pages = follow(listed, "/things?limit=3")
+    for number, page in enumerate(pages):
+        assert ids(page) == ids(listed.get(f"/things?offset={3 * number}&limit=3"))
+    assert seen == IDS_IN_CODE_POINT_ORDER
+    next_url = links(pages[0])["next"]["url"]
+    assert parse_qs(urlsplit(next_url).query)["after"] == [IDS_IN_CODE_POINT_ORDER[2]]
+    # An id that is not stored is a position between two that are.
+    assert ids(listed.get("/things?limit=3&after=urn:x:c")) == IDS_IN_CODE_POINT_ORDER[4:7]
+    assert ids(listed.get("/things?limit=3&after=urn:y")) == []
+    assert ids(listed.get("/things?after=urn:x:b")) == IDS_IN_CODE_POINT_ORDER[4:]
+
+
+def test_tdd_things_list_pagination__walk_while_descriptions_come_and_go(listed_to_change: httpx.Client) -> None:
+    """Descriptions added and removed between pages: following next links lists every description present
+    throughout exactly once, in order, and each added one at most once (an offset would shift under the
+    removals and skip, or list one twice)."""
+    client = listed_to_change
+    added = ["urn:x:0", "urn:x:B", "urn:x:c", "urn:x:zz"]
+    removed = ["urn:x:A", "urn:x:a", "urn:x:é", "urn:x:\uffee"]
+    seen: list[str] = []
+    next_url: str | None = "/things?limit=2"
+    changes = iter(zip(added, removed, strict=True))
+    while next_url:
+        response = client.get(next_url)
+        assert response.status_code == 200, response.text
+        page = ids(response)
+        assert 1 <= len(page) <= 2
+        seen.extend(page)
+        for new, gone in itertools.islice(changes, 1):
+            assert client.put(f"/things/{new}", json=mock_td(new), headers=TD_JSON).status_code == 201
+            assert client.delete(f"/things/{gone}").status_code == 204
+        next_url = links(response).get("next", {}).get("url")
+    assert seen == sorted(seen, key=lambda thing_id: thing_id.encode())
+    assert len(seen) == len(set(seen))
+    kept = [thing_id for thing_id in IDS_IN_CODE_POINT_ORDER if thing_id not in removed]
+    assert [thing_id for thing_id in seen if thing_id in kept] == kept
+    assert set(seen) <= set(IDS_IN_CODE_POINT_ORDER) | set(added)
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["", "%00", "urn:x:%00", "x" * 2049, "%ED%A0%80", "%FF%FE", "%F0%9D%84" + "x" * 5],
+    ids=["empty", "nul", "nul-inside", "too-long", "surrogate", "not-utf8", "cut-utf8"],
+)
+def test_tdd_things_list_pagination__hostile_after_is_a_problem(listed: httpx.Client, after: str) -> None:
+    response = listed.get(f"/things?limit=2&after={after}")
+    if response.status_code == 200 and "%" in after and "%00" not in after:
+        # Bytes that are not UTF-8 are read as replacement characters: then a position like any other.
+        assert isinstance(response.json(), list)
+        return
+    problem = assert_problem(response, 400)
+    assert "after" in problem["detail"]

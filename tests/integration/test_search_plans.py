@@ -21,7 +21,7 @@ from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import Database, Statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
-from registry.store.things import _EXISTS_AT, _LISTING
+from registry.store.things import _LISTING, _PAGE_END
 from tests.support.catalogue import generated_catalogue, opened
 
 SIZE = 100_000
@@ -139,12 +139,16 @@ async def test_the_versions_a_capability_is_offered_in_are_read_from_its_indexes
 
 
 async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: Database) -> None:
-    page = await explain(catalogue, _LISTING, offset=0, limit=100)
-    following = await explain(catalogue, _EXISTS_AT, offset=100)
-    for plan in (page, following):
-        read = scans(plan)
-        assert [scan[0] for scan in read] in (["Index Scan"], ["Index Only Scan"]), read
-        assert sum(rows for _, _, rows in read) <= 101
+    """The first page, and a page past an id deep in the catalogue (what a next link asks for), read a page's worth
+    of the id index: a seek, not a walk from the start."""
+    deep = await catalogue.fetchval(text('SELECT id FROM descriptions ORDER BY id COLLATE "C" OFFSET 90000 LIMIT 1'))
+    for after in ("", deep):
+        page = await explain(catalogue, _LISTING, after=after, offset=0, limit=100)
+        end = await explain(catalogue, _PAGE_END, after=after, skip=99)
+        for plan in (page, end):
+            read = scans(plan)
+            assert [scan[0] for scan in read] in (["Index Scan"], ["Index Only Scan"]), read
+            assert sum(rows for _, _, rows in read) <= 101, read
 
 
 async def test_change_feed_pages_read_their_range_from_the_index_even_with_a_generic_plan(
