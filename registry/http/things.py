@@ -16,7 +16,7 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from registry.config import Settings
-from registry.descriptions.ids import MAX_ID_BYTES, as_uri
+from registry.descriptions.ids import as_uri, position_problem
 from registry.descriptions.model import DISCOVERY_CONTEXT
 from registry.directory.service import DirectoryService, Window, WriteOutcome
 from registry.errors import BadRequest
@@ -198,25 +198,14 @@ def _parse_non_negative(name: str, raw: str | None, *, minimum: int) -> int | No
 
 
 def _parse_after(raw: str | None) -> str | None:
-    """The id a page starts past: any text a description's id could be (an id that is not stored is a position
-    between two that are)."""
+    """The id a page starts past: any text an id could be (an id that is not stored is a position between two
+    that are)."""
     if raw is None:
         return None
-    problem = None
-    if not raw:
-        problem = "must be the id a page starts past, as the next link gives it"
-    elif "\x00" in raw:
-        problem = "must not contain NUL"
-    else:
-        try:
-            size = len(raw.encode())
-        except UnicodeEncodeError:
-            problem = "must be text (UTF-8)"
-        else:
-            if size > MAX_ID_BYTES:
-                problem = f"must be at most {MAX_ID_BYTES} bytes of UTF-8, as ids are"
+    problem = position_problem(raw) if raw else "it is empty"
     if problem is not None:
-        raise BadRequest(f"Query parameter after {problem}", invalidParams=[{"name": "after", "reason": problem}])
+        reason = f"must be the id a page starts past, as the next link gives it ({problem})"
+        raise BadRequest(f"Query parameter after {reason}", invalidParams=[{"name": "after", "reason": reason}])
     return raw
 
 
