@@ -19,6 +19,7 @@ from registry.store.catalog import Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import Database, Statement
+from registry.store.servers import ServerQuery, published_versions_statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
 from registry.store.things import _LISTING, _PAGE_END
@@ -203,3 +204,35 @@ async def test_pending_index_entries_are_merged_after_autovacuum_analyzed_first(
         assert await database.fetchval(pending) > 0
         assert await refresh_stale_statistics(database) == []
         assert await database.fetchval(pending) == 0
+
+
+@pytest.mark.parametrize("servers", ["all", "a tenth"])
+async def test_mcp_server_pages_seek_to_their_cursor(own_database_url: str, servers: str) -> None:
+    """``GET /v0/servers?cursor=…`` in the middle and deep in the published versions reads a page's worth of each
+    table it joins, not every row before the cursor; whether every description is a server or few are."""
+    size = 20_000
+    async with opened(own_database_url) as database:
+        await generate(database, size)
+        async with database.transaction() as tx:
+            await tx.execute(
+                text(
+                    "INSERT INTO thing_versions (thing_id, version, document_text, registered, revision) "
+                    "SELECT id, v, document_text, now(), 1 FROM descriptions, (VALUES ('1.0.0'), ('1.1.0')) AS v (v)"
+                )
+            )
+            which = "" if servers == "all" else "WHERE thing_id LIKE '%0'"
+            await tx.execute(text(f"UPDATE thing_summaries SET types = types || ARRAY['mcp:Server'] {which}"))
+        await database.execute(text("ANALYZE"))
+        for position in (size // 2, size - size // 10):
+            deep = await database.fetchval(
+                text("SELECT id FROM descriptions ORDER BY id OFFSET :skip LIMIT 1"), skip=position
+            )
+            page = published_versions_statement(ServerQuery("mcp:Server"), after=(deep, "1.0.0"), limit=31)
+            plan = await explain(database, page)
+            read = scans(plan)
+            assert plan["Actual Rows"] == 31
+            if position == size // 2:  # a seek on each index, as many rows as the page needs
+                assert sum(rows for _, _, rows in read) <= 3 * 31 * (1 if servers == "all" else 10), read
+            else:  # near the end the planner may rather read what follows the cursor, never what precedes it
+                past = size - position
+                assert all(rows <= 2 * past + 31 for _, _, rows in read), read
