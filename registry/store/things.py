@@ -172,7 +172,7 @@ class ThingStore(ThingWrites):
                 ends = await tx.fetch(
                     _PAGE_END if readers.everything else _PAGE_END_OF_TENANT,
                     after=window.after,
-                    skip=window.offset + window.limit - 1,
+                    skip=min(window.offset + window.limit - 1, _NO_LIMIT),
                     **tenant,
                 )
                 last, more = (ends[0][0] if ends else None), len(ends) == 2

@@ -129,6 +129,7 @@ def test_tdd_things_list_pagination_limit(listed: httpx.Client) -> None:
     assert ids(listed.get("/things?limit=2&offset=6")) == IDS_IN_CODE_POINT_ORDER[6:]
     assert ids(listed.get("/things?offset=7")) == IDS_IN_CODE_POINT_ORDER[7:]
     assert ids(listed.get("/things?limit=2&offset=100")) == []
+    assert ids(listed.get(f"/things?limit=2&offset={2**63 - 1}")) == []
 
 
 def test_tdd_things_list_pagination__invalid_arguments(client: httpx.Client) -> None:
