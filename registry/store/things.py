@@ -38,6 +38,7 @@ from registry.tenancy import EVERYTHING, TenantScope
 _GET = Statement.of(select(*COLUMNS).where(descriptions.c.id == bindparam("id"), live()))
 
 _COUNT = Statement.of(select(func.count()).select_from(descriptions).where(live()))
+#: The latest change: any write changes it, so it serves as the listing's entity tag.
 _LATEST_SEQ = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
 #: A listing page: the live descriptions past the id ``after`` (a seek on the primary key: as fast deep in the
 #: listing as at its start), ``offset`` of them skipped (a walk along the index: what a page costs grows with it).
@@ -138,10 +139,6 @@ class ThingStore(ThingWrites):
         if readers.everything:
             return int(await self.database.fetchval(_COUNT))
         return int(await self.database.fetchval(_COUNT_OF_TENANT, tenant=readers.tenant))
-
-    async def latest_seq(self) -> int:
-        """Sequence of the latest change: any write changes it, so it serves as the listing's etag."""
-        return int(await self.database.fetchval(_LATEST_SEQ))
 
     async def listing(
         self, window: Window, readers: TenantScope = EVERYTHING, *, counted: bool = False
