@@ -22,6 +22,7 @@ from registry.auth.ownership import DerivedId, may_take_over
 from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.conventions import a2a, mcp
+from registry.descriptions.ids import position_problem
 from registry.descriptions.summary import KIND_AGENT, summarise
 from registry.descriptions.versions import precedence, sort_key
 from registry.directory.service import DirectoryService
@@ -86,6 +87,8 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     except (binascii.Error, ValueError, TypeError, msgspec.DecodeError) as error:
         raise _bad_cursor() from error
     if not (isinstance(thing_id, str) and isinstance(version, str)):
+        raise _bad_cursor()
+    if position_problem(thing_id) or position_problem(version):
         raise _bad_cursor()
     return thing_id, version
 

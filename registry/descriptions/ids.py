@@ -208,6 +208,21 @@ def id_problem(value: str) -> IdProblem | None:
     return iri_problem(value)
 
 
+def position_problem(value: str) -> str | None:
+    """What keeps ``value`` from being a position among ids (a page's ``after``, a cursor's id): text that
+    PostgreSQL can store and compare (no NUL, UTF-8), as long as an id at most; None when it can be one. Any such
+    text is a position, stored as an id or not."""
+    if "\x00" in value:
+        return "it contains NUL"
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "it is not text (a lone surrogate)"
+    if size > MAX_ID_BYTES:
+        return f"it is {size} bytes long; ids are at most {MAX_ID_BYTES} bytes of UTF-8"
+    return None
+
+
 #: The characters of a URI (RFC 3986: unreserved, reserved and the % of percent-encoding) besides letters and digits.
 _URI_CHARACTERS = "-._~:/?#[]@!$&'()*+,;=%"
 
@@ -218,4 +233,4 @@ def as_uri(iri: str) -> str:
     return quote(iri, safe=_URI_CHARACTERS, encoding="utf-8", errors="surrogatepass")
 
 
-__all__ = ["MAX_ID_BYTES", "IdProblem", "as_uri", "id_problem", "iri_problem", "is_iri"]
+__all__ = ["MAX_ID_BYTES", "IdProblem", "as_uri", "id_problem", "iri_problem", "is_iri", "position_problem"]

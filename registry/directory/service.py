@@ -18,9 +18,8 @@ writes inside their transaction are :class:`registry.directory.write_steps.Write
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import json_merge_patch
@@ -55,23 +54,11 @@ from registry.projections import INLINE_PROJECTION_BYTES, Projections
 from registry.store.changes import last_tenant
 from registry.store.database import Database, Transaction
 from registry.store.leases import Lease, LeaseRenewer, LeaseState, lease_of
-from registry.store.things import StoredDescription, ThingStore
+from registry.store.things import PageHead, StoredDescription, ThingStore, Window
 from registry.tenancy import Holder
 
 #: Attempts of a PATCH computed outside the lock before it is computed under it (so that it cannot be overtaken).
 OPTIMISTIC_PATCH_ATTEMPTS = 3
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ListingPage:
-    """What a listing (``GET /things``) tells before its first description."""
-
-    #: How many descriptions the readers see, when asked for (counting reads every row).
-    total: int | None
-    #: The latest change of the collection: the listing's entity tag.
-    version: int
-    #: Whether descriptions follow this page.
-    more: bool
 
 
 class DirectoryService:
@@ -130,26 +117,13 @@ class DirectoryService:
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return stored
 
-    async def listing_page(self, readers: TenantScope, *, offset: int, limit: int | None, counted: bool) -> ListingPage:
-        """The total (when ``counted``), the version and whether another page follows the ``limit`` descriptions
-        from ``offset``: without a total, one row past the page tells."""
-        total = await self.things.count(readers) if counted else None
-        version = await self.things.latest_seq()
-        if limit is None:
-            more = False
-        elif total is not None:
-            more = offset + limit < total
-        else:
-            more = await self.things.exists_at(offset + limit, readers)
-        return ListingPage(total=total, version=version, more=more)
-
-    async def listed_json(
-        self, readers: TenantScope, *, offset: int, limit: int | None, retrieved: dt.datetime
-    ) -> AsyncIterator[bytes]:
-        """The enriched JSON of each description of a listing page, in code-point order of id, read through a
-        cursor as the caller sends them."""
-        async for stored in self.things.stream(offset=offset, limit=limit, readers=readers):
-            yield self.enriched_json(stored, retrieved)
+    async def listing(
+        self, readers: TenantScope, window: Window, *, counted: bool
+    ) -> tuple[PageHead, AsyncGenerator[StoredDescription, None]]:
+        """A listing page: the total (when ``counted``), the version and the page's end, then its descriptions in
+        code-point order of id, read through a cursor as the caller takes them (both from one snapshot: see
+        :meth:`ThingStore.listing`). Close the descriptions (``aclose``) if they are not all taken."""
+        return await self.things.listing(window, readers, counted=counted)
 
     async def ownership(self, thing_id: str, readers: TenantScope) -> Holder:
         """The owner and tenant of the live description ``thing_id``, if ``readers`` may see it."""
@@ -442,4 +416,4 @@ class DirectoryService:
         return outcomes
 
 
-__all__ = ["DirectoryService", "ListingPage", "WriteOutcome"]
+__all__ = ["DirectoryService", "PageHead", "Window", "WriteOutcome"]

@@ -18,6 +18,7 @@ from registry.auth.ownership import DerivedId
 from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope
 from registry.descriptions.compatibility import compare_documents
+from registry.descriptions.ids import position_problem
 from registry.descriptions.model import CONVENTIONS
 from registry.descriptions.summary import KINDS, summarise, vendor_words, version_of
 from registry.descriptions.tool_formats import (
@@ -143,6 +144,8 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, str]:
         except (TypeError, ValueError) as error:
             raise invalid from error
     elif not isinstance(key, float | int if sort == "relevance" else str):
+        raise invalid
+    if position_problem(thing_id) or (isinstance(key, str) and position_problem(key)):
         raise invalid
     return key, thing_id
 

@@ -16,9 +16,9 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from registry.config import Settings
-from registry.descriptions.ids import as_uri
+from registry.descriptions.ids import as_uri, position_problem
 from registry.descriptions.model import DISCOVERY_CONTEXT
-from registry.directory.service import DirectoryService, WriteOutcome
+from registry.directory.service import DirectoryService, Window, WriteOutcome
 from registry.errors import BadRequest
 from registry.http.access import principal_of, tenant_scope_of
 from registry.http.bodies import (
@@ -45,7 +45,7 @@ from registry.http.contract import (
 from registry.http.middleware.ids import thing_id_from
 from registry.wire import Notice, WriteNotices
 
-LIST_PARAMETERS = frozenset({"offset", "limit", "format"})
+LIST_PARAMETERS = frozenset({"offset", "limit", "after", "format"})
 NOTICES_TOTAL = "Registry-Notices-Total"
 
 # -- the contract of these operations (see registry/http/contract.py)
@@ -103,6 +103,12 @@ _LISTING = documented(
             "limit",
             "At most this many (capped by REGISTRY_MAX_PAGE_SIZE); a Link rel=next follows",
             {"type": "integer", "minimum": 1},
+        ),
+        Param(
+            "after",
+            "Start past this id (the next links carry it): the page then holds the descriptions whose id follows it, "
+            "offset only numbering them; a page past an id costs the same deep in the listing as at its start",
+            {"type": "string", "minLength": 1},
         ),
         Param("format", "array (default) or a ThingCollection object", {"enum": ["array", "collection"]}),
     ],
@@ -191,6 +197,18 @@ def _parse_non_negative(name: str, raw: str | None, *, minimum: int) -> int | No
     return value
 
 
+def _parse_after(raw: str | None) -> str | None:
+    """The id a page starts past: any text an id could be (an id that is not stored is a position between two
+    that are)."""
+    if raw is None:
+        return None
+    problem = position_problem(raw) if raw else "it is empty"
+    if problem is not None:
+        reason = f"must be the id a page starts past, as the next link gives it ({problem})"
+        raise BadRequest(f"Query parameter after {reason}", invalidParams=[{"name": "after", "reason": reason}])
+    return raw
+
+
 class ThingsController(Controller):
     path = "/things"
     tags = ["Things (WoT Discovery)"]
@@ -214,48 +232,56 @@ class ThingsController(Controller):
             )
         if limit is not None:
             limit = min(limit, directory.settings.max_page_size)
+        after = _parse_after(params.get("after"))
+        # With ``after`` the page seeks to it and ``offset`` only numbers the page; the next link carries both,
+        # so a client that follows it pages by key and one that computes offsets still gets its pages.
+        window = Window(after=after or "", offset=0 if after else offset, limit=limit)
         # The exact total only where it is shown (a collection); a page of the array format needs only to know
         # whether another follows.
-        readers = tenant_scope_of(request)
-        page = await directory.listing_page(readers, offset=offset, limit=limit, counted=payload_format == "collection")
-        links = [f'</things>; rel="canonical"; etag="v{page.version}"']
+        head, rows = await directory.listing(tenant_scope_of(request), window, counted=payload_format == "collection")
+        links = [f'</things>; rel="canonical"; etag="v{head.version}"']
 
-        def page_url(page_offset: int) -> str:
+        def page_url(page_offset: int, page_after: str | None) -> str:
             query: dict[str, Any] = {"offset": page_offset, "limit": limit}
+            if page_after:
+                query["after"] = page_after
             if payload_format == "collection":
                 query["format"] = "collection"
             return "/things?" + urlencode(query)
 
         next_url = None
-        if limit is not None and page.more:
-            next_url = page_url(offset + limit)
+        if limit is not None and head.more:
+            next_url = page_url(offset + limit, head.last)
             links.insert(0, f'<{next_url}>; rel="next"')
 
         async def body() -> AsyncIterator[bytes]:
-            retrieved = dt.datetime.now(dt.UTC)
             if payload_format == "collection":
-                head: dict[str, Any] = {
+                collection: dict[str, Any] = {
                     "@context": DISCOVERY_CONTEXT,
                     "@type": "ThingCollection",
-                    "total": page.total,
+                    "total": head.total,
                 }
                 if limit is not None:
-                    head["@id"] = page_url(offset)
+                    collection["@id"] = page_url(offset, after)
                     if next_url:
-                        head["next"] = next_url
-                chunk = [msgspec.json.encode(head)[:-1] + b',"members":[']
+                        collection["next"] = next_url
+                chunk = [msgspec.json.encode(collection)[:-1] + b',"members":[']
             else:
                 chunk = [b"["]
             held, first = 0, True
-            listed = directory.listed_json(readers, offset=offset, limit=limit, retrieved=retrieved)
-            async for document in listed:
-                if not first:
-                    chunk.append(b",")
-                chunk.append(document)
-                held, first = held + len(document), False
-                if held >= LISTING_CHUNK_BYTES:
-                    yield b"".join(chunk)
-                    chunk, held = [], 0
+            retrieved = dt.datetime.now(dt.UTC)
+            try:
+                async for stored in rows:
+                    document = directory.enriched_json(stored, retrieved)
+                    if not first:
+                        chunk.append(b",")
+                    chunk.append(document)
+                    held, first = held + len(document), False
+                    if held >= LISTING_CHUNK_BYTES:
+                        yield b"".join(chunk)
+                        chunk, held = [], 0
+            finally:
+                await rows.aclose()
             chunk.append(b"]}" if payload_format == "collection" else b"]")
             yield b"".join(chunk)
 

@@ -237,6 +237,14 @@ class Transaction(Executor):
         with translated():
             return await getattr(self._connection, method)(statement.sql, *arguments)
 
+    async def rows(self, query: Query, /, *, batch: int = 200, **values: Any) -> AsyncIterator[Record]:
+        """Rows through a cursor of this transaction, ``batch`` at a time (see :meth:`Database.stream`)."""
+        statement = _compiled(query)
+        arguments = statement.arguments(values)
+        with translated():
+            async for row in self._connection.cursor(statement.sql, *arguments, prefetch=batch):
+                yield row
+
     async def maintain(self, sql: str, seconds: float) -> None:
         """A maintenance statement without parameters (building an index) that may take up to ``seconds``, longer
         than the ``COMMAND_TIMEOUT`` every other statement is bound by."""
@@ -416,11 +424,14 @@ class Database(Executor):
         raise AssertionError("unreachable")
 
     @contextlib.asynccontextmanager
-    async def transaction(self, *, isolation: Isolation = "read_committed") -> AsyncIterator[Transaction]:
-        """Statements of the block in one transaction, committed when the block ends without an exception."""
+    async def transaction(
+        self, *, isolation: Isolation = "read_committed", readonly: bool = False
+    ) -> AsyncIterator[Transaction]:
+        """Statements of the block in one transaction, committed when the block ends without an exception.
+        ``repeatable_read`` makes every statement of the block read the same snapshot."""
 
         async def begin(connection: PoolConnectionProxy) -> AsyncpgTransaction:
-            transaction = connection.transaction(isolation=isolation)
+            transaction = connection.transaction(isolation=isolation, readonly=readonly)
             await transaction.start()
             return transaction
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select, tuple_
 
 from registry.store.database import Database
 from registry.store.tables import descriptions, live, of_tenant, thing_summaries, thing_versions
@@ -54,6 +55,43 @@ def _escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+def published_versions_statement(
+    query: ServerQuery, *, after: tuple[str, str] | None = None, limit: int | None = None
+) -> Any:
+    """The statement of :meth:`ServerStore.versions`."""
+    statement = (
+        select(*_COLUMNS)
+        .select_from(
+            thing_versions.join(thing_summaries, thing_summaries.c.thing_id == thing_versions.c.thing_id).join(
+                descriptions, descriptions.c.id == thing_versions.c.thing_id
+            )
+        )
+        .where(thing_summaries.c.types.contains([query.server_type]), live())
+    )
+    if not query.readers.everything:
+        statement = statement.where(of_tenant(descriptions.c.tenant, query.readers.tenant))
+    if query.thing_id is not None:
+        statement = statement.where(thing_versions.c.thing_id == query.thing_id)
+    if query.id_contains:
+        statement = statement.where(thing_versions.c.thing_id.ilike(f"%{_escaped(query.id_contains)}%", escape="\\"))
+    if query.modified_since is not None:
+        statement = statement.where(descriptions.c.modified >= query.modified_since)
+    if query.latest_only:
+        statement = statement.where(thing_versions.c.version == thing_summaries.c.version)
+    if query.version is not None:
+        statement = statement.where(thing_versions.c.version == query.version)
+    if after is not None:
+        # A row comparison, which the primary key (thing_id, version) seeks to; and the same lower bound on the
+        # ids of the joined tables, so that a merge join does not read them from their first id to the cursor.
+        statement = statement.where(
+            tuple_(thing_versions.c.thing_id, thing_versions.c.version) > tuple_(*after),
+            descriptions.c.id >= after[0],
+            thing_summaries.c.thing_id >= after[0],
+        )
+    statement = statement.order_by(thing_versions.c.thing_id, thing_versions.c.version)
+    return statement if limit is None else statement.limit(limit)
+
+
 class ServerStore:
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -62,40 +100,8 @@ class ServerStore:
         self, query: ServerQuery, *, after: tuple[str, str] | None = None, limit: int | None = None
     ) -> list[PublishedVersion]:
         """Published versions matching ``query`` in (id, version) order, after the key ``after``."""
-        statement = (
-            select(*_COLUMNS)
-            .select_from(
-                thing_versions.join(thing_summaries, thing_summaries.c.thing_id == thing_versions.c.thing_id).join(
-                    descriptions, descriptions.c.id == thing_versions.c.thing_id
-                )
-            )
-            .where(thing_summaries.c.types.contains([query.server_type]), live())
-        )
-        if not query.readers.everything:
-            statement = statement.where(of_tenant(descriptions.c.tenant, query.readers.tenant))
-        if query.thing_id is not None:
-            statement = statement.where(thing_versions.c.thing_id == query.thing_id)
-        if query.id_contains:
-            statement = statement.where(
-                thing_versions.c.thing_id.ilike(f"%{_escaped(query.id_contains)}%", escape="\\")
-            )
-        if query.modified_since is not None:
-            statement = statement.where(descriptions.c.modified >= query.modified_since)
-        if query.latest_only:
-            statement = statement.where(thing_versions.c.version == thing_summaries.c.version)
-        if query.version is not None:
-            statement = statement.where(thing_versions.c.version == query.version)
-        if after is not None:
-            statement = statement.where(
-                or_(
-                    thing_versions.c.thing_id > after[0],
-                    and_(thing_versions.c.thing_id == after[0], thing_versions.c.version > after[1]),
-                )
-            )
-        statement = statement.order_by(thing_versions.c.thing_id, thing_versions.c.version)
-        if limit is not None:
-            statement = statement.limit(limit)
+        statement = published_versions_statement(query, after=after, limit=limit)
         return [PublishedVersion(*row) for row in await self.database.fetch(statement)]
 
 
-__all__ = ["PublishedVersion", "ServerQuery", "ServerStore"]
+__all__ = ["PublishedVersion", "ServerQuery", "ServerStore", "published_versions_statement"]

@@ -12,7 +12,9 @@ them from ``ThingWrites``), the rows and change types in :mod:`registry.store.th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import dataclasses
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, cast
 
 from sqlalchemy import BigInteger, Text, bindparam, func, select
 
@@ -36,30 +38,33 @@ from registry.tenancy import EVERYTHING, TenantScope
 _GET = Statement.of(select(*COLUMNS).where(descriptions.c.id == bindparam("id"), live()))
 
 _COUNT = Statement.of(select(func.count()).select_from(descriptions).where(live()))
+#: The latest change: any write changes it, so it serves as the listing's entity tag.
 _LATEST_SEQ = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
+#: A listing page: the live descriptions past the id ``after`` (a seek on the primary key: as fast deep in the
+#: listing as at its start), ``offset`` of them skipped (a walk along the index: what a page costs grows with it).
+_PAST = descriptions.c.id > bindparam("after", type_=Text)
 _LISTING = Statement.of(
     select(*COLUMNS)
-    .where(live())
+    .where(live(), _PAST)
     .order_by(descriptions.c.id)
     .offset(bindparam("offset", type_=BigInteger))
     .limit(bindparam("limit", type_=BigInteger))
 )
-_EXISTS_AT = Statement.of(
+#: The last id of a page and the id after it, if any (``skip`` = the page's offset + limit - 1): its next link.
+_PAGE_END = Statement.of(
     select(descriptions.c.id)
-    .where(live())
+    .where(live(), _PAST)
     .order_by(descriptions.c.id)
-    .offset(bindparam("offset", type_=BigInteger))
-    .limit(1)
+    .offset(bindparam("skip", type_=BigInteger))
+    .limit(2)
 )
 _OWNER = Statement.of(
     select(descriptions.c.owner, descriptions.c.tenant).where(descriptions.c.id == bindparam("id"), live())
 )
 
-#: A page of live descriptions after an id (keyset), for scans.
-_AFTER = descriptions.c.id > bindparam("after", type_=Text)
 _DOCUMENTS = Statement.of(
     select(descriptions.c.id, descriptions.c.document_text)
-    .where(live(), _AFTER)
+    .where(live(), _PAST)
     .order_by(descriptions.c.id)
     .limit(bindparam("limit", type_=BigInteger))
 )
@@ -69,24 +74,49 @@ _OF_TENANT = of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text))
 _COUNT_OF_TENANT = Statement.of(select(func.count()).select_from(descriptions).where(live(), _OF_TENANT))
 _LISTING_OF_TENANT = Statement.of(
     select(*COLUMNS)
-    .where(live(), _OF_TENANT)
+    .where(live(), _OF_TENANT, _PAST)
     .order_by(descriptions.c.id)
     .offset(bindparam("offset", type_=BigInteger))
     .limit(bindparam("limit", type_=BigInteger))
 )
-_EXISTS_AT_OF_TENANT = Statement.of(
+_PAGE_END_OF_TENANT = Statement.of(
     select(descriptions.c.id)
-    .where(live(), _OF_TENANT)
+    .where(live(), _OF_TENANT, _PAST)
     .order_by(descriptions.c.id)
-    .offset(bindparam("offset", type_=BigInteger))
-    .limit(1)
+    .offset(bindparam("skip", type_=BigInteger))
+    .limit(2)
 )
 _DOCUMENTS_OF_TENANT = Statement.of(
     select(descriptions.c.id, descriptions.c.document_text)
-    .where(live(), _OF_TENANT, _AFTER)
+    .where(live(), _OF_TENANT, _PAST)
     .order_by(descriptions.c.id)
     .limit(bindparam("limit", type_=BigInteger))
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Window:
+    """Which descriptions of the listing a page holds: those past the id ``after`` (the empty id is before every
+    id), ``offset`` of them skipped, at most ``limit`` (all without)."""
+
+    after: str = ""
+    offset: int = 0
+    limit: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PageHead:
+    """What a listing tells before its first description."""
+
+    #: How many descriptions the readers see, when asked for (counting reads every row).
+    total: int | None
+    #: The latest change of the collection: the listing's entity tag.
+    version: int
+    #: The id of the page's last description, when the page is full (its limit reached).
+    last: str | None
+    #: Whether descriptions follow the page.
+    more: bool
+
 
 #: The bigint bound of an unbounded page.
 _NO_LIMIT = 2**63 - 1
@@ -110,29 +140,44 @@ class ThingStore(ThingWrites):
             return int(await self.database.fetchval(_COUNT))
         return int(await self.database.fetchval(_COUNT_OF_TENANT, tenant=readers.tenant))
 
-    async def exists_at(self, offset: int, readers: TenantScope = EVERYTHING) -> bool:
-        """Whether a live description is at ``offset`` in the listing: a page's "next" link without counting all
-        descriptions (the index on id is walked up to there, the table is not counted)."""
-        if readers.everything:
-            return await self.database.fetchval(_EXISTS_AT, offset=offset) is not None
-        return await self.database.fetchval(_EXISTS_AT_OF_TENANT, offset=offset, tenant=readers.tenant) is not None
+    async def listing(
+        self, window: Window, readers: TenantScope = EVERYTHING, *, counted: bool = False
+    ) -> tuple[PageHead, AsyncGenerator[StoredDescription, None]]:
+        """A listing page (or the whole listing): what it tells before its descriptions, then the live descriptions
+        ``readers`` may see in code-point order of id, through a cursor as the caller takes them.
 
-    async def latest_seq(self) -> int:
-        """Sequence of the latest change: any write changes it, so it serves as the listing's etag."""
-        return int(await self.database.fetchval(_LATEST_SEQ))
+        Both are read in one repeatable-read snapshot, held until the descriptions are all taken: the next link
+        names the page's true last id, and a write between the two reads can neither push a description out of
+        the page nor into it (the page would hold more than its limit, or the next page would skip one). Close
+        the descriptions (``aclose``) if they are not all taken."""
+        rows = self._listing(window, readers, counted)
+        head = await anext(rows)
+        assert isinstance(head, PageHead)
+        return head, cast(AsyncGenerator[StoredDescription, None], rows)
 
-    async def stream(
-        self, *, offset: int = 0, limit: int | None = None, readers: TenantScope = EVERYTHING
-    ) -> AsyncIterator[StoredDescription]:
-        """Live descriptions ``readers`` may see, in code-point order of id, through a server-side cursor."""
-        page = {"offset": offset, "limit": _NO_LIMIT if limit is None else limit}
-        rows = (
-            self.database.stream(_LISTING, **page)
-            if readers.everything
-            else self.database.stream(_LISTING_OF_TENANT, **page, tenant=readers.tenant)
-        )
-        async for row in rows:
-            yield stored_from(row)
+    async def _listing(
+        self, window: Window, readers: TenantScope, counted: bool
+    ) -> AsyncGenerator[PageHead | StoredDescription, None]:
+        tenant: dict[str, Any] = {} if readers.everything else {"tenant": readers.tenant}
+        async with self.database.transaction(isolation="repeatable_read", readonly=True) as tx:
+            total = None
+            if counted:
+                total = int(await tx.fetchval(_COUNT if readers.everything else _COUNT_OF_TENANT, **tenant))
+            version = int(await tx.fetchval(_LATEST_SEQ))
+            last, more = None, False
+            if window.limit is not None:
+                ends = await tx.fetch(
+                    _PAGE_END if readers.everything else _PAGE_END_OF_TENANT,
+                    after=window.after,
+                    skip=min(window.offset + window.limit - 1, _NO_LIMIT),
+                    **tenant,
+                )
+                last, more = (ends[0][0] if ends else None), len(ends) == 2
+            yield PageHead(total=total, version=version, last=last, more=more)
+            page: dict[str, Any] = {"after": window.after, "offset": window.offset}
+            page["limit"] = _NO_LIMIT if window.limit is None else window.limit
+            async for row in tx.rows(_LISTING if readers.everything else _LISTING_OF_TENANT, **page, **tenant):
+                yield stored_from(row)
 
     async def owner(self, thing_id: str) -> tuple[str | None, str | None] | None:
         """(owner, tenant) of a live description, None if there is none."""
@@ -178,7 +223,9 @@ __all__ = [
     "THING_TRANSFERRED",
     "THING_UPDATED",
     "Held",
+    "PageHead",
     "StoredDescription",
     "ThingStore",
+    "Window",
     "Write",
 ]

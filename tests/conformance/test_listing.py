@@ -128,6 +128,7 @@ def test_tdd_things_list_pagination_limit(listed: httpx.Client) -> None:
     assert ids(listed.get("/things?limit=2&offset=6")) == IDS_IN_CODE_POINT_ORDER[6:]
     assert ids(listed.get("/things?offset=7")) == IDS_IN_CODE_POINT_ORDER[7:]
     assert ids(listed.get("/things?limit=2&offset=100")) == []
+    assert ids(listed.get(f"/things?limit=2&offset={2**63 - 1}")) == []
 
 
 def test_tdd_things_list_pagination__invalid_arguments(client: httpx.Client) -> None:
@@ -189,7 +190,12 @@ def test_tdd_things_list_pagination_collection(listed: httpx.Client) -> None:
     assert body["total"] == len(IDS_IN_CODE_POINT_ORDER)
     assert [td["id"] for td in body["members"]] == IDS_IN_CODE_POINT_ORDER[3:6]
     assert parse_qs(urlsplit(body["@id"]).query) == {"offset": ["3"], "limit": ["3"], "format": ["collection"]}
-    assert parse_qs(urlsplit(body["next"]).query) == {"offset": ["6"], "limit": ["3"], "format": ["collection"]}
+    assert parse_qs(urlsplit(body["next"]).query) == {
+        "offset": ["6"],
+        "limit": ["3"],
+        "after": [IDS_IN_CODE_POINT_ORDER[5]],
+        "format": ["collection"],
+    }
     last = listed.get(body["next"]).json()
     assert "next" not in last
     assert [td["id"] for td in last["members"]] == IDS_IN_CODE_POINT_ORDER[6:]
@@ -213,3 +219,59 @@ def test_a_listing_larger_than_one_send_is_one_valid_document(empty_server: Serv
         assert [td["id"] for td in collection["members"]] == thing_ids[:20]
         assert collection["total"] == 24
         assert ids(client.get("/things?offset=20&limit=20")) == thing_ids[20:]
+
+
+def test_tdd_things_list_pagination__next_links_seek_to_the_same_pages_as_offsets(listed: httpx.Client) -> None:
+    """A next link carries the page's last id (``after``) beside its offset: followed, it gives the very pages a
+    client computing offsets gets."""
+    seen, pages = follow(listed, "/things?limit=3")
+    for number, page in enumerate(pages):
+        assert ids(page) == ids(listed.get(f"/things?offset={3 * number}&limit=3"))
+    assert seen == IDS_IN_CODE_POINT_ORDER
+    next_url = links(pages[0])["next"]["url"]
+    assert parse_qs(urlsplit(next_url).query)["after"] == [IDS_IN_CODE_POINT_ORDER[2]]
+    # An id that is not stored is a position between two that are.
+    assert ids(listed.get("/things?limit=3&after=urn:x:c")) == IDS_IN_CODE_POINT_ORDER[4:7]
+    assert ids(listed.get("/things?limit=3&after=urn:y")) == []
+    assert ids(listed.get("/things?after=urn:x:b")) == IDS_IN_CODE_POINT_ORDER[4:]
+
+
+def test_tdd_things_list_pagination__walk_while_descriptions_come_and_go(listed_to_change: httpx.Client) -> None:
+    """Between pages, a description already listed is removed and one is added behind or ahead of the walk:
+    following next links lists every description present when the walk began exactly once, in order, and an
+    added one at most once (offsets would shift: a removal behind skips one, an addition behind repeats one)."""
+    client = listed_to_change
+    added = iter(["urn:x:0", "urn:x:zz", "urn:x:B", "urn:x:c"])
+    seen: list[str] = []
+    next_url: str | None = "/things?limit=2"
+    while next_url:
+        response = client.get(next_url)
+        assert response.status_code == 200, response.text
+        page = ids(response)
+        assert 1 <= len(page) <= 2
+        seen.extend(page)
+        new = next(added, None)
+        if new is not None:
+            assert client.put(f"/things/{new}", json=mock_td(new), headers=TD_JSON).status_code == 201
+            assert client.delete(f"/things/{page[0]}").status_code == 204
+        next_url = links(response).get("next", {}).get("url")
+    assert seen == sorted(seen, key=lambda thing_id: thing_id.encode())
+    assert len(seen) == len(set(seen))
+    assert [thing_id for thing_id in seen if thing_id in IDS_IN_CODE_POINT_ORDER] == IDS_IN_CODE_POINT_ORDER
+    assert "urn:x:zz" in seen  # added ahead of the walk
+    assert not {"urn:x:0", "urn:x:B", "urn:x:c"} & set(seen)  # added behind it
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["", "%00", "urn:x:%00", "x" * 2049, "%ED%A0%80", "%FF%FE", "%F0%9D%84" + "x" * 5],
+    ids=["empty", "nul", "nul-inside", "too-long", "surrogate", "not-utf8", "cut-utf8"],
+)
+def test_tdd_things_list_pagination__hostile_after_is_a_problem(listed: httpx.Client, after: str) -> None:
+    response = listed.get(f"/things?limit=2&after={after}")
+    if response.status_code == 200 and "%" in after and "%00" not in after:
+        # Bytes that are not UTF-8 are read as replacement characters: then a position like any other.
+        assert isinstance(response.json(), list)
+        return
+    problem = assert_problem(response, 400)
+    assert "after" in problem["detail"]

@@ -91,7 +91,7 @@ def test_the_core_operations_say_what_they_take_and_answer(document: dict[str, A
     assert list(paths["/things/{thing_id}"]["patch"]["requestBody"]["content"]) == ["application/merge-patch+json"]
     assert list(paths["/things/{thing_id}"]["get"]["responses"]["200"]["content"]) == ["application/td+json"]
     listing = paths["/things"]["get"]
-    assert {parameter["name"] for parameter in listing["parameters"]} == {"offset", "limit", "format"}
+    assert {parameter["name"] for parameter in listing["parameters"]} == {"offset", "limit", "after", "format"}
     assert list(listing["responses"]["200"]["content"]) == ["application/ld+json"]
     for events in ("/events", "/events/{event_type}"):
         assert list(paths[events]["get"]["responses"]["200"]["content"]) == ["text/event-stream"]

@@ -4,6 +4,7 @@ never a 5xx (issue 14). Bounded: a small body limit keeps the oversize cases fas
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import AsyncIterator
@@ -27,7 +28,7 @@ JSON = "application/json"
 
 #: (method, path, query parameters it reads, content type of its body or None)
 ENDPOINTS: list[tuple[str, str, tuple[str, ...], str | None]] = [
-    ("GET", "/things", ("offset", "limit", "format"), None),
+    ("GET", "/things", ("offset", "limit", "after", "format"), None),
     ("POST", "/things", (), TD),
     ("GET", f"/things/{SEED_ID}", (), None),
     ("PUT", "/things/urn:test:hostile:put", (), TD),
@@ -266,3 +267,38 @@ async def test_free_text_queries_have_a_term_limit(client: AsyncTestClient, path
     assert "at most 32 are accepted" in response.json()["detail"]
     assert time.monotonic() - started < 1
     assert (await client.get(path, params={"q": " ".join(f"w{index}" for index in range(32))})).status_code == 200
+
+
+def _cursor(value: bytes) -> str:
+    return base64.urlsafe_b64encode(value).decode().rstrip("=")
+
+
+#: Cursors well encoded (base64url of JSON) whose keys PostgreSQL cannot hold or compare, or of the wrong shape.
+HOSTILE_CURSORS = {
+    "nul": b'["urn:x\\u0000y", "1.0.0"]',
+    "lone-surrogate": b'["urn:x\\ud800", "1.0.0"]',
+    "too-long": b'["' + b"x" * 5000 + b'", "1.0.0"]',
+    "number": b"[1, 2]",
+    "huge-number": b'["title", 1' + b"0" * 400 + b', "urn:x"]',
+    "nested": b'[["a"], {"b": 1}]',
+    "not-json": b"\xff\xfe",
+}
+
+
+@pytest.mark.parametrize("label", sorted(HOSTILE_CURSORS))
+@pytest.mark.parametrize(
+    "path",
+    ["/v0/servers", "/v0.1/servers", "/api/v1/search?match=all", "/api/v1/search?match=all&sort=relevance&q=weather"],
+)
+async def test_hostile_cursors_are_refused(client: AsyncTestClient, path: str, label: str) -> None:  # type: ignore[type-arg]
+    value = HOSTILE_CURSORS[label]
+    variants = [value]
+    if path.startswith("/api/v1/search"):  # search cursors lead with their sort
+        sort = "relevance" if "relevance" in path else "title"
+        variants.append(value.replace(b"[", f'["{sort}", '.encode(), 1))
+    separator = "&" if "?" in path else "?"
+    for variant in variants:
+        response = await client.get(f"{path}{separator}cursor={_cursor(variant)}")
+        case = f"{path} cursor {label} {variant[:60]!r}"
+        assert_client_error(response, case)
+        assert response.status_code == 400, case

@@ -19,9 +19,10 @@ from registry.store.catalog import Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import Database, Statement
+from registry.store.servers import ServerQuery, published_versions_statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
-from registry.store.things import _EXISTS_AT, _LISTING
+from registry.store.things import _LISTING, _PAGE_END
 from tests.support.catalogue import generated_catalogue, opened
 
 SIZE = 100_000
@@ -75,6 +76,20 @@ def scans(node: dict[str, Any]) -> list[tuple[str, str, int]]:
         found.append((node["Node Type"], node.get("Relation Name", ""), node["Actual Rows"] * node["Actual Loops"]))
     for child in node.get("Plans", []):
         found += scans(child)
+    return found
+
+
+def examined(node: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """As :func:`scans`, with the rows each scan read and its filter then removed: the rows before a cursor that
+    a scan from the start of an index reads and drops show here, where they are not in the rows it returns."""
+    found = []
+    if "Scan" in node["Node Type"] and node["Node Type"] != "Bitmap Index Scan":
+        rows = (
+            node["Actual Rows"] + node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)
+        )
+        found.append((node["Node Type"], node.get("Relation Name", ""), rows * node["Actual Loops"]))
+    for child in node.get("Plans", []):
+        found += examined(child)
     return found
 
 
@@ -139,12 +154,16 @@ async def test_the_versions_a_capability_is_offered_in_are_read_from_its_indexes
 
 
 async def test_listing_pages_and_next_link_read_through_the_id_index(catalogue: Database) -> None:
-    page = await explain(catalogue, _LISTING, offset=0, limit=100)
-    following = await explain(catalogue, _EXISTS_AT, offset=100)
-    for plan in (page, following):
-        read = scans(plan)
-        assert [scan[0] for scan in read] in (["Index Scan"], ["Index Only Scan"]), read
-        assert sum(rows for _, _, rows in read) <= 101
+    """The first page, and a page past an id deep in the catalogue (what a next link asks for), read a page's worth
+    of the id index: a seek, not a walk from the start."""
+    deep = await catalogue.fetchval(text('SELECT id FROM descriptions ORDER BY id COLLATE "C" OFFSET 90000 LIMIT 1'))
+    for after in ("", deep):
+        page = await explain(catalogue, _LISTING, after=after, offset=0, limit=100)
+        end = await explain(catalogue, _PAGE_END, after=after, skip=99)
+        for plan in (page, end):
+            read = examined(plan)
+            assert [scan[0] for scan in read] in (["Index Scan"], ["Index Only Scan"]), read
+            assert sum(rows for _, _, rows in read) <= 101, read
 
 
 async def test_change_feed_pages_read_their_range_from_the_index_even_with_a_generic_plan(
@@ -199,3 +218,54 @@ async def test_pending_index_entries_are_merged_after_autovacuum_analyzed_first(
         assert await database.fetchval(pending) > 0
         assert await refresh_stale_statistics(database) == []
         assert await database.fetchval(pending) == 0
+
+
+@pytest.mark.parametrize("servers", ["all", "a tenth"])
+async def test_mcp_server_pages_seek_to_their_cursor(own_database_url: str, servers: str) -> None:
+    """``GET /v0/servers?cursor=…`` in the middle and deep in the published versions reads a page's worth of each
+    table it joins, not every row before the cursor; whether every description is a server or few are."""
+    size = 20_000
+    async with opened(own_database_url) as database:
+        await generate(database, size)
+        async with database.transaction() as tx:
+            await tx.execute(
+                text(
+                    "INSERT INTO thing_versions (thing_id, version, document_text, registered, revision) "
+                    "SELECT id, v, document_text, now(), 1 FROM descriptions, (VALUES ('1.0.0'), ('1.1.0')) AS v (v)"
+                )
+            )
+            which = "" if servers == "all" else "WHERE thing_id LIKE '%0'"
+            await tx.execute(text(f"UPDATE thing_summaries SET types = types || ARRAY['mcp:Server'] {which}"))
+        await database.execute(text("ANALYZE"))
+        for position in (size // 2, size - size // 10):
+            deep = await database.fetchval(
+                text("SELECT id FROM descriptions ORDER BY id OFFSET :skip LIMIT 1"), skip=position
+            )
+            page = published_versions_statement(ServerQuery("mcp:Server"), after=(deep, "1.0.0"), limit=31)
+            plan = await explain(database, page)
+            read = examined(plan)
+            assert plan["Actual Rows"] == 31
+            if position == size // 2:  # a seek on each index, as many rows as the page needs
+                assert sum(rows for _, _, rows in read) <= 3 * 31 * (1 if servers == "all" else 10), read
+            else:  # near the end the planner may rather read what follows the cursor, never what precedes it
+                past = size - position
+                assert all(rows <= 2 * past + 31 for _, _, rows in read), read
+
+
+SEEKS = {
+    **{case: CASES[case] for case in ("no filter, by title", "kind, by title")},
+    "newest first": (Filters(), "modified"),
+}
+
+
+@pytest.mark.parametrize("case", list(SEEKS))
+async def test_search_pages_seek_to_their_cursor(catalogue: Database, case: str) -> None:
+    """A search page past a cursor deep in the results reads a page's worth of the sort's index, not every match
+    before the cursor (which a filter on a few matches, such as a vendor's, reads anyway)."""
+    filters, sort = SEEKS[case]
+    before = await catalogue.fetch(search_query(filters, None, sort, 3000, None))
+    last = before[-2]  # the page holds limit + 1 rows
+    plan = await explain(catalogue, search_query(filters, None, sort, 20, (last["sort_key"], last["thing_id"])))
+    read = examined(plan)
+    assert plan["Actual Rows"] == 21
+    assert sum(rows for _, _, rows in read) <= 4 * 21, read

@@ -137,3 +137,26 @@ async def test_metrics_need_an_admin_or_the_scrape_token_once_authentication_is_
 async def test_metrics_stay_open_while_authentication_is_off(own_database_url: str) -> None:
     async with local_client(create_app(Settings(database_url=own_database_url, db_pool_size=3))) as client:
         assert (await client.get("/metrics")).status_code == 200
+
+
+async def test_listing_pages_by_key_show_each_reader_its_own_descriptions_once(parties: Parties) -> None:
+    """Next links seek past the page's last id among the descriptions the reader sees: walking them gives that
+    reader's whole listing, once, in order, and never another tenant's descriptions."""
+    own = {who: [f"urn:tenant-{who}:paged:{number}" for number in range(5)] for who in ("a", "b")}
+    for who, thing_ids in own.items():
+        for thing_id in thing_ids:
+            written = await parties.request(who, "PUT", f"/things/{thing_id}", json=agent(thing_id, "1.0.0"))
+            assert written.status_code == 201, written.text
+    for who, other in (("a", "b"), ("b", "a"), ("anonymous", "a")):
+        whole = [td["id"] for td in (await parties.request(who, "GET", "/things")).json()]
+        walked: list[str] = []
+        next_url: str | None = "/things?limit=2"
+        while next_url:
+            page = await parties.request(who, "GET", next_url)
+            assert page.status_code == 200, page.text
+            walked.extend(td["id"] for td in page.json())
+            found = [link for link in page.headers.get("link", "").split(", ") if link.endswith('rel="next"')]
+            next_url = found[0][1 : found[0].index(">")] if found else None
+        assert walked == whole, who
+        assert not set(walked) & set(own[other]), who
+        assert set(own.get(who, [])) <= set(walked), who

@@ -176,7 +176,10 @@ def search_query(
     if after is not None:
         after_key, after_id = after
         beyond = key < after_key if descending else key > after_key
-        query = query.where(or_(beyond, and_(key == after_key, thing_id > after_id)))
+        # The first condition repeats what the second implies as a bound the sort's index seeks to: without it
+        # the index is read from its first entry, every match before the cursor read and dropped.
+        within = key <= after_key if descending else key >= after_key
+        query = query.where(within, or_(beyond, and_(key == after_key, thing_id > after_id)))
     return query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
 
 
