@@ -14,11 +14,14 @@ from sqlalchemy import delete, text
 
 from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.auth.tenancy import EVERYTHING
+from registry.discovery.text import PREFIX_FROM, any_words_query, words
 from registry.errors import RegistryError
-from registry.store.catalog import Filters, Ranking, search_query
+from registry.store.catalog import CatalogStore, Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
+from registry.store.catalog.search import need_pass_query
+from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, need_passes
 from registry.store.changes import _MISSING, _RANGE
-from registry.store.database import Database, Statement
+from registry.store.database import SEARCH_PLANNER, Database, Statement, Transaction
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
 from registry.store.things import _EXISTS_AT, _LISTING
@@ -199,3 +202,46 @@ async def test_pending_index_entries_are_merged_after_autovacuum_analyzed_first(
         assert await database.fetchval(pending) > 0
         assert await refresh_stale_statistics(database) == []
         assert await database.fetchval(pending) == 0
+
+
+@pytest.mark.parametrize(
+    "need",
+    [
+        "service",  # every description
+        "weather service",  # a sixth, and every one
+        "something that can tell me tomorrow's weather in Berlin",  # words none has, and a sixth
+        "qqqzzz xxyyzz",  # nothing
+        "topic42 answering",  # a few hundred (a word of 500), and every one
+    ],
+)
+async def test_a_need_reads_a_bounded_number_of_rows_whatever_its_words(catalogue: Database, need: str) -> None:
+    """A need in plain words reads its selective words' matches through the full-text index and, only to top up,
+    a few of its common words' matches: never the catalogue, however common its words."""
+    read: list[tuple[str, str, int]] = []
+    store = CatalogStore(catalogue)
+    filters = Filters(text=need, text_match="any", text_query=any_words_query(need))
+    async with catalogue.pool.acquire() as connection, connection.transaction():
+        await connection.execute(SEARCH_PLANNER)
+        plan = await need_passes(Transaction(connection), store.word_statistics, words(need), PREFIX_FROM)
+        await connection.execute("SET LOCAL enable_seqscan = off")  # as CatalogStore.need_matches
+        found = 0
+        if plan.selective is not None:
+            query = need_pass_query(filters, None, plan.selective, None, read=PASS_ROWS, by_index=True, limit=20)
+            node = await explain_on(connection, query)
+            read += scans(node)
+            found = node["Actual Rows"]
+        if plan.common is not None and found < 20:
+            query = need_pass_query(
+                filters, None, plan.common, plan.selective, read=TOP_UP_ROWS, by_index=plan.common_by_index, limit=20
+            )
+            read += scans(await explain_on(connection, query))
+    assert not [scan for scan in read if scan[0] == "Seq Scan"], read
+    assert sum(rows for _, relation, rows in read if relation == "thing_summaries") <= PASS_ROWS + TOP_UP_ROWS, read
+    rows = await store.need_matches(filters, words(need), PREFIX_FROM, 20)
+    assert len(rows) == (0 if need.startswith("qqq") else 20)
+
+
+async def explain_on(connection: Any, query: Any) -> dict[str, Any]:
+    statement = Statement.of(query)
+    plan = await connection.fetchval("EXPLAIN (ANALYZE, FORMAT JSON) " + statement.sql, *statement.arguments({}))
+    return dict((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from sqlalchemy import ColumnElement, Float, and_, case, cast, exists, func, literal, literal_column, or_, select
@@ -114,6 +115,59 @@ def _relevance(search: Any, filters: Filters) -> Any:
     return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
 
 
+def need_pass_query(
+    filters: Filters,
+    versions: list[str] | None,
+    matched: str,
+    excluded: str | None,
+    *,
+    read: int,
+    by_index: bool,
+    limit: int,
+) -> Any:
+    """One pass over a need's words (registry/store/catalog/words.py): up to ``read`` descriptions matching the
+    ``to_tsquery`` text ``matched`` and not ``excluded`` (an earlier pass's), ranked on all the need's words
+    (``filters.text_query``); the ``limit`` best that have not expired.
+
+    ``by_index``: the matches are read through the full-text index (the caller has the planner use it rather than
+    scan the table, which a ``LIMIT`` would make look cheap); otherwise in title order, the condition in its
+    function form, which no index serves, so that the walk stops at the ``read``-th match."""
+    query = func.to_tsquery(TEXT_CONFIG, matched)
+    search = thing_summaries.c.search
+    condition = search.op("@@")(query) if by_index else func.ts_match_vq(search, query)
+    conditions = [*filter_conditions(dataclasses.replace(filters, text=None), versions, expired_too=True), condition]
+    if excluded is not None:
+        conditions.append(~func.ts_match_vq(search, func.to_tsquery(TEXT_CONFIG, excluded)))
+    source = thing_summaries if filters.readers.everything else summaries_with_descriptions()
+    candidates = (
+        select(thing_summaries.c.thing_id, thing_summaries.c.summary, thing_summaries.c.search)
+        .select_from(source)
+        .where(*conditions)
+    )
+    if not by_index:
+        candidates = candidates.order_by(thing_summaries.c.title_key, thing_summaries.c.thing_id)
+    chosen = candidates.limit(read).subquery("candidates")
+    relevance = _relevance(chosen.c.search, filters)
+    ranked = (
+        select(chosen.c.thing_id, chosen.c.summary, relevance.label("relevance"))
+        .order_by(relevance.desc(), chosen.c.thing_id)
+        .subquery("ranked")
+    )
+    return (
+        select(
+            ranked.c.thing_id,
+            ranked.c.summary,
+            descriptions.c.modified,
+            descriptions.c.expires,
+            ranked.c.relevance.label("sort_key"),
+        )
+        .select_from(ranked.join(descriptions, descriptions.c.id == ranked.c.thing_id))
+        .where(live())
+        .order_by(ranked.c.relevance.desc(), ranked.c.thing_id)
+        .limit(limit)
+    )
+
+
 def summaries_with_descriptions() -> Any:
     return thing_summaries.join(descriptions, descriptions.c.id == thing_summaries.c.thing_id)
 
@@ -187,6 +241,7 @@ __all__ = [
     "capability_match",
     "convention_of_summary",
     "filter_conditions",
+    "need_pass_query",
     "search_query",
     "summaries_with_descriptions",
     "vendor_prefix_query",

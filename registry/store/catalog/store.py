@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from registry.descriptions.summary import vendor_fuzzy_matches
 from registry.errors import ServiceUnavailable, StatementTimeout
@@ -37,6 +37,7 @@ from registry.store.catalog.rows import (
 from registry.store.catalog.search import (
     FUZZY_VENDOR_CANDIDATES,
     capability_match,
+    need_pass_query,
     search_query,
     summaries_with_descriptions,
 )
@@ -49,6 +50,7 @@ from registry.store.catalog.versions import (
     version_query,
     versions_query,
 )
+from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, WordStatistics, need_passes
 from registry.store.catalog.writes import REMOVE_CAPABILITIES, REMOVE_SUMMARIES, WRITE_SUMMARY, summary_values
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import descriptions, live, thing_capabilities, thing_summaries
@@ -60,6 +62,9 @@ T = TypeVar("T")
 SEARCH_TIMEOUT = 5.0
 
 
+_NO_TABLE_SCANS = text("SELECT set_config('enable_seqscan', 'off', true)")
+
+
 class CatalogStore:
     def __init__(self, database: Database, *, search_timeout: float = SEARCH_TIMEOUT) -> None:
         """``search_timeout``: seconds each statement of a search or facet count may run (the client chooses
@@ -67,6 +72,7 @@ class CatalogStore:
         # Other reads are single indexed statements (or tolerate seeing two snapshots): on the pool, no BEGIN/COMMIT.
         self.database = database
         self.search_timeout = search_timeout
+        self.word_statistics = WordStatistics()
 
     async def _bounded(self, read: Callable[[Transaction], Awaitable[T]]) -> T:
         """``read`` in a read-only transaction whose statements stop after ``search_timeout`` (503, never a held
@@ -188,6 +194,39 @@ class CatalogStore:
         rows = rows[:limit]
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
+
+    async def need_matches(self, filters: Filters, words: list[str], prefix_from: int, limit: int) -> list[Record]:
+        """The ``limit`` best full-text matches of a need in plain words (``filters.text_query``: its ``words``
+        joined by ``|``, those of ``prefix_from`` letters or more as prefixes), best first, picked in passes by
+        how common each word is (registry/store/catalog/words.py); rows as :meth:`search`'s."""
+
+        async def read(tx: Transaction) -> list[Record]:
+            narrowed = await self.resolve_vendor(tx, filters)
+            versions = await self._accepted_versions(tx, narrowed)
+            plan = await need_passes(tx, self.word_statistics, words, prefix_from)
+            # The passes read matches through the full-text index or walk the title index: with a LIMIT and no
+            # order, the planner would rather scan the table, which for a rare word reads all of it.
+            await tx.execute(_NO_TABLE_SCANS)
+            rows: list[Record] = []
+            if plan.selective is not None:
+                query = need_pass_query(
+                    narrowed, versions, plan.selective, None, read=PASS_ROWS, by_index=True, limit=limit
+                )
+                rows = await tx.fetch(query)
+            if plan.common is not None and len(rows) < limit:
+                query = need_pass_query(
+                    narrowed,
+                    versions,
+                    plan.common,
+                    plan.selective,
+                    read=TOP_UP_ROWS,
+                    by_index=plan.common_by_index,
+                    limit=limit - len(rows),
+                )
+                rows = [*rows, *await tx.fetch(query)]
+            return sorted(rows, key=lambda row: (-row["sort_key"], row["thing_id"]))
+
+        return await self._bounded(read)
 
     async def filtered_read(
         self, filters: Filters, read: Callable[[Transaction, Filters, list[str] | None], Awaitable[T]]
