@@ -18,7 +18,7 @@ from registry.discovery.text import PREFIX_FROM, any_words_query, words
 from registry.errors import RegistryError
 from registry.store.catalog import CatalogStore, Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
-from registry.store.catalog.search import need_pass_query
+from registry.store.catalog.search import need_query
 from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, need_passes
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import SEARCH_PLANNER, Database, Statement, Transaction
@@ -217,28 +217,17 @@ async def test_pending_index_entries_are_merged_after_autovacuum_analyzed_first(
 async def test_a_need_reads_a_bounded_number_of_rows_whatever_its_words(catalogue: Database, need: str) -> None:
     """A need in plain words reads its selective words' matches through the full-text index and, only to top up,
     a few of its common words' matches: never the catalogue, however common its words."""
-    read: list[tuple[str, str, int]] = []
     store = CatalogStore(catalogue)
     filters = Filters(text=need, text_match="any", text_query=any_words_query(need))
     async with catalogue.pool.acquire() as connection, connection.transaction():
         await connection.execute(SEARCH_PLANNER)
-        plan = await need_passes(Transaction(connection), store.word_statistics, words(need), PREFIX_FROM)
-        await connection.execute("SET LOCAL enable_seqscan = off")  # as CatalogStore.need_matches
-        found = 0
-        if plan.selective is not None:
-            query = need_pass_query(filters, None, plan.selective, None, read=PASS_ROWS, by_index=True, limit=20)
-            node = await explain_on(connection, query)
-            read += scans(node)
-            found = node["Actual Rows"]
-        if plan.common is not None and found < 20:
-            query = need_pass_query(
-                filters, None, plan.common, plan.selective, read=TOP_UP_ROWS, by_index=plan.common_by_index, limit=20
-            )
-            read += scans(await explain_on(connection, query))
+        passes = await need_passes(Transaction(connection), store.word_statistics, words(need), PREFIX_FROM)
+        plan = await explain_on(connection, need_query(filters, None, passes, 20))
+    read = scans(plan)
     assert not [scan for scan in read if scan[0] == "Seq Scan"], read
     assert sum(rows for _, relation, rows in read if relation == "thing_summaries") <= PASS_ROWS + TOP_UP_ROWS, read
     rows = await store.need_matches(filters, words(need), PREFIX_FROM, 20)
-    assert len(rows) == (0 if need.startswith("qqq") else 20)
+    assert len(rows) == plan["Actual Rows"] == (0 if need.startswith("qqq") else 20)
 
 
 async def explain_on(connection: Any, query: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from registry.discovery.text import PREFIX_FROM
-from registry.store.catalog.words import INDEX_ROWS, SELECTIVE_ROWS, Frequencies, passes
+from registry.store.catalog.words import SELECTIVE_ROWS, Frequencies, passes
 
 #: As pg_stats gives them: lexemes in any order, their shares, then the least and greatest share and empty rows.
 STATS = Frequencies.of(
@@ -36,7 +36,6 @@ def test_rare_and_unlisted_words_are_selective_and_common_ones_only_top_up() -> 
     plan = passes(terms, STATS, PREFIX_FROM)
     assert plan.selective == "paris:* | berlin:*"  # unlisted first, then from the least frequent up
     assert plan.common == "weather:* | service:*"
-    assert not plan.common_by_index  # together in most descriptions: walked in title order, a few rows in
 
 
 def test_words_join_the_selective_pass_while_their_matches_fit() -> None:
@@ -45,7 +44,6 @@ def test_words_join_the_selective_pass_while_their_matches_fit() -> None:
     plan = passes([("answer", "answer"), ("weather", "weather")], frequencies, PREFIX_FROM)
     assert plan.selective == "weather:*"
     assert plan.common == "answer:*"
-    assert plan.common_by_index  # 2,500 rows: read through the full-text index
 
 
 def test_a_catalogue_within_the_selective_rows_has_one_pass() -> None:
@@ -58,12 +56,3 @@ def test_a_catalogue_within_the_selective_rows_has_one_pass() -> None:
 def test_short_words_match_whole() -> None:
     plan = passes([("ai", "ai"), ("api", "api")], Frequencies(rows=10.0), PREFIX_FROM)
     assert plan.selective == "ai | api"
-
-
-def test_moderately_common_words_are_read_through_the_index() -> None:
-    frequencies = Frequencies(("word",), (0.02,), 0.02, 1_000_000)
-    plan = passes([("word", "word")], frequencies, PREFIX_FROM)
-    assert plan.selective is None
-    assert plan.common == "word:*"
-    assert INDEX_ROWS >= 0.02 * 1_000_000
-    assert plan.common_by_index

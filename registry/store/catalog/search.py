@@ -5,7 +5,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sqlalchemy import ColumnElement, Float, and_, case, cast, exists, func, literal, literal_column, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    and_,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import REGCONFIG
 
 from registry.descriptions.model import (
@@ -17,6 +30,7 @@ from registry.descriptions.model import (
 )
 from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_words
 from registry.store.catalog.rows import Filters
+from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, Passes
 from registry.store.tables import (
     SEARCH_CONFIG,
     capability_keys,
@@ -115,27 +129,48 @@ def _relevance(search: Any, filters: Filters) -> Any:
     return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
 
 
-def need_pass_query(
+def need_query(filters: Filters, versions: list[str] | None, passes: Passes, limit: int) -> Any:
+    """The ``limit`` best full-text matches of a need read in ``passes`` (registry/store/catalog/words.py), best
+    first, in one statement: the common words' pass runs only when the first brings fewer than ``limit`` (a
+    ``LIMIT`` of 0 does not run what it limits)."""
+    if passes.selective is None or passes.common is None:
+        only = passes.selective or passes.common
+        assert only is not None
+        read = PASS_ROWS if passes.selective is not None else TOP_UP_ROWS
+        return _need_pass(filters, versions, only, None, read=read, limit=limit)
+    first = _need_pass(filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit).cte("first_pass")
+    short = func.greatest(0, limit - select(func.count()).select_from(first).scalar_subquery())
+    second = _need_pass(
+        filters,
+        versions,
+        passes.common,
+        passes.selective,
+        read=TOP_UP_ROWS,
+        limit=short,
+    ).subquery("second_pass")
+    both = union_all(select(first), select(second)).subquery("passes")
+    return select(both).order_by(both.c.sort_key.desc(), both.c.thing_id)
+
+
+def _need_pass(
     filters: Filters,
     versions: list[str] | None,
     matched: str,
     excluded: str | None,
     *,
     read: int,
-    by_index: bool,
-    limit: int,
+    limit: Any,
 ) -> Any:
-    """One pass over a need's words (registry/store/catalog/words.py): up to ``read`` descriptions matching the
-    ``to_tsquery`` text ``matched`` and not ``excluded`` (an earlier pass's), ranked on all the need's words
-    (``filters.text_query``); the ``limit`` best that have not expired.
-
-    ``by_index``: the matches are read through the full-text index (the caller has the planner use it rather than
-    scan the table, which a ``LIMIT`` would make look cheap); otherwise in title order, the condition in its
-    function form, which no index serves, so that the walk stops at the ``read``-th match."""
-    query = func.to_tsquery(TEXT_CONFIG, matched)
+    """One pass over a need's words: up to ``read`` descriptions matching the ``to_tsquery`` text ``matched`` and
+    not ``excluded`` (an earlier pass's), ranked on all the need's words (``filters.text_query``); the ``limit``
+    best that have not expired. The matches are read through the full-text index (the caller has the planner use it
+    rather than scan the table, which the ``LIMIT`` would make look cheap); ``excluded`` is checked on those rows
+    only (the function form of ``@@``, which no index serves)."""
     search = thing_summaries.c.search
-    condition = search.op("@@")(query) if by_index else func.ts_match_vq(search, query)
-    conditions = [*filter_conditions(dataclasses.replace(filters, text=None), versions, expired_too=True), condition]
+    conditions = [
+        *filter_conditions(dataclasses.replace(filters, text=None), versions, expired_too=True),
+        search.op("@@")(func.to_tsquery(TEXT_CONFIG, matched)),
+    ]
     if excluded is not None:
         conditions.append(~func.ts_match_vq(search, func.to_tsquery(TEXT_CONFIG, excluded)))
     source = thing_summaries if filters.readers.everything else summaries_with_descriptions()
@@ -144,8 +179,6 @@ def need_pass_query(
         .select_from(source)
         .where(*conditions)
     )
-    if not by_index:
-        candidates = candidates.order_by(thing_summaries.c.title_key, thing_summaries.c.thing_id)
     chosen = candidates.limit(read).subquery("candidates")
     relevance = _relevance(chosen.c.search, filters)
     ranked = (
@@ -241,7 +274,7 @@ __all__ = [
     "capability_match",
     "convention_of_summary",
     "filter_conditions",
-    "need_pass_query",
+    "need_query",
     "search_query",
     "summaries_with_descriptions",
     "vendor_prefix_query",

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from registry.descriptions.summary import vendor_fuzzy_matches
 from registry.errors import ServiceUnavailable, StatementTimeout
@@ -37,7 +37,7 @@ from registry.store.catalog.rows import (
 from registry.store.catalog.search import (
     FUZZY_VENDOR_CANDIDATES,
     capability_match,
-    need_pass_query,
+    need_query,
     search_query,
     summaries_with_descriptions,
 )
@@ -50,7 +50,7 @@ from registry.store.catalog.versions import (
     version_query,
     versions_query,
 )
-from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, WordStatistics, need_passes
+from registry.store.catalog.words import WordStatistics, need_passes
 from registry.store.catalog.writes import REMOVE_CAPABILITIES, REMOVE_SUMMARIES, WRITE_SUMMARY, summary_values
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import descriptions, live, thing_capabilities, thing_summaries
@@ -60,9 +60,6 @@ T = TypeVar("T")
 
 #: Seconds a search or facet statement may run by default (REGISTRY_SEARCH_TIMEOUT).
 SEARCH_TIMEOUT = 5.0
-
-
-_NO_TABLE_SCANS = text("SELECT set_config('enable_seqscan', 'off', true)")
 
 
 class CatalogStore:
@@ -204,27 +201,9 @@ class CatalogStore:
             narrowed = await self.resolve_vendor(tx, filters)
             versions = await self._accepted_versions(tx, narrowed)
             plan = await need_passes(tx, self.word_statistics, words, prefix_from)
-            # The passes read matches through the full-text index or walk the title index: with a LIMIT and no
-            # order, the planner would rather scan the table, which for a rare word reads all of it.
-            await tx.execute(_NO_TABLE_SCANS)
-            rows: list[Record] = []
-            if plan.selective is not None:
-                query = need_pass_query(
-                    narrowed, versions, plan.selective, None, read=PASS_ROWS, by_index=True, limit=limit
-                )
-                rows = await tx.fetch(query)
-            if plan.common is not None and len(rows) < limit:
-                query = need_pass_query(
-                    narrowed,
-                    versions,
-                    plan.common,
-                    plan.selective,
-                    read=TOP_UP_ROWS,
-                    by_index=plan.common_by_index,
-                    limit=limit - len(rows),
-                )
-                rows = [*rows, *await tx.fetch(query)]
-            return sorted(rows, key=lambda row: (-row["sort_key"], row["thing_id"]))
+            if plan.selective is None and plan.common is None:
+                return []
+            return await tx.fetch(need_query(narrowed, versions, plan, limit))
 
         return await self._bounded(read)
 

@@ -8,9 +8,11 @@ first matches in some order ranks an arbitrary share of them. So a need's candid
 1. the **selective** words: from the least frequent up, while the rows they are estimated to match together stay
    within ``SELECTIVE_ROWS``; every match of those is read (through the full-text index) and ranked;
 2. only when the first pass brings fewer rows than asked for, the **common** words (the rest): at most
-   ``TOP_UP_ROWS`` of their other matches, read through the full-text index when they are estimated to match at
-   most ``INDEX_ROWS`` rows, else in title order (a word in a large share of the catalogue is met within a few rows
-   of any order, while its entries in the full-text index are as many as its matches).
+   ``TOP_UP_ROWS`` of their other matches, read through the full-text index too. Its entries for those words are
+   as many as their matches (some 0.1 µs each); the rows read are a hundred. No order of the table is a cheaper
+   way to them: a title order puts the descriptions named after a word together (a walk of the title index for
+   "weather" met its first match after four fifths of 10⁵ generated rows), and the table's own order holds the
+   space of rows deleted or rewritten.
 
 Every candidate is ranked on all the words, common ones included: "weather in Berlin" ranks the descriptions that
 name Berlin and weather above those that name Berlin alone.
@@ -40,8 +42,6 @@ SELECTIVE_ROWS = 1000
 PASS_ROWS = 1000
 #: Rows the second pass reads, over the common words.
 TOP_UP_ROWS = 100
-#: Estimated matches of the common words up to which the second pass reads them through the full-text index.
-INDEX_ROWS = 50_000
 #: Seconds the statistics are used before they are read again.
 STATISTICS_TTL = 60.0
 
@@ -55,11 +55,15 @@ _STATISTICS = text(
      AND stats.schemaname = current_schema() AND NOT stats.inherited
     """
 )
-#: The lexeme of each word, as the text search configuration stems it (NULL for a stop word).
+#: The lexeme of each word, as the text search configuration stems it (NULL for a stop word); and, for the rest of
+#: the transaction, no table scans where an index serves: the passes read matches through the full-text index, and
+#: with a LIMIT and no order the planner would rather scan the table, which for a rare word reads all of it (one
+#: round trip for both).
 _LEXEMES = text(
     f"""
     SELECT (tsvector_to_array(to_tsvector('{SEARCH_CONFIG}'::regconfig, word.text)))[1]
-    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS word (text, position)
+    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS word (text, position),
+         (SELECT set_config('enable_seqscan', 'off', true)) AS planner
     ORDER BY word.position
     """
 )
@@ -103,12 +107,10 @@ class Frequencies:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Passes:
-    """The ``to_tsquery`` texts of a need's passes: its selective words (None: none) and its common words (None:
-    none), and whether the common words are read through the full-text index."""
+    """The ``to_tsquery`` texts of a need's passes: its selective words and its common words (None: none)."""
 
     selective: str | None
     common: str | None
-    common_by_index: bool = True
 
 
 def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, prefix_from: int) -> Passes:
@@ -137,12 +139,7 @@ def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, pr
             selective.append(query)
         else:
             common.append((share, query))
-    common_rows = (1.0 - math.prod(1.0 - share for share, _ in common)) * frequencies.rows
-    return Passes(
-        selective=" | ".join(selective) or None,
-        common=" | ".join(query for _, query in common) or None,
-        common_by_index=common_rows <= INDEX_ROWS,
-    )
+    return Passes(selective=" | ".join(selective) or None, common=" | ".join(query for _, query in common) or None)
 
 
 class WordStatistics:
@@ -169,24 +166,24 @@ class WordStatistics:
 
 
 async def lexemes(executor: Executor, words: Sequence[str]) -> list[str | None]:
-    """The lexeme of each of ``words`` (None for a stop word)."""
+    """The lexeme of each of ``words`` (None for a stop word); the transaction of ``executor`` then plans without
+    table scans."""
     if not words:
         return []
     return [row[0] for row in await executor.fetch(_LEXEMES, words=list(words))]
 
 
 async def need_passes(executor: Executor, statistics: WordStatistics, words: Sequence[str], prefix_from: int) -> Passes:
-    """The passes of a need's ``words``; one pass of them all, without stemming them first, while the catalogue
-    is small enough for every match to be read (or has no statistics yet)."""
+    """The passes of a need's ``words``: one pass of them all, without stemming them first, while the catalogue is
+    small enough for every match to be read (a plan that scans it then costs little too)."""
     frequencies = await statistics.frequencies(executor)
-    if frequencies.rows <= SELECTIVE_ROWS or not frequencies.lexemes:
+    if frequencies.rows <= SELECTIVE_ROWS or not words:
         every = [(word, word) for word in words]  # a stop word is left out by to_tsquery itself
         return passes(every, Frequencies(rows=frequencies.rows), prefix_from)
     return passes(list(zip(words, await lexemes(executor, words), strict=True)), frequencies, prefix_from)
 
 
 __all__ = [
-    "INDEX_ROWS",
     "PASS_ROWS",
     "SELECTIVE_ROWS",
     "STATISTICS_TTL",
