@@ -4,6 +4,7 @@ catalogue (a generated catalogue of 5,000 descriptions, statistics refreshed as 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -82,3 +83,12 @@ async def test_a_word_in_every_description_still_answers(catalogue: Database, wo
 async def test_words_that_match_nothing_answer_nothing(catalogue: Database) -> None:
     assert await matches(catalogue, "qqqzzz xxyyzz") == []
     assert await matches(catalogue, "the of and") == []  # stop words only
+
+
+async def test_a_word_in_every_description_still_answers_within_filters(catalogue: Database) -> None:
+    """With a filter the common words' matches are read from the index (intersected with the filter's), not
+    sampled: a sample would hold few of the rows the filter keeps."""
+    store = CatalogStore(catalogue)
+    filters = dataclasses.replace(need("service"), kind="tool")
+    rows = await store.need_matches(filters, ["service"], PREFIX_FROM, 20)
+    assert len(rows) == 20

@@ -19,7 +19,7 @@ from registry.errors import RegistryError
 from registry.store.catalog import CatalogStore, Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
 from registry.store.catalog.search import need_query
-from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, need_passes
+from registry.store.catalog.words import NEED_PLANNER, PASS_ROWS, TOP_UP_ROWS, need_passes
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import SEARCH_PLANNER, Database, Statement, Transaction
 from registry.store.statistics import refresh_stale_statistics
@@ -220,7 +220,7 @@ async def test_a_need_reads_a_bounded_number_of_rows_whatever_its_words(catalogu
     store = CatalogStore(catalogue)
     filters = Filters(text=need, text_match="any", text_query=any_words_query(need))
     async with catalogue.pool.acquire() as connection, connection.transaction():
-        await connection.execute(SEARCH_PLANNER)
+        await connection.execute(f"{SEARCH_PLANNER}; {NEED_PLANNER}")  # as CatalogStore.need_matches
         passes = await need_passes(Transaction(connection), store.word_statistics, words(need), PREFIX_FROM)
         plan = await explain_on(connection, need_query(filters, None, passes, 20))
     read = scans(plan)

@@ -3,8 +3,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from registry.discovery.text import PREFIX_FROM
-from registry.store.catalog.words import SELECTIVE_ROWS, Frequencies, passes
+from registry.store.catalog.words import (
+    SAMPLE_SURPLUS,
+    SELECTIVE_ROWS,
+    TOP_UP_ROWS,
+    Frequencies,
+    WordStatistics,
+    passes,
+)
 
 #: As pg_stats gives them: lexemes in any order, their shares, then the least and greatest share and empty rows.
 STATS = Frequencies.of(
@@ -56,3 +65,27 @@ def test_a_catalogue_within_the_selective_rows_has_one_pass() -> None:
 def test_short_words_match_whole() -> None:
     plan = passes([("ai", "ai"), ("api", "api")], Frequencies(rows=10.0), PREFIX_FROM)
     assert plan.selective == "ai | api"
+
+
+def test_words_in_most_descriptions_are_sampled_and_others_read_from_the_index() -> None:
+    every = passes([("service", "servic")], Frequencies(STATS.lexemes, STATS.shares, STATS.least, 1e6), PREFIX_FROM)
+    assert every.selective is None
+    assert every.sample == 100.0 * SAMPLE_SURPLUS * TOP_UP_ROWS / (0.9 * 1e6)
+    weather = Frequencies(STATS.lexemes, STATS.shares, STATS.least, 20_000)  # 3,200 matches: their entries
+    assert passes([("weather", "weather")], weather, PREFIX_FROM).sample is None
+
+
+class _Executor:
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    async def fetch(self, query: Any, /, **values: Any) -> list[tuple[str | None]]:
+        self.asked.append(values["words"])
+        return [(None if word == "the" else word[:5],) for word in values["words"]]
+
+
+async def test_lexemes_are_asked_once_per_word() -> None:
+    statistics, executor = WordStatistics(), _Executor()
+    assert await statistics.lexemes(executor, ["weather", "the"]) == ["weath", None]  # type: ignore[arg-type]
+    assert await statistics.lexemes(executor, ["the", "berlin", "weather"]) == [None, "berli", "weath"]  # type: ignore[arg-type]
+    assert executor.asked == [["weather", "the"], ["berlin"]]

@@ -136,8 +136,9 @@ def need_query(filters: Filters, versions: list[str] | None, passes: Passes, lim
     if passes.selective is None or passes.common is None:
         only = passes.selective or passes.common
         assert only is not None
-        read = PASS_ROWS if passes.selective is not None else TOP_UP_ROWS
-        return _need_pass(filters, versions, only, None, read=read, limit=limit)
+        if passes.selective is not None:
+            return _need_pass(filters, versions, only, None, read=PASS_ROWS, limit=limit)
+        return _need_pass(filters, versions, only, None, read=TOP_UP_ROWS, limit=limit, sample=passes.sample)
     first = _need_pass(filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit).cte("first_pass")
     short = func.greatest(0, limit - select(func.count()).select_from(first).scalar_subquery())
     second = _need_pass(
@@ -147,6 +148,7 @@ def need_query(filters: Filters, versions: list[str] | None, passes: Passes, lim
         passes.selective,
         read=TOP_UP_ROWS,
         limit=short,
+        sample=passes.sample,
     ).subquery("second_pass")
     both = union_all(select(first), select(second)).subquery("passes")
     return select(both).order_by(both.c.sort_key.desc(), both.c.thing_id)
@@ -160,26 +162,27 @@ def _need_pass(
     *,
     read: int,
     limit: Any,
+    sample: float | None = None,
 ) -> Any:
     """One pass over a need's words: up to ``read`` descriptions matching the ``to_tsquery`` text ``matched`` and
     not ``excluded`` (an earlier pass's), ranked on all the need's words (``filters.text_query``); the ``limit``
     best that have not expired. The matches are read through the full-text index (the caller has the planner use it
-    rather than scan the table, which the ``LIMIT`` would make look cheap); ``excluded`` is checked on those rows
-    only (the function form of ``@@``, which no index serves)."""
-    search = thing_summaries.c.search
-    conditions = [
-        *filter_conditions(dataclasses.replace(filters, text=None), versions, expired_too=True),
-        search.op("@@")(func.to_tsquery(TEXT_CONFIG, matched)),
-    ]
+    rather than scan the table, which the ``LIMIT`` would make look cheap), or, ``sample`` and no filter, from that
+    percentage of the table's pages; ``excluded`` is checked on those rows only (the function form of ``@@``, which
+    no index serves)."""
+    conditions = filter_conditions(dataclasses.replace(filters, text=None), versions, expired_too=True)
+    table: Any = thing_summaries
+    if sample is not None and not conditions:
+        percent: Any = literal_column(f"{sample:.6f}")
+        table = thing_summaries.tablesample(func.system(percent), name="sampled", seed=literal_column("0"))
+    search = table.c.search
+    conditions = [*conditions, search.op("@@")(func.to_tsquery(TEXT_CONFIG, matched))]
     if excluded is not None:
         conditions.append(~func.ts_match_vq(search, func.to_tsquery(TEXT_CONFIG, excluded)))
-    source = thing_summaries if filters.readers.everything else summaries_with_descriptions()
-    candidates = (
-        select(thing_summaries.c.thing_id, thing_summaries.c.summary, thing_summaries.c.search)
-        .select_from(source)
-        .where(*conditions)
-    )
-    chosen = candidates.limit(read).subquery("candidates")
+    source = table if filters.readers.everything else summaries_with_descriptions()
+    chosen = (
+        select(table.c.thing_id, table.c.summary, search).select_from(source).where(*conditions).limit(read)
+    ).subquery("candidates")
     relevance = _relevance(chosen.c.search, filters)
     ranked = (
         select(chosen.c.thing_id, chosen.c.summary, relevance.label("relevance"))

@@ -50,7 +50,7 @@ from registry.store.catalog.versions import (
     version_query,
     versions_query,
 )
-from registry.store.catalog.words import WordStatistics, need_passes
+from registry.store.catalog.words import NEED_PLANNER, WordStatistics, need_passes
 from registry.store.catalog.writes import REMOVE_CAPABILITIES, REMOVE_SUMMARIES, WRITE_SUMMARY, summary_values
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import descriptions, live, thing_capabilities, thing_summaries
@@ -71,11 +71,12 @@ class CatalogStore:
         self.search_timeout = search_timeout
         self.word_statistics = WordStatistics()
 
-    async def _bounded(self, read: Callable[[Transaction], Awaitable[T]]) -> T:
+    async def _bounded(self, read: Callable[[Transaction], Awaitable[T]], planner: str = "") -> T:
         """``read`` in a read-only transaction whose statements stop after ``search_timeout`` (503, never a held
-        core), on the read replica while it keeps up (``Database.run_search``)."""
+        core), on the read replica while it keeps up (``Database.run_search``), planned with the ``planner``
+        settings too."""
         try:
-            return await self.database.run_search(read, seconds=self.search_timeout)
+            return await self.database.run_search(read, seconds=self.search_timeout, planner=planner)
         except StatementTimeout as error:
             raise ServiceUnavailable(
                 f"The search did not finish within {self.search_timeout:g} s (REGISTRY_SEARCH_TIMEOUT); retry "
@@ -205,7 +206,7 @@ class CatalogStore:
                 return []
             return await tx.fetch(need_query(narrowed, versions, plan, limit))
 
-        return await self._bounded(read)
+        return await self._bounded(read, NEED_PLANNER)
 
     async def filtered_read(
         self, filters: Filters, read: Callable[[Transaction, Filters, list[str] | None], Awaitable[T]]

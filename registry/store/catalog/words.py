@@ -8,11 +8,15 @@ first matches in some order ranks an arbitrary share of them. So a need's candid
 1. the **selective** words: from the least frequent up, while the rows they are estimated to match together stay
    within ``SELECTIVE_ROWS``; every match of those is read (through the full-text index) and ranked;
 2. only when the first pass brings fewer rows than asked for, the **common** words (the rest): at most
-   ``TOP_UP_ROWS`` of their other matches, read through the full-text index too. Its entries for those words are
-   as many as their matches (some 0.1 µs each); the rows read are a hundred. No order of the table is a cheaper
-   way to them: a title order puts the descriptions named after a word together (a walk of the title index for
-   "weather" met its first match after four fifths of 10⁵ generated rows), and the table's own order holds the
-   space of rows deleted or rewritten.
+   ``TOP_UP_ROWS`` of their other matches, read through the full-text index too, whose entries for those words are
+   as many as their matches (some 0.1 µs each). For words in a large share of the catalogue that is most of the
+   cost (two words in every one of 10⁶ descriptions: some 200 ms), so their matches are then taken from a sample
+   of the table's pages (``TABLESAMPLE SYSTEM`` with a fixed seed: the same pages for the same table) sized to
+   hold about twice as many as wanted (``SAMPLE_FROM``): its cost follows the share, not the catalogue. An
+   order of the table is no way to a few matches: a title order puts the descriptions named after a word together
+   (a walk of the title index for "weather" met its first match after four fifths of 10⁵ generated rows), and the
+   table's own order holds the space of rows deleted or rewritten. A need with filters (kind, vendor, tenant …)
+   reads the index, which the planner intersects with theirs: a sample would hold few of the rows they keep.
 
 Every candidate is ranked on all the words, common ones included: "weather in Berlin" ranks the descriptions that
 name Berlin and weather above those that name Berlin alone.
@@ -42,6 +46,12 @@ SELECTIVE_ROWS = 1000
 PASS_ROWS = 1000
 #: Rows the second pass reads, over the common words.
 TOP_UP_ROWS = 100
+#: The common words' pass samples the table's pages when their matches M satisfy M² >= SAMPLE_FROM x TOP_UP_ROWS x
+#: rows: reading M index entries (about 0.1 µs each) then costs more than checking the ~2 x TOP_UP_ROWS x rows / M
+#: rows of a sample (about 1 µs each).
+SAMPLE_FROM = 20
+#: How many times TOP_UP_ROWS matches a sample is sized to hold (its pages hold more or fewer by chance).
+SAMPLE_SURPLUS = 2
 #: Seconds the statistics are used before they are read again.
 STATISTICS_TTL = 60.0
 
@@ -55,18 +65,20 @@ _STATISTICS = text(
      AND stats.schemaname = current_schema() AND NOT stats.inherited
     """
 )
-#: The lexeme of each word, as the text search configuration stems it (NULL for a stop word); and, for the rest of
-#: the transaction, no table scans where an index serves: the passes read matches through the full-text index, and
-#: with a LIMIT and no order the planner would rather scan the table, which for a rare word reads all of it (one
-#: round trip for both).
+#: The planner settings of the transaction that reads a need's passes: no table scan where an index serves. The
+#: passes read matches through the full-text index, and with a LIMIT and no order the planner would rather scan the
+#: table, which for a rare word reads all of it (set with the transaction's BEGIN: no round trip of its own).
+NEED_PLANNER = "SET LOCAL enable_seqscan = off"
+#: The lexeme of each word, as the text search configuration stems it (NULL for a stop word).
 _LEXEMES = text(
     f"""
     SELECT (tsvector_to_array(to_tsvector('{SEARCH_CONFIG}'::regconfig, word.text)))[1]
-    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS word (text, position),
-         (SELECT set_config('enable_seqscan', 'off', true)) AS planner
+    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS word (text, position)
     ORDER BY word.position
     """
 )
+#: Words whose lexemes a process keeps (the text search configuration does not change while it runs).
+KEPT_LEXEMES = 10_000
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -107,10 +119,12 @@ class Frequencies:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Passes:
-    """The ``to_tsquery`` texts of a need's passes: its selective words and its common words (None: none)."""
+    """The ``to_tsquery`` texts of a need's passes: its selective words and its common words (None: none); and the
+    share of the table's pages (percent) the common words' pass samples rather than read their index entries."""
 
     selective: str | None
     common: str | None
+    sample: float | None = None
 
 
 def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, prefix_from: int) -> Passes:
@@ -139,16 +153,40 @@ def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, pr
             selective.append(query)
         else:
             common.append((share, query))
-    return Passes(selective=" | ".join(selective) or None, common=" | ".join(query for _, query in common) or None)
+    matches = (1.0 - math.prod(1.0 - share for share, _ in common)) * frequencies.rows
+    return Passes(
+        selective=" | ".join(selective) or None,
+        common=" | ".join(query for _, query in common) or None,
+        sample=_sample_percent(matches, frequencies.rows) if common else None,
+    )
+
+
+def _sample_percent(matches: float, rows: float) -> float | None:
+    """The share of the table's pages (percent) whose rows hold about ``SAMPLE_SURPLUS`` x ``TOP_UP_ROWS`` of the
+    common words' ``matches``; None while reading their index entries costs less (see the module's docstring)."""
+    if matches <= 0 or matches * matches < SAMPLE_FROM * TOP_UP_ROWS * rows:
+        return None
+    return min(100.0, 100.0 * SAMPLE_SURPLUS * TOP_UP_ROWS / matches)
 
 
 class WordStatistics:
-    """The statistics of the words column, read at most every ``STATISTICS_TTL`` seconds."""
+    """The statistics of the words column, read at most every ``STATISTICS_TTL`` seconds, and the lexemes of the
+    words of needs (up to ``KEPT_LEXEMES`` words, then forgotten all at once)."""
 
     def __init__(self, ttl: float = STATISTICS_TTL) -> None:
         self.ttl = ttl
         self._frequencies: Frequencies | None = None
         self._read_at = -math.inf
+        self._lexemes: dict[str, str | None] = {}
+
+    async def lexemes(self, executor: Executor, words: Sequence[str]) -> list[str | None]:
+        """The lexeme of each of ``words`` (None for a stop word); those not kept in one statement."""
+        missing = [word for word in dict.fromkeys(words) if word not in self._lexemes]
+        if missing:
+            if len(self._lexemes) + len(missing) > KEPT_LEXEMES:
+                self._lexemes.clear()
+            self._lexemes.update(zip(missing, await lexemes(executor, missing), strict=True))
+        return [self._lexemes[word] for word in words]
 
     async def frequencies(self, executor: Executor) -> Frequencies:
         now = time.monotonic()
@@ -166,8 +204,7 @@ class WordStatistics:
 
 
 async def lexemes(executor: Executor, words: Sequence[str]) -> list[str | None]:
-    """The lexeme of each of ``words`` (None for a stop word); the transaction of ``executor`` then plans without
-    table scans."""
+    """The lexeme of each of ``words`` (None for a stop word)."""
     if not words:
         return []
     return [row[0] for row in await executor.fetch(_LEXEMES, words=list(words))]
@@ -175,15 +212,17 @@ async def lexemes(executor: Executor, words: Sequence[str]) -> list[str | None]:
 
 async def need_passes(executor: Executor, statistics: WordStatistics, words: Sequence[str], prefix_from: int) -> Passes:
     """The passes of a need's ``words``: one pass of them all, without stemming them first, while the catalogue is
-    small enough for every match to be read (a plan that scans it then costs little too)."""
+    small enough for every match to be read."""
     frequencies = await statistics.frequencies(executor)
     if frequencies.rows <= SELECTIVE_ROWS or not words:
         every = [(word, word) for word in words]  # a stop word is left out by to_tsquery itself
         return passes(every, Frequencies(rows=frequencies.rows), prefix_from)
-    return passes(list(zip(words, await lexemes(executor, words), strict=True)), frequencies, prefix_from)
+    return passes(list(zip(words, await statistics.lexemes(executor, words), strict=True)), frequencies, prefix_from)
 
 
 __all__ = [
+    "KEPT_LEXEMES",
+    "NEED_PLANNER",
     "PASS_ROWS",
     "SELECTIVE_ROWS",
     "STATISTICS_TTL",
