@@ -56,7 +56,8 @@ _WORDS_CONFIG = _text_search_config("simple")
 #: Distinct vendor names a fuzzy vendor filter compares (the most frequent first).
 FUZZY_VENDOR_CANDIDATES = 10_000
 
-#: Matches a relevance-sorted search ranks at most (see :meth:`CatalogStore.search`).
+#: Matches a relevance-sorted search of all words (``match=all``) ranks at most, the first in title order (see
+#: :func:`search_query`; a need in plain words picks its candidates by its words' frequencies: :func:`need_query`).
 RANK_CANDIDATES = 1000
 
 
@@ -216,7 +217,8 @@ def search_query(
     key: Any
     if sort == "relevance" and filters.text is not None:
         # Ranking reads every match it ranks, and a word most descriptions contain matches them all: so the
-        # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer). Whether
+        # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer), one
+        # stable order for the pages a cursor walks (a need in plain words is answered by need_query). Whether
         # a match has expired is read after the ranking, for the page only (joined in rank order, as far as it
         # needs): checking it for every candidate first is a lookup per candidate, a large share of the search
         # for a word in every description. An expired description not yet purged (within ``purge_interval``)
