@@ -8,15 +8,14 @@ first matches in some order ranks an arbitrary share of them. So a need's candid
 1. the **selective** words: from the least frequent up, while the rows they are estimated to match together stay
    within ``SELECTIVE_ROWS``; every match of those is read (through the full-text index) and ranked;
 2. only when the first pass brings fewer rows than asked for, the **common** words (the rest): at most
-   ``TOP_UP_ROWS`` of their other matches, read through the full-text index too, whose entries for those words are
-   as many as their matches (some 0.1 µs each). For words in a large share of the catalogue that is most of the
-   cost (two words in every one of 10⁶ descriptions: some 200 ms), so their matches are then taken from a sample
-   of the table's pages (``TABLESAMPLE SYSTEM`` with a fixed seed: the same pages for the same table) sized to
-   hold about twice as many as wanted (``SAMPLE_FROM``): its cost follows the share, not the catalogue. An
-   order of the table is no way to a few matches: a title order puts the descriptions named after a word together
-   (a walk of the title index for "weather" met its first match after four fifths of 10⁵ generated rows), and the
-   table's own order holds the space of rows deleted or rewritten. A need with filters (kind, vendor, tenant …)
-   reads the index, which the planner intersects with theirs: a sample would hold few of the rows they keep.
+   ``TOP_UP_ROWS`` of their other matches, read through the full-text index too. Its entries for those words are
+   as many as their matches, which for words in most of the catalogue is most of the cost: their matches are then
+   taken from a sample of the table's pages (``TABLESAMPLE SYSTEM`` with a fixed seed: the same pages for the same
+   table) sized to hold about ``SAMPLE_SURPLUS`` times as many as wanted, whose cost follows the words' share, not
+   the catalogue. An order of the table is no way to a few matches: titles are named after their words, so a title
+   order puts a word's matches together, and the table's own order holds the space of rows deleted or rewritten. A
+   need with filters (kind, vendor, tenant …) reads the index, which the planner intersects with the filters': a
+   sample would hold few of the rows they keep.
 
 Every candidate is ranked on all the words, common ones included: "weather in Berlin" ranks the descriptions that
 name Berlin and weather above those that name Berlin alone.
@@ -47,8 +46,8 @@ PASS_ROWS = 1000
 #: Rows the second pass reads, over the common words.
 TOP_UP_ROWS = 100
 #: The common words' pass samples the table's pages when their matches M satisfy M² >= SAMPLE_FROM x TOP_UP_ROWS x
-#: rows: reading M index entries (about 0.1 µs each) then costs more than checking the ~2 x TOP_UP_ROWS x rows / M
-#: rows of a sample (about 1 µs each).
+#: rows: reading M index entries then costs more than checking the SAMPLE_SURPLUS x TOP_UP_ROWS x rows / M rows of a
+#: sample, an index entry costing about a tenth of a row checked (docs/decisions/0011).
 SAMPLE_FROM = 20
 #: How many times TOP_UP_ROWS matches a sample is sized to hold (its pages hold more or fewer by chance).
 SAMPLE_SURPLUS = 2
