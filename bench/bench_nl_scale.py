@@ -32,9 +32,11 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench.bench_nl_search import NL_EVAL, percentile, read_needs  # noqa: E402
 from bench.catalogue import generate  # noqa: E402
+from bench.rounds import alternated, load_average, machine, print_against  # noqa: E402
 from bench.tune_nl_search import admin_url  # noqa: E402
 from registry.app import create_app  # noqa: E402
 from registry.config import Settings  # noqa: E402
+from registry.discovery.needs import LEXICAL_CANDIDATES, Candidate, NeedSearch  # noqa: E402
 from registry.embeddings.indexer import VectorIndexer  # noqa: E402
 from registry.embeddings.wordllama import WordLlamaEmbeddings, load_model  # noqa: E402
 from registry.store.database import Database  # noqa: E402
@@ -97,6 +99,48 @@ async def search_client(database_url: str, http: bool) -> AsyncIterator[Any]:
         server.close()
 
 
+async def _title_order(self: NeedSearch, filters: Any) -> list[Candidate]:
+    """The full-text leg as it was: the first RANK_CANDIDATES matches in title order, ranked (the reference)."""
+    page = await self.catalog.search(filters, "relevance", LEXICAL_CANDIDATES, None)
+    return [
+        Candidate(row["thing_id"], row["summary"], row["modified"], row["expires"], lexical=float(row["sort_key"]))
+        for row in page.rows
+    ]
+
+
+async def against_title_order(database_url: str, rounds: int) -> None:
+    """``--against-title-order``: lexical and hybrid needs, each round asking every need with the full-text leg
+    picking its candidates by its words' frequencies (as shipped) and by title order (the reference), in
+    alternating order; per contender the median and spread of the rounds' p50 and p95, and their ratios."""
+    needs = read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")
+    contenders = {"by frequency": NeedSearch._lexical, "title order": _title_order}
+    async with search_client(database_url, False) as client:
+        for mode in ("lexical", "hybrid"):
+            figures: dict[str, dict[str, list[float]]] = {name: {"p50": [], "p95": []} for name in contenders}
+            for number in range(rounds + 1):
+                for name in alternated(list(contenders), number):
+                    setattr(NeedSearch, "_lexical", contenders[name])  # noqa: B010 (a method swapped per round)
+                    timings = []
+                    for need in needs:
+                        started = time.perf_counter()
+                        params = {"q": need.text, "mode": mode, "limit": 10}
+                        response = await client.get("/api/v1/search", params=params)
+                        assert response.status_code == 200, response.text
+                        timings.append((time.perf_counter() - started) * 1000)
+                    if number:  # the first round warms up
+                        figures[name]["p50"].append(percentile(timings, 0.5))
+                        figures[name]["p95"].append(percentile(timings, 0.95))
+            setattr(NeedSearch, "_lexical", contenders["by frequency"])  # noqa: B010
+            print(f"{mode}, {rounds} rounds of {len(needs)} needs (load average {load_average()}):")
+            for quantile in ("p50", "p95"):
+                print_against(
+                    f"{mode} {quantile} | rounds (median, min-max ms)",
+                    {name: values[quantile] for name, values in figures.items()},
+                    "title order",
+                    lambda values: f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})",
+                )
+
+
 async def asked(database_url: str, passes: int, http: bool) -> None:
     needs = read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")
     async with search_client(database_url, http) as client:
@@ -119,10 +163,21 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--database-url", help="admin URL of a PostgreSQL with pgvector (default: embedded)")
     parser.add_argument("--http", action="store_true", help="ask over HTTP a `registry serve` started on the database")
+    parser.add_argument(
+        "--against-title-order",
+        type=int,
+        metavar="ROUNDS",
+        help="lexical and hybrid in ROUNDS interleaved rounds against the full-text leg's former candidates "
+        "(the first 1,000 matches in title order), in process",
+    )
     args = parser.parse_args()
+    print(machine(), flush=True)
     with admin_url(args.database_url) as admin, fresh_database(admin) as database_url:
         asyncio.run(backfilled(database_url, args.size))
-        asyncio.run(asked(database_url, args.passes, args.http))
+        if args.against_title_order:
+            asyncio.run(against_title_order(database_url, args.against_title_order))
+        else:
+            asyncio.run(asked(database_url, args.passes, args.http))
 
 
 if __name__ == "__main__":

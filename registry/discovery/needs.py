@@ -28,7 +28,7 @@ import msgspec
 from registry.descriptions.summary import name_words
 from registry.discovery.constraints import Constraints, read_constraints
 from registry.discovery.expansion import NeedExpansion
-from registry.discovery.text import any_words_query, words
+from registry.discovery.text import PREFIX_FROM, any_words_query, words
 from registry.embeddings.indexer import VectorIndexer
 from registry.embeddings.provider import EmbeddingError, Embeddings
 from registry.store import vectors
@@ -215,10 +215,10 @@ class NeedSearch:
         return Answer(items, retrieval, note)
 
     async def _lexical(self, filters: Filters) -> list[Candidate]:
-        page = await self.catalog.search(filters, "relevance", LEXICAL_CANDIDATES, None)
+        rows = await self.catalog.need_matches(filters, words(filters.text or ""), PREFIX_FROM, LEXICAL_CANDIDATES)
         return [
             Candidate(row["thing_id"], row["summary"], row["modified"], row["expires"], lexical=float(row["sort_key"]))
-            for row in page.rows
+            for row in rows
         ]
 
     def _shape(self) -> tuple[Embeddings, int, str]:

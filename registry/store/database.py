@@ -449,16 +449,18 @@ class Database(Executor):
                 await self.pool.release(connection)
 
     @contextlib.asynccontextmanager
-    async def bounded_reads(self, seconds: float) -> AsyncIterator[Transaction]:
+    async def bounded_reads(self, seconds: float, planner: str = "") -> AsyncIterator[Transaction]:
         """Reads of the block in one read-only transaction in which PostgreSQL cancels any statement running
         longer than ``seconds`` (raising :class:`StatementTimeout`): client-driven queries whose cost the client
-        chooses cannot hold a connection and a core for long. Planned per run (``SEARCH_PLANNER``). ``SET LOCAL``
-        ends with the transaction, so the pooled connection keeps its default; BEGIN and SET share one round trip."""
+        chooses cannot hold a connection and a core for long. Planned per run (``SEARCH_PLANNER``, then the
+        ``planner`` settings of the caller). ``SET LOCAL`` ends with the transaction, so the pooled connection keeps
+        its default; BEGIN and SET share one round trip."""
 
         milliseconds = min(max(1, round(seconds * 1000)), _LONGEST_TIMEOUT_MS)
+        settings = f"SET LOCAL statement_timeout = {milliseconds}; {SEARCH_PLANNER}; {planner}".rstrip("; ")
 
         async def begin(connection: PoolConnectionProxy) -> None:
-            await connection.execute(f"BEGIN READ ONLY; SET LOCAL statement_timeout = {milliseconds}; {SEARCH_PLANNER}")
+            await connection.execute(f"BEGIN READ ONLY; {settings}")
 
         with translated():
             connection, _ = await self._begin(begin)
@@ -473,12 +475,14 @@ class Database(Executor):
             finally:
                 await self.pool.release(connection)
 
-    async def run_search(self, work: Callable[[Transaction], Awaitable[Read]], *, seconds: float) -> Read:
-        """``work`` in :meth:`bounded_reads`: on the read replica while it keeps up, else here (see
-        :meth:`_replica_first`)."""
+    async def run_search(
+        self, work: Callable[[Transaction], Awaitable[Read]], *, seconds: float, planner: str = ""
+    ) -> Read:
+        """``work`` in :meth:`bounded_reads` (with the ``planner`` settings): on the read replica while it keeps up,
+        else here (see :meth:`_replica_first`)."""
 
         async def on(database: Database) -> Read:
-            async with database.bounded_reads(seconds) as tx:
+            async with database.bounded_reads(seconds, planner) as tx:
                 return await work(tx)
 
         return await self._replica_first(on, statement_bound=seconds)

@@ -14,11 +14,14 @@ from sqlalchemy import delete, text
 
 from bench.catalogue import FLUSH_STATISTICS, generate
 from registry.auth.tenancy import EVERYTHING
+from registry.discovery.text import PREFIX_FROM, any_words_query, words
 from registry.errors import RegistryError
-from registry.store.catalog import Filters, Ranking, search_query
+from registry.store.catalog import CatalogStore, Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
+from registry.store.catalog.search import need_query
+from registry.store.catalog.words import NEED_PLANNER, PASS_ROWS, TOP_UP_ROWS, need_passes
 from registry.store.changes import _MISSING, _RANGE
-from registry.store.database import Database, Statement
+from registry.store.database import SEARCH_PLANNER, Database, Statement, Transaction
 from registry.store.servers import ServerQuery, published_versions_statement
 from registry.store.statistics import refresh_stale_statistics
 from registry.store.tables import thing_capabilities
@@ -269,3 +272,35 @@ async def test_search_pages_seek_to_their_cursor(catalogue: Database, case: str)
     read = examined(plan)
     assert plan["Actual Rows"] == 21
     assert sum(rows for _, _, rows in read) <= 4 * 21, read
+
+
+@pytest.mark.parametrize(
+    "need",
+    [
+        "service",  # every description
+        "weather service",  # a sixth, and every one
+        "something that can tell me tomorrow's weather in Berlin",  # words none has, and a sixth
+        "qqqzzz xxyyzz",  # nothing
+        "topic42 answering",  # a few hundred (a word of 500), and every one
+    ],
+)
+async def test_a_need_reads_a_bounded_number_of_rows_whatever_its_words(catalogue: Database, need: str) -> None:
+    """A need in plain words reads its selective words' matches through the full-text index and, only to top up,
+    a few of its common words' matches: never the catalogue, however common its words."""
+    store = CatalogStore(catalogue)
+    filters = Filters(text=need, text_match="any", text_query=any_words_query(need))
+    async with catalogue.pool.acquire() as connection, connection.transaction():
+        await connection.execute(f"{SEARCH_PLANNER}; {NEED_PLANNER}")  # as CatalogStore.need_matches
+        passes = await need_passes(Transaction(connection), store.word_statistics, words(need), PREFIX_FROM)
+        plan = await explain_on(connection, need_query(filters, None, passes, 20))
+    read = scans(plan)
+    assert not [scan for scan in read if scan[0] == "Seq Scan"], read
+    assert sum(rows for _, relation, rows in read if relation == "thing_summaries") <= PASS_ROWS + TOP_UP_ROWS, read
+    rows = await store.need_matches(filters, words(need), PREFIX_FROM, 20)
+    assert len(rows) == plan["Actual Rows"] == (0 if need.startswith("qqq") else 20)
+
+
+async def explain_on(connection: Any, query: Any) -> dict[str, Any]:
+    statement = Statement.of(query)
+    plan = await connection.fetchval("EXPLAIN (ANALYZE, FORMAT JSON) " + statement.sql, *statement.arguments({}))
+    return dict((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"])

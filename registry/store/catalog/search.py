@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from sqlalchemy import ColumnElement, Float, and_, case, cast, exists, func, literal, literal_column, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    and_,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import REGCONFIG
 
 from registry.descriptions.model import (
@@ -16,6 +30,7 @@ from registry.descriptions.model import (
 )
 from registry.descriptions.summary import KIND_AGENT, KIND_TOOL, vendor_words
 from registry.store.catalog.rows import Filters
+from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, Passes
 from registry.store.tables import (
     SEARCH_CONFIG,
     capability_keys,
@@ -41,7 +56,8 @@ _WORDS_CONFIG = _text_search_config("simple")
 #: Distinct vendor names a fuzzy vendor filter compares (the most frequent first).
 FUZZY_VENDOR_CANDIDATES = 10_000
 
-#: Matches a relevance-sorted search ranks at most (see :meth:`CatalogStore.search`).
+#: Matches a relevance-sorted search of all words (``match=all``) ranks at most, the first in title order (see
+#: :func:`search_query`; a need in plain words picks its candidates by its words' frequencies: :func:`need_query`).
 RANK_CANDIDATES = 1000
 
 
@@ -114,6 +130,81 @@ def _relevance(search: Any, filters: Filters) -> Any:
     return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
 
 
+def need_query(filters: Filters, versions: list[str] | None, passes: Passes, limit: int) -> Any:
+    """The ``limit`` best full-text matches of a need read in ``passes`` (registry/store/catalog/words.py), best
+    first, in one statement: the common words' pass runs only when the first brings fewer than ``limit`` (a
+    ``LIMIT`` of 0 does not run what it limits)."""
+    if passes.selective is None or passes.common is None:
+        only = passes.selective or passes.common
+        assert only is not None
+        if passes.selective is not None:
+            return _need_pass(filters, versions, only, None, read=PASS_ROWS, limit=limit)
+        return _need_pass(filters, versions, only, None, read=TOP_UP_ROWS, limit=limit, sample=passes.sample)
+    first = _need_pass(filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit).cte("first_pass")
+    short = func.greatest(0, limit - select(func.count()).select_from(first).scalar_subquery())
+    second = _need_pass(
+        filters,
+        versions,
+        passes.common,
+        passes.selective,
+        read=TOP_UP_ROWS,
+        limit=short,
+        sample=passes.sample,
+    ).subquery("second_pass")
+    both = union_all(select(first), select(second)).subquery("passes")
+    return select(both).order_by(both.c.sort_key.desc(), both.c.thing_id)
+
+
+def _need_pass(
+    filters: Filters,
+    versions: list[str] | None,
+    matched: str,
+    excluded: str | None,
+    *,
+    read: int,
+    limit: Any,
+    sample: float | None = None,
+) -> Any:
+    """One pass over a need's words: up to ``read`` descriptions matching the ``to_tsquery`` text ``matched`` and
+    not ``excluded`` (an earlier pass's), ranked on all the need's words (``filters.text_query``); the ``limit``
+    best that have not expired. The matches are read through the full-text index (the caller has the planner use it
+    rather than scan the table, which the ``LIMIT`` would make look cheap), or, ``sample`` and no filter, from that
+    percentage of the table's pages; ``excluded`` is checked on those rows only (the function form of ``@@``, which
+    no index serves)."""
+    conditions = filter_conditions(dataclasses.replace(filters, text=None), versions, expired_too=True)
+    table: Any = thing_summaries
+    if sample is not None and not conditions:
+        percent: Any = literal_column(f"{sample:.6f}")
+        table = thing_summaries.tablesample(func.system(percent), name="sampled", seed=literal_column("0"))
+    search = table.c.search
+    conditions = [*conditions, search.op("@@")(func.to_tsquery(TEXT_CONFIG, matched))]
+    if excluded is not None:
+        conditions.append(~func.ts_match_vq(search, func.to_tsquery(TEXT_CONFIG, excluded)))
+    source = table if filters.readers.everything else summaries_with_descriptions()
+    chosen = (
+        select(table.c.thing_id, table.c.summary, search).select_from(source).where(*conditions).limit(read)
+    ).subquery("candidates")
+    relevance = _relevance(chosen.c.search, filters)
+    ranked = (
+        select(chosen.c.thing_id, chosen.c.summary, relevance.label("relevance"))
+        .order_by(relevance.desc(), chosen.c.thing_id)
+        .subquery("ranked")
+    )
+    return (
+        select(
+            ranked.c.thing_id,
+            ranked.c.summary,
+            descriptions.c.modified,
+            descriptions.c.expires,
+            ranked.c.relevance.label("sort_key"),
+        )
+        .select_from(ranked.join(descriptions, descriptions.c.id == ranked.c.thing_id))
+        .where(live())
+        .order_by(ranked.c.relevance.desc(), ranked.c.thing_id)
+        .limit(limit)
+    )
+
+
 def summaries_with_descriptions() -> Any:
     return thing_summaries.join(descriptions, descriptions.c.id == thing_summaries.c.thing_id)
 
@@ -126,7 +217,8 @@ def search_query(
     key: Any
     if sort == "relevance" and filters.text is not None:
         # Ranking reads every match it ranks, and a word most descriptions contain matches them all: so the
-        # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer). Whether
+        # matches ranked are the first RANK_CANDIDATES in title order (all of them when there are fewer), one
+        # stable order for the pages a cursor walks (a need in plain words is answered by need_query). Whether
         # a match has expired is read after the ranking, for the page only (joined in rank order, as far as it
         # needs): checking it for every candidate first is a lookup per candidate, a large share of the search
         # for a word in every description. An expired description not yet purged (within ``purge_interval``)
@@ -190,6 +282,7 @@ __all__ = [
     "capability_match",
     "convention_of_summary",
     "filter_conditions",
+    "need_query",
     "search_query",
     "summaries_with_descriptions",
     "vendor_prefix_query",

@@ -37,6 +37,7 @@ from registry.store.catalog.rows import (
 from registry.store.catalog.search import (
     FUZZY_VENDOR_CANDIDATES,
     capability_match,
+    need_query,
     search_query,
     summaries_with_descriptions,
 )
@@ -49,6 +50,7 @@ from registry.store.catalog.versions import (
     version_query,
     versions_query,
 )
+from registry.store.catalog.words import NEED_PLANNER, WordStatistics, need_passes
 from registry.store.catalog.writes import REMOVE_CAPABILITIES, REMOVE_SUMMARIES, WRITE_SUMMARY, summary_values
 from registry.store.database import Database, Executor, Record, Statement, Transaction
 from registry.store.tables import descriptions, live, thing_capabilities, thing_summaries
@@ -67,12 +69,14 @@ class CatalogStore:
         # Other reads are single indexed statements (or tolerate seeing two snapshots): on the pool, no BEGIN/COMMIT.
         self.database = database
         self.search_timeout = search_timeout
+        self.word_statistics = WordStatistics()
 
-    async def _bounded(self, read: Callable[[Transaction], Awaitable[T]]) -> T:
+    async def _bounded(self, read: Callable[[Transaction], Awaitable[T]], planner: str = "") -> T:
         """``read`` in a read-only transaction whose statements stop after ``search_timeout`` (503, never a held
-        core), on the read replica while it keeps up (``Database.run_search``)."""
+        core), on the read replica while it keeps up (``Database.run_search``), planned with the ``planner``
+        settings too."""
         try:
-            return await self.database.run_search(read, seconds=self.search_timeout)
+            return await self.database.run_search(read, seconds=self.search_timeout, planner=planner)
         except StatementTimeout as error:
             raise ServiceUnavailable(
                 f"The search did not finish within {self.search_timeout:g} s (REGISTRY_SEARCH_TIMEOUT); retry "
@@ -188,6 +192,21 @@ class CatalogStore:
         rows = rows[:limit]
         last = (rows[-1]["sort_key"], rows[-1]["thing_id"]) if more and rows else None
         return Page(rows=rows, last=last)
+
+    async def need_matches(self, filters: Filters, words: list[str], prefix_from: int, limit: int) -> list[Record]:
+        """The ``limit`` best full-text matches of a need in plain words (``filters.text_query``: its ``words``
+        joined by ``|``, those of ``prefix_from`` letters or more as prefixes), best first, picked in passes by
+        how common each word is (registry/store/catalog/words.py); rows as :meth:`search`'s."""
+
+        async def read(tx: Transaction) -> list[Record]:
+            narrowed = await self.resolve_vendor(tx, filters)
+            versions = await self._accepted_versions(tx, narrowed)
+            plan = await need_passes(tx, self.word_statistics, words, prefix_from)
+            if plan.selective is None and plan.common is None:
+                return []
+            return await tx.fetch(need_query(narrowed, versions, plan, limit))
+
+        return await self._bounded(read, NEED_PLANNER)
 
     async def filtered_read(
         self, filters: Filters, read: Callable[[Transaction, Filters, list[str] | None], Awaitable[T]]

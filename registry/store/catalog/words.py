@@ -1,0 +1,235 @@
+"""How many descriptions a need's words match, estimated from PostgreSQL's own statistics, and the passes that pick
+a need's full-text candidates by them.
+
+A need's words are matched as "any of them" (registry/discovery/text.py), so one word in most descriptions matches
+most of the catalogue. Reading and ranking every match costs in proportion to the catalogue, and reading only the
+first matches in some order ranks an arbitrary share of them. So a need's candidates are read in passes:
+
+1. the **selective** words: from the least frequent up, while the rows they are estimated to match together stay
+   within ``SELECTIVE_ROWS``; every match of those is read (through the full-text index) and ranked;
+2. only when the first pass brings fewer rows than asked for, the **common** words (the rest): at most
+   ``TOP_UP_ROWS`` of their other matches, read through the full-text index too. Its entries for those words are
+   as many as their matches, which for words in most of the catalogue is most of the cost: their matches are then
+   taken from a sample of the table's pages (``TABLESAMPLE SYSTEM`` with a fixed seed: the same pages for the same
+   table) sized to hold about ``SAMPLE_SURPLUS`` times as many as wanted, whose cost follows the words' share, not
+   the catalogue. An order of the table is no way to a few matches: titles are named after their words, so a title
+   order puts a word's matches together, and the table's own order holds the space of rows deleted or rewritten. A
+   need with filters (kind, vendor, tenant …) reads the index, which the planner intersects with the filters': a
+   sample would hold few of the rows they keep.
+
+Every candidate is ranked on all the words, common ones included: "weather in Berlin" ranks the descriptions that
+name Berlin and weather above those that name Berlin alone.
+
+The frequencies are those ``ANALYZE`` gathers for the planner (``pg_stats.most_common_elems`` of the words column:
+the lexemes in more than a small share of a sample of rows, with that share). A word not among them is rarer than
+the least frequent of them and counts as selective. They are read at most every ``STATISTICS_TTL`` seconds per
+process; the directory refreshes them after bulk loads and as the table changes (registry/store/statistics.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+
+from sqlalchemy import text
+
+from registry.store.database import Executor
+from registry.store.tables import SEARCH_CONFIG
+
+#: Rows the selective words of a need may be estimated to match together.
+SELECTIVE_ROWS = 1000
+#: Most rows the first pass reads, whatever the estimate said (statistics can be stale).
+PASS_ROWS = 1000
+#: Rows the second pass reads, over the common words.
+TOP_UP_ROWS = 100
+#: The common words' pass samples the table's pages when their matches M satisfy M² >= SAMPLE_FROM x TOP_UP_ROWS x
+#: rows: reading M index entries then costs more than checking the SAMPLE_SURPLUS x TOP_UP_ROWS x rows / M rows of a
+#: sample, an index entry costing about a tenth of a row checked (docs/decisions/0012).
+SAMPLE_FROM = 20
+#: How many times TOP_UP_ROWS matches a sample is sized to hold (its pages hold more or fewer by chance).
+SAMPLE_SURPLUS = 2
+#: Seconds the statistics are used before they are read again.
+STATISTICS_TTL = 60.0
+
+_STATISTICS = text(
+    """
+    SELECT stats.most_common_elems::text::text[] AS lexemes, stats.most_common_elem_freqs AS shares,
+           (SELECT reltuples FROM pg_class WHERE oid = 'thing_summaries'::regclass) AS rows
+    FROM (SELECT 1) AS one
+    LEFT JOIN pg_stats AS stats
+      ON stats.tablename = 'thing_summaries' AND stats.attname = 'search'
+     AND stats.schemaname = current_schema() AND NOT stats.inherited
+    """
+)
+#: The planner settings of the transaction that reads a need's passes: no table scan where an index serves. The
+#: passes read matches through the full-text index, and with a LIMIT and no order the planner would rather scan the
+#: table, which for a rare word reads all of it (set with the transaction's BEGIN: no round trip of its own).
+NEED_PLANNER = "SET LOCAL enable_seqscan = off"
+#: The lexeme of each word, as the text search configuration stems it (NULL for a stop word).
+_LEXEMES = text(
+    f"""
+    SELECT (tsvector_to_array(to_tsvector('{SEARCH_CONFIG}'::regconfig, word.text)))[1]
+    FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS word (text, position)
+    ORDER BY word.position
+    """
+)
+#: Words whose lexemes a process keeps (the text search configuration does not change while it runs).
+KEPT_LEXEMES = 10_000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Frequencies:
+    """The lexemes in more than a small share of the descriptions, sorted, with that share; ``least``: the least
+    share listed (a lexeme not listed is in fewer); ``rows``: descriptions in the table (estimated; 0 unknown)."""
+
+    lexemes: tuple[str, ...] = ()
+    shares: tuple[float, ...] = ()
+    least: float = 0.0
+    rows: float = 0.0
+
+    @classmethod
+    def of(cls, lexemes: Sequence[str] | None, shares: Sequence[float] | None, rows: float | None) -> Frequencies:
+        """From ``pg_stats`` (``shares`` ends with the least, greatest share and the share of empty rows)."""
+        if not lexemes or not shares or len(shares) < len(lexemes) + 1:
+            return cls(rows=max(0.0, rows or 0.0))
+        pairs = sorted(zip(lexemes, shares, strict=False))
+        return cls(
+            lexemes=tuple(lexeme for lexeme, _ in pairs),
+            shares=tuple(share for _, share in pairs),
+            least=float(shares[len(lexemes)]),
+            rows=max(0.0, rows or 0.0),
+        )
+
+    def share(self, lexeme: str, prefix: bool) -> float | None:
+        """The share of descriptions holding ``lexeme`` (or, ``prefix``, a lexeme starting with it: the sum of
+        theirs, as the planner estimates it, at most 1); None when it is not among the frequent ones."""
+        start = bisect.bisect_left(self.lexemes, lexeme)
+        if not prefix:
+            found = start < len(self.lexemes) and self.lexemes[start] == lexeme
+            return self.shares[start] if found else None
+        end = start
+        while end < len(self.lexemes) and self.lexemes[end].startswith(lexeme):
+            end += 1
+        return min(1.0, sum(self.shares[start:end])) if end > start else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Passes:
+    """The ``to_tsquery`` texts of a need's passes: its selective words and its common words (None: none); and the
+    share of the table's pages (percent) the common words' pass samples rather than read their index entries."""
+
+    selective: str | None
+    common: str | None
+    sample: float | None = None
+
+
+def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, prefix_from: int) -> Passes:
+    """The passes of ``terms`` (each a word and its lexeme, None for a stop word): words are taken from the least
+    frequent up into the selective pass while the rows their union is estimated to match (shares taken as
+    independent) stay within ``SELECTIVE_ROWS``; words not among the frequent ones always are. A catalogue of at
+    most ``SELECTIVE_ROWS`` descriptions has every word in the first pass. Words of ``prefix_from`` letters or more
+    match as prefixes."""
+    shared: list[tuple[float, int, str]] = []
+    selective: list[str] = []
+    for position, (word, lexeme) in enumerate(terms):
+        if lexeme is None:
+            continue
+        query = f"{word}:*" if len(word) >= prefix_from else word
+        share = frequencies.share(lexeme, len(word) >= prefix_from)
+        if share is None or frequencies.rows <= SELECTIVE_ROWS:
+            selective.append(query)
+        else:
+            shared.append((share, position, query))
+    shared.sort()
+    missing = 1.0  # the share of descriptions matching none of the selective words taken so far
+    common: list[tuple[float, str]] = []
+    for share, _, query in shared:
+        if not common and (1.0 - missing * (1.0 - share)) * frequencies.rows <= SELECTIVE_ROWS:
+            missing *= 1.0 - share
+            selective.append(query)
+        else:
+            common.append((share, query))
+    matches = (1.0 - math.prod(1.0 - share for share, _ in common)) * frequencies.rows
+    return Passes(
+        selective=" | ".join(selective) or None,
+        common=" | ".join(query for _, query in common) or None,
+        sample=_sample_percent(matches, frequencies.rows) if common else None,
+    )
+
+
+def _sample_percent(matches: float, rows: float) -> float | None:
+    """The share of the table's pages (percent) whose rows hold about ``SAMPLE_SURPLUS`` x ``TOP_UP_ROWS`` of the
+    common words' ``matches``; None while reading their index entries costs less (see the module's docstring)."""
+    if matches <= 0 or matches * matches < SAMPLE_FROM * TOP_UP_ROWS * rows:
+        return None
+    return min(100.0, 100.0 * SAMPLE_SURPLUS * TOP_UP_ROWS / matches)
+
+
+class WordStatistics:
+    """The statistics of the words column, read at most every ``STATISTICS_TTL`` seconds, and the lexemes of the
+    words of needs (up to ``KEPT_LEXEMES`` words, then forgotten all at once)."""
+
+    def __init__(self, ttl: float = STATISTICS_TTL) -> None:
+        self.ttl = ttl
+        self._frequencies: Frequencies | None = None
+        self._read_at = -math.inf
+        self._lexemes: dict[str, str | None] = {}
+
+    async def lexemes(self, executor: Executor, words: Sequence[str]) -> list[str | None]:
+        """The lexeme of each of ``words`` (None for a stop word); those not kept in one statement."""
+        missing = [word for word in dict.fromkeys(words) if word not in self._lexemes]
+        if missing:
+            if len(self._lexemes) + len(missing) > KEPT_LEXEMES:
+                self._lexemes.clear()
+            self._lexemes.update(zip(missing, await lexemes(executor, missing), strict=True))
+        return [self._lexemes[word] for word in words]
+
+    async def frequencies(self, executor: Executor) -> Frequencies:
+        now = time.monotonic()
+        if self._frequencies is None or now - self._read_at >= self.ttl:
+            row = await executor.fetchrow(_STATISTICS)
+            self._frequencies = (
+                Frequencies() if row is None else Frequencies.of(row["lexemes"], row["shares"], row["rows"])
+            )
+            self._read_at = now
+        return self._frequencies
+
+    def forget(self) -> None:
+        """Read the statistics again at the next need (after a bulk load, in tests)."""
+        self._frequencies = None
+
+
+async def lexemes(executor: Executor, words: Sequence[str]) -> list[str | None]:
+    """The lexeme of each of ``words`` (None for a stop word)."""
+    if not words:
+        return []
+    return [row[0] for row in await executor.fetch(_LEXEMES, words=list(words))]
+
+
+async def need_passes(executor: Executor, statistics: WordStatistics, words: Sequence[str], prefix_from: int) -> Passes:
+    """The passes of a need's ``words``: one pass of them all, without stemming them first, while the catalogue is
+    small enough for every match to be read."""
+    frequencies = await statistics.frequencies(executor)
+    if frequencies.rows <= SELECTIVE_ROWS or not words:
+        every = [(word, word) for word in words]  # a stop word is left out by to_tsquery itself
+        return passes(every, Frequencies(rows=frequencies.rows), prefix_from)
+    return passes(list(zip(words, await statistics.lexemes(executor, words), strict=True)), frequencies, prefix_from)
+
+
+__all__ = [
+    "KEPT_LEXEMES",
+    "NEED_PLANNER",
+    "PASS_ROWS",
+    "SELECTIVE_ROWS",
+    "STATISTICS_TTL",
+    "TOP_UP_ROWS",
+    "Frequencies",
+    "Passes",
+    "WordStatistics",
+    "lexemes",
+    "need_passes",
+    "passes",
+]

@@ -1,0 +1,91 @@
+"""The passes that pick a need's full-text candidates: selective words first, common words only to top up
+(registry/store/catalog/words.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from registry.discovery.text import PREFIX_FROM
+from registry.store.catalog.words import (
+    SAMPLE_SURPLUS,
+    SELECTIVE_ROWS,
+    TOP_UP_ROWS,
+    Frequencies,
+    WordStatistics,
+    passes,
+)
+
+#: As pg_stats gives them: lexemes in any order, their shares, then the least and greatest share and empty rows.
+STATS = Frequencies.of(
+    ["servic", "weather", "weathervan", "answer", "berlin"],
+    [0.9, 0.15, 0.01, 0.5, 0.0005, 0.0005, 0.9, 0.0],
+    100_000,
+)
+
+
+def test_a_share_is_read_for_a_lexeme_or_summed_over_those_it_starts() -> None:
+    assert STATS.share("answer", prefix=False) == 0.5
+    assert STATS.share("weather", prefix=False) == 0.15
+    assert STATS.share("weather", prefix=True) == 0.16
+    assert STATS.share("serv", prefix=True) == 0.9
+    assert STATS.share("paris", prefix=True) is None
+    assert STATS.least == 0.0005
+
+
+def test_shares_without_statistics_leave_every_word_selective() -> None:
+    empty = Frequencies.of(None, None, None)
+    assert empty.rows == 0.0
+    plan = passes([("weather", "weather"), ("service", "servic")], empty, PREFIX_FROM)
+    assert plan.selective == "weather:* | service:*"
+    assert plan.common is None
+
+
+def test_rare_and_unlisted_words_are_selective_and_common_ones_only_top_up() -> None:
+    terms = [("weather", "weather"), ("in", None), ("berlin", "berlin"), ("service", "servic"), ("paris", "pari")]
+    plan = passes(terms, STATS, PREFIX_FROM)
+    assert plan.selective == "paris:* | berlin:*"  # unlisted first, then from the least frequent up
+    assert plan.common == "weather:* | service:*"
+
+
+def test_words_join_the_selective_pass_while_their_matches_fit() -> None:
+    rows = 5_000  # weather: 750 rows, fits; answer: 2,500 more, does not
+    frequencies = Frequencies(STATS.lexemes, STATS.shares, STATS.least, rows)
+    plan = passes([("answer", "answer"), ("weather", "weather")], frequencies, PREFIX_FROM)
+    assert plan.selective == "weather:*"
+    assert plan.common == "answer:*"
+
+
+def test_a_catalogue_within_the_selective_rows_has_one_pass() -> None:
+    small = Frequencies(STATS.lexemes, STATS.shares, STATS.least, SELECTIVE_ROWS)
+    plan = passes([("service", "servic"), ("answer", "answer")], small, PREFIX_FROM)
+    assert plan.selective == "service:* | answer:*"
+    assert plan.common is None
+
+
+def test_short_words_match_whole() -> None:
+    plan = passes([("ai", "ai"), ("api", "api")], Frequencies(rows=10.0), PREFIX_FROM)
+    assert plan.selective == "ai | api"
+
+
+def test_words_in_most_descriptions_are_sampled_and_others_read_from_the_index() -> None:
+    every = passes([("service", "servic")], Frequencies(STATS.lexemes, STATS.shares, STATS.least, 1e6), PREFIX_FROM)
+    assert every.selective is None
+    assert every.sample == 100.0 * SAMPLE_SURPLUS * TOP_UP_ROWS / (0.9 * 1e6)
+    weather = Frequencies(STATS.lexemes, STATS.shares, STATS.least, 20_000)  # 3,200 matches: their entries
+    assert passes([("weather", "weather")], weather, PREFIX_FROM).sample is None
+
+
+class _Executor:
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    async def fetch(self, query: Any, /, **values: Any) -> list[tuple[str | None]]:
+        self.asked.append(values["words"])
+        return [(None if word == "the" else word[:5],) for word in values["words"]]
+
+
+async def test_lexemes_are_asked_once_per_word() -> None:
+    statistics, executor = WordStatistics(), _Executor()
+    assert await statistics.lexemes(executor, ["weather", "the"]) == ["weath", None]  # type: ignore[arg-type]
+    assert await statistics.lexemes(executor, ["the", "berlin", "weather"]) == [None, "berli", "weath"]  # type: ignore[arg-type]
+    assert executor.asked == [["weather", "the"], ["berlin"]]
