@@ -410,9 +410,11 @@ def summarise(results: dict[str, list[Figures]], args: argparse.Namespace) -> No
             cpu = [run.cpu_per_request or 0 for run in runs]
             reference_cpu = [reference.cpu_per_request or 0 for reference in references]
             extra = [(mine - theirs) * 1_000_000 for mine, theirs in zip(cpu, reference_cpu, strict=True)]
+            of_medians = statistics.median(run.rps for run in runs) / statistics.median(r.rps for r in references)
             print(
                 f"defaults vs {label.removeprefix('registry, ')}, GET by id per round: {_per_round(runs, references)}"
-                f" the throughput; server CPU {min(extra):+.1f} to {max(extra):+.1f} µs/request"
+                f" the throughput, {of_medians:.3f}x as a ratio of medians ({1 - of_medians:+.1%} lower);"
+                f" server CPU {min(extra):+.1f} to {max(extra):+.1f} µs/request"
                 f" (median {statistics.median(extra):+.1f})"
             )
 
