@@ -92,8 +92,10 @@ function request() return wrk.format("GET", "/things/" .. ids[math.random(#ids)]
 class Figures:
     def __init__(self, label: str, requests_per_second: float, p50_ms: float, p99_ms: float, errors: int) -> None:
         self.label, self.rps, self.p50, self.p99, self.errors = label, requests_per_second, p50_ms, p99_ms, errors
-        #: Server CPU seconds per request, when the server process is ours to watch.
+        #: Server CPU seconds per request, when the server process is ours to watch (with its child processes).
         self.cpu_per_request: float | None = None
+        #: Of which its child processes' (the access log's log process, --workers' processes).
+        self.children_cpu_per_request: float | None = None
 
     def __str__(self) -> str:
         line = (
@@ -105,6 +107,8 @@ class Figures:
                 f"   server CPU {self.cpu_per_request * 1000:.3f} ms/request"
                 f" (= {1 / self.cpu_per_request:,.0f} req/s per fully available core)"
             )
+        if self.children_cpu_per_request:
+            line += f", {self.children_cpu_per_request * 1_000_000:.1f} µs in child processes"
         return line
 
 
@@ -375,11 +379,13 @@ def get_floors(args: argparse.Namespace) -> None:
             print(f"-- round {round_number}, load average {load_average()}")
             for label in alternated(list(servers), round_number):
                 url, process = servers[label]
-                before = tree_cpu_seconds(process)
+                before, before_own = tree_cpu_seconds(process), cpu_seconds(process)
                 started = time.perf_counter()
                 figures = run_wrk(label, url, script, args.connections, args.duration, args.threads)
                 requests = figures.rps * (time.perf_counter() - started)
-                figures.cpu_per_request = (tree_cpu_seconds(process) - before) / max(requests, 1)
+                total, own = tree_cpu_seconds(process) - before, cpu_seconds(process) - before_own
+                figures.cpu_per_request = total / max(requests, 1)
+                figures.children_cpu_per_request = (total - own) / max(requests, 1)
                 results[label].append(figures)
                 print(figures)
         summarise(results, args)
