@@ -24,6 +24,7 @@ import os
 import re
 import select
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -88,8 +89,11 @@ class AccessLines:
         capacity: int = 65_536,
         interval: float = 0.1,
         log_process: LogProcess | Callable[[], LogProcess | None] | None = None,
+        chunk: int | None = CHUNK,
     ) -> None:
         self.capacity = capacity
+        #: Bytes a write carries at most (cut at line ends), or None for one write a batch (a regular file).
+        self._chunk = chunk
         self.interval = interval
         #: Lines not queued (the queue was full: counted by the requests) and not written (the stream refused
         #: them: counted by the thread), apart so that neither count is a read-modify-write of the other thread's.
@@ -174,8 +178,8 @@ class AccessLines:
                     continue
                 data = self._encode(batch)  # here: no log process, or it could not take the batch
                 try:
-                    for chunk in chunks(data):
-                        self._write(chunk)
+                    for piece in [data] if self._chunk is None else chunks(data, self._chunk):
+                        self._write(piece)
                 except (OSError, ValueError):  # a closed or broken stream: the lines are lost, and counted
                     self._lost += len(batch)
             if sent and self._log_process is not None:
@@ -355,7 +359,8 @@ def _log_process(logger: str, process: str, answered: int) -> None:
     """The log process: batches from standard input, their lines to standard output (the server's log stream)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    lines = AccessLines(fd_writer(sys.stdout.fileno()), logger=logger, process=process or None)
+    output = sys.stdout.fileno()
+    lines = AccessLines(fd_writer(output), logger=logger, process=process or None, chunk=chunk_for(output))
     batches = sys.stdin.buffer
     while len(head := batches.read(4)) == 4:
         size = int.from_bytes(head, "little")
@@ -365,6 +370,17 @@ def _log_process(logger: str, process: str, answered: int) -> None:
         lines.queue.extend(marshal.loads(batches.read(size)))
         lines.flush()
     lines.flush()
+
+
+def chunk_for(descriptor: int) -> int | None:
+    """How much one write to ``descriptor`` may carry: a batch at once to a regular file (the kernel serialises the
+    writes to one open file, so another process's lines cannot land inside it), ``CHUNK`` to anything else (a pipe,
+    a socket, a terminal, where a longer write can be split among other processes' writes)."""
+    try:
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+    except OSError:
+        regular = False
+    return None if regular else CHUNK
 
 
 def chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
@@ -393,7 +409,7 @@ def fd_writer(descriptor: int) -> Callable[[bytes], None]:
     return write
 
 
-__all__ = ["AccessLine", "AccessLines", "Entry", "LogProcess", "chunks", "escape", "fd_writer"]
+__all__ = ["AccessLine", "AccessLines", "Entry", "LogProcess", "chunk_for", "chunks", "escape", "fd_writer"]
 
 if __name__ == "__main__":
     _log_process(sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -9,6 +9,7 @@ import datetime as dt
 import io
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -24,7 +25,7 @@ from prometheus_client import REGISTRY, generate_latest
 import registry.ops.logs as logs
 import registry.ops.metrics  # noqa: F401  (registers the collector of dropped access lines)
 from registry.http.middleware.access_log import access_logged
-from registry.ops.log_writer import AccessLines, Entry, LogProcess, chunks
+from registry.ops.log_writer import CHUNK, AccessLines, Entry, LogProcess, chunk_for, chunks
 
 PATH = "/things/urn:test:x\n\x1b[31mforged"
 
@@ -114,6 +115,29 @@ def test_pieces_end_at_line_ends() -> None:
     assert b"".join(pieces) == data
     assert all(piece.endswith(b"\n") for piece in pieces)
     assert [len(piece) for piece in pieces] == [3012, 2001, 9001, 2, 4096]
+
+
+def test_a_batch_is_one_write_to_a_regular_file_and_pieces_elsewhere(tmp_path: Path) -> None:
+    with (tmp_path / "log").open("wb") as file:
+        assert chunk_for(file.fileno()) is None
+    reading, writing = os.pipe()
+    try:
+        assert chunk_for(writing) == CHUNK
+    finally:
+        os.close(reading)
+        os.close(writing)
+    for chunk in (None, CHUNK):
+        parts: list[bytes] = []
+        lines = AccessLines(parts.append, chunk=chunk)
+        for number in range(40):
+            lines.put(entry(number, path="/things/urn:test:" + "x" * 200))
+        lines.flush()
+        if chunk is None:
+            assert len(parts) == 1
+        else:
+            assert len(parts) > 1
+            assert all(len(part) <= CHUNK and part.endswith(b"\n") for part in parts)
+        assert [line["request_id"] for line in written(parts)] == [f"request-{number}" for number in range(40)]
 
 
 @pytest.fixture
