@@ -322,6 +322,8 @@ FLOOR_LABEL = "floor: cached bytes"
 DEFAULTS_LABEL = "registry, defaults"
 LOG_OFF_LABEL = "registry, access log off"
 WARNING_LABEL = "registry, level warning"
+REFERENCE_LABEL = "reference, defaults"
+REFERENCE_OFF_LABEL = "reference, access log off"
 
 
 def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[dict[str, Contender], list[str]]:
@@ -331,9 +333,9 @@ def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> t
     database_url = stack.enter_context(fresh_database(admin_url))
     servers: dict[str, Contender] = {}
 
-    def registry(label: str, env: dict[str, str]) -> None:
+    def registry(label: str, env: dict[str, str], checkout: Path | None = None) -> None:
         base = {"REGISTRY_DB_POOL_SIZE": "10", **server_logging(args.quiet_log)}
-        server = ServerProcess(database_url, {**base, **env})
+        server = ServerProcess(database_url, {**base, **env}, checkout=checkout)
         server.start(timeout=120)
         stack.callback(server.stop)
         assert server.process is not None
@@ -344,6 +346,10 @@ def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> t
     if not args.quiet_log:  # what the access log costs: the same server without it, and at warning level
         registry(LOG_OFF_LABEL, {"REGISTRY_ACCESS_LOG": "false"})
         registry(WARNING_LABEL, {"REGISTRY_LOG_LEVEL": "warning"})
+    if args.reference is not None:  # another clone's directory (its own schema version must match), the same two ways
+        registry(REFERENCE_LABEL, {}, args.reference)
+        if not args.quiet_log:
+            registry(REFERENCE_OFF_LABEL, {"REGISTRY_ACCESS_LOG": "false"}, args.reference)
     if not args.log_cost:
         registry("registry, no cache", {"REGISTRY_RESPONSE_CACHE_ENTRIES": "0"})
         registry("registry, 2 workers", {"REGISTRY_WORKERS": "2"})
@@ -410,15 +416,20 @@ def summarise(results: dict[str, list[Figures]], args: argparse.Namespace) -> No
             f"   p50 {statistics.median(f.p50 for f in runs):.2f} ms"
             f"   server CPU {statistics.median(f.cpu_per_request or 0 for f in runs) * 1000:.3f} ms/request{versus}"
         )
-    for label in (LOG_OFF_LABEL, WARNING_LABEL):
-        if label in results:
-            runs, references = results[DEFAULTS_LABEL], results[label]
+    for mine, label in (
+        (DEFAULTS_LABEL, LOG_OFF_LABEL),
+        (DEFAULTS_LABEL, WARNING_LABEL),
+        (REFERENCE_LABEL, REFERENCE_OFF_LABEL),
+        (DEFAULTS_LABEL, REFERENCE_LABEL),
+    ):
+        if mine in results and label in results:
+            runs, references = results[mine], results[label]
             cpu = [run.cpu_per_request or 0 for run in runs]
             reference_cpu = [reference.cpu_per_request or 0 for reference in references]
             extra = [(mine - theirs) * 1_000_000 for mine, theirs in zip(cpu, reference_cpu, strict=True)]
             of_medians = statistics.median(run.rps for run in runs) / statistics.median(r.rps for r in references)
             print(
-                f"defaults vs {label.removeprefix('registry, ')}, GET by id per round: {_per_round(runs, references)}"
+                f"{mine} vs {label}, GET by id per round: {_per_round(runs, references)}"
                 f" the throughput, {of_medians:.3f}x as a ratio of medians ({1 - of_medians:+.1%} lower);"
                 f" server CPU {min(extra):+.1f} to {max(extra):+.1f} µs/request"
                 f" (median {statistics.median(extra):+.1f})"
@@ -436,6 +447,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --get-floors (default 3)")
     parser.add_argument("--descriptions", type=int, default=1000, help="descriptions for --get-floors")
     parser.add_argument("--go-reference", metavar="BINARY", help="--get-floors: also a LinkSmart thing-directory")
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        metavar="CLONE",
+        help="--get-floors: also another clone's directory, as configured by default and (unless --quiet-log) "
+        "without its access log, interleaved with this one's (it runs on this clone's database and schema)",
+    )
     parser.add_argument(
         "--log-cost",
         action="store_true",
