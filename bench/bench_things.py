@@ -4,6 +4,7 @@
     python bench/bench_things.py --url http://127.0.0.1:8080 --duration 20
     python bench/bench_things.py --get-floors --rounds 3   # GET by id against the bare floors
     python bench/bench_things.py --get-floors --log-cost --rounds 5   # GET by id, access log on and off
+    python bench/bench_things.py --get-floors --log-cost --reference ../main   # and another clone's, interleaved
 
 Every server under test runs the default configuration (the access log on, at information level, JSON lines to a
 file) unless ``--quiet-log`` says otherwise (warnings only, no access log), and the output says which, beside the
@@ -18,7 +19,10 @@ Litestar + asyncpg handler reading the document by id (the bare floors, on the s
 ``--go-reference BINARY``, also the Go reference directory of issue 15 (bench/go_reference.py), freshly started
 and given the same agents. Each figure is given as ratios to the cached-bytes floor (and the Go reference) round
 by round, min-max and median. ``--log-cost`` measures only the directory as configured by default, without its
-access log and at warning level, and the cached-bytes floor.
+access log and at warning level, and the cached-bytes floor; it prints each pair's ratio of medians, and the CPU a
+request of the server's child processes (the access log's log process) apart. ``--reference CLONE`` adds another
+clone's directory, by default and without its access log, to the same rounds (on this clone's database: the
+schemas must match).
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
 (apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so
