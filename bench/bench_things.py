@@ -4,6 +4,7 @@
     python bench/bench_things.py --url http://127.0.0.1:8080 --duration 20
     python bench/bench_things.py --get-floors --rounds 3   # GET by id against the bare floors
     python bench/bench_things.py --get-floors --log-cost --rounds 5   # GET by id, access log on and off
+    python bench/bench_things.py --get-floors --log-cost --reference ../main   # and another clone's, interleaved
 
 Every server under test runs the default configuration (the access log on, at information level, JSON lines to a
 file) unless ``--quiet-log`` says otherwise (warnings only, no access log), and the output says which, beside the
@@ -18,7 +19,10 @@ Litestar + asyncpg handler reading the document by id (the bare floors, on the s
 ``--go-reference BINARY``, also the Go reference directory of issue 15 (bench/go_reference.py), freshly started
 and given the same agents. Each figure is given as ratios to the cached-bytes floor (and the Go reference) round
 by round, min-max and median. ``--log-cost`` measures only the directory as configured by default, without its
-access log and at warning level, and the cached-bytes floor.
+access log and at warning level, and the cached-bytes floor; it prints each pair's ratio of medians, and the CPU a
+request of the server's child processes (the access log's log process) apart. ``--reference CLONE`` adds another
+clone's directory, by default and without its access log, to the same rounds (on this clone's database: the
+schemas must match).
 
 32 concurrent connections by default, the seed WeatherAgent with distinct ids. The load comes from `wrk`
 (apt-get install wrk) when it is installed, else from an httpx asyncio client (which itself needs a core, so
@@ -92,8 +96,10 @@ function request() return wrk.format("GET", "/things/" .. ids[math.random(#ids)]
 class Figures:
     def __init__(self, label: str, requests_per_second: float, p50_ms: float, p99_ms: float, errors: int) -> None:
         self.label, self.rps, self.p50, self.p99, self.errors = label, requests_per_second, p50_ms, p99_ms, errors
-        #: Server CPU seconds per request, when the server process is ours to watch.
+        #: Server CPU seconds per request, when the server process is ours to watch (with its child processes).
         self.cpu_per_request: float | None = None
+        #: Of which its child processes' (the access log's log process, --workers' processes).
+        self.children_cpu_per_request: float | None = None
 
     def __str__(self) -> str:
         line = (
@@ -105,6 +111,8 @@ class Figures:
                 f"   server CPU {self.cpu_per_request * 1000:.3f} ms/request"
                 f" (= {1 / self.cpu_per_request:,.0f} req/s per fully available core)"
             )
+        if self.children_cpu_per_request:
+            line += f", {self.children_cpu_per_request * 1_000_000:.1f} µs in child processes"
         return line
 
 
@@ -318,6 +326,8 @@ FLOOR_LABEL = "floor: cached bytes"
 DEFAULTS_LABEL = "registry, defaults"
 LOG_OFF_LABEL = "registry, access log off"
 WARNING_LABEL = "registry, level warning"
+REFERENCE_LABEL = "reference, defaults"
+REFERENCE_OFF_LABEL = "reference, access log off"
 
 
 def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[dict[str, Contender], list[str]]:
@@ -327,9 +337,9 @@ def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> t
     database_url = stack.enter_context(fresh_database(admin_url))
     servers: dict[str, Contender] = {}
 
-    def registry(label: str, env: dict[str, str]) -> None:
+    def registry(label: str, env: dict[str, str], checkout: Path | None = None) -> None:
         base = {"REGISTRY_DB_POOL_SIZE": "10", **server_logging(args.quiet_log)}
-        server = ServerProcess(database_url, {**base, **env})
+        server = ServerProcess(database_url, {**base, **env}, checkout=checkout)
         server.start(timeout=120)
         stack.callback(server.stop)
         assert server.process is not None
@@ -340,6 +350,10 @@ def start_contenders(args: argparse.Namespace, stack: contextlib.ExitStack) -> t
     if not args.quiet_log:  # what the access log costs: the same server without it, and at warning level
         registry(LOG_OFF_LABEL, {"REGISTRY_ACCESS_LOG": "false"})
         registry(WARNING_LABEL, {"REGISTRY_LOG_LEVEL": "warning"})
+    if args.reference is not None:  # another clone's directory (its own schema version must match), the same two ways
+        registry(REFERENCE_LABEL, {}, args.reference)
+        if not args.quiet_log:
+            registry(REFERENCE_OFF_LABEL, {"REGISTRY_ACCESS_LOG": "false"}, args.reference)
     if not args.log_cost:
         registry("registry, no cache", {"REGISTRY_RESPONSE_CACHE_ENTRIES": "0"})
         registry("registry, 2 workers", {"REGISTRY_WORKERS": "2"})
@@ -375,11 +389,13 @@ def get_floors(args: argparse.Namespace) -> None:
             print(f"-- round {round_number}, load average {load_average()}")
             for label in alternated(list(servers), round_number):
                 url, process = servers[label]
-                before = tree_cpu_seconds(process)
+                before, before_own = tree_cpu_seconds(process), cpu_seconds(process)
                 started = time.perf_counter()
                 figures = run_wrk(label, url, script, args.connections, args.duration, args.threads)
                 requests = figures.rps * (time.perf_counter() - started)
-                figures.cpu_per_request = (tree_cpu_seconds(process) - before) / max(requests, 1)
+                total, own = tree_cpu_seconds(process) - before, cpu_seconds(process) - before_own
+                figures.cpu_per_request = total / max(requests, 1)
+                figures.children_cpu_per_request = (total - own) / max(requests, 1)
                 results[label].append(figures)
                 print(figures)
         summarise(results, args)
@@ -404,15 +420,22 @@ def summarise(results: dict[str, list[Figures]], args: argparse.Namespace) -> No
             f"   p50 {statistics.median(f.p50 for f in runs):.2f} ms"
             f"   server CPU {statistics.median(f.cpu_per_request or 0 for f in runs) * 1000:.3f} ms/request{versus}"
         )
-    for label in (LOG_OFF_LABEL, WARNING_LABEL):
-        if label in results:
-            runs, references = results[DEFAULTS_LABEL], results[label]
+    for mine, label in (
+        (DEFAULTS_LABEL, LOG_OFF_LABEL),
+        (DEFAULTS_LABEL, WARNING_LABEL),
+        (REFERENCE_LABEL, REFERENCE_OFF_LABEL),
+        (DEFAULTS_LABEL, REFERENCE_LABEL),
+    ):
+        if mine in results and label in results:
+            runs, references = results[mine], results[label]
             cpu = [run.cpu_per_request or 0 for run in runs]
             reference_cpu = [reference.cpu_per_request or 0 for reference in references]
             extra = [(mine - theirs) * 1_000_000 for mine, theirs in zip(cpu, reference_cpu, strict=True)]
+            of_medians = statistics.median(run.rps for run in runs) / statistics.median(r.rps for r in references)
             print(
-                f"defaults vs {label.removeprefix('registry, ')}, GET by id per round: {_per_round(runs, references)}"
-                f" the throughput; server CPU {min(extra):+.1f} to {max(extra):+.1f} µs/request"
+                f"{mine} vs {label}, GET by id per round: {_per_round(runs, references)}"
+                f" the throughput, {of_medians:.3f}x as a ratio of medians ({1 - of_medians:+.1%} lower);"
+                f" server CPU {min(extra):+.1f} to {max(extra):+.1f} µs/request"
                 f" (median {statistics.median(extra):+.1f})"
             )
 
@@ -428,6 +451,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of --get-floors (default 3)")
     parser.add_argument("--descriptions", type=int, default=1000, help="descriptions for --get-floors")
     parser.add_argument("--go-reference", metavar="BINARY", help="--get-floors: also a LinkSmart thing-directory")
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        metavar="CLONE",
+        help="--get-floors: also another clone's directory, as configured by default and (unless --quiet-log) "
+        "without its access log, interleaved with this one's (it runs on this clone's database and schema)",
+    )
     parser.add_argument(
         "--log-cost",
         action="store_true",

@@ -52,7 +52,6 @@ from registry.http.leases import current_lease, renew_lease
 from registry.http.mcp import McpRegistryController
 from registry.http.mcp_endpoint import McpEndpoint, mcp_route
 from registry.http.metrics import metrics
-from registry.http.middleware.access_log import access_logged
 from registry.http.middleware.addresses import TrustedProxies
 from registry.http.middleware.boundary import input_boundary, refuse_marked_input
 from registry.http.middleware.cached_reads import answer_cached_reads
@@ -373,10 +372,11 @@ def create_app(settings: Settings) -> Litestar:
     # the tracing middleware is inside).
     routed = app.asgi_handler if settings.tracing else answer_cached_reads(app.asgi_handler, holder)
     app.asgi_handler = input_boundary(
-        ids_as_segments(head_as_get(routed)), max_url_bytes=settings.max_url_bytes, sites=sites
+        ids_as_segments(head_as_get(routed)),
+        max_url_bytes=settings.max_url_bytes,
+        sites=sites,
+        access_log=settings.access_log,
     )
-    if settings.access_log:
-        app.asgi_handler = access_logged(app.asgi_handler)
     # Outermost: every layer above counts and logs the client a trusted proxy names, and only such a proxy's.
     app.asgi_handler = honour_forwarded_headers(app.asgi_handler, TrustedProxies.of(settings.trusted_proxies))
     return app

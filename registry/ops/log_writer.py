@@ -16,7 +16,9 @@ line.
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
+import fcntl
 import itertools
 import marshal
 import operator
@@ -24,6 +26,7 @@ import os
 import re
 import select
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -45,6 +48,9 @@ UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 CHUNK = select.PIPE_BUF
 #: Entries encoded in one go.
 BATCH = 4096
+#: The pipe to the log process holds a busy server's batch (about 170 bytes an entry), up to Linux's limit for
+#: unprivileged processes.
+PIPE_BYTES = 1 << 20
 
 
 def _escaped_character(match: re.Match[str]) -> str:
@@ -88,8 +94,11 @@ class AccessLines:
         capacity: int = 65_536,
         interval: float = 0.1,
         log_process: LogProcess | Callable[[], LogProcess | None] | None = None,
+        chunk: int | None = CHUNK,
     ) -> None:
         self.capacity = capacity
+        #: Bytes a write carries at most (cut at line ends), or None for one write a batch (a regular file).
+        self._chunk = chunk
         self.interval = interval
         #: Lines not queued (the queue was full: counted by the requests) and not written (the stream refused
         #: them: counted by the thread), apart so that neither count is a read-modify-write of the other thread's.
@@ -174,8 +183,8 @@ class AccessLines:
                     continue
                 data = self._encode(batch)  # here: no log process, or it could not take the batch
                 try:
-                    for chunk in chunks(data):
-                        self._write(chunk)
+                    for piece in [data] if self._chunk is None else chunks(data, self._chunk):
+                        self._write(piece)
                 except (OSError, ValueError):  # a closed or broken stream: the lines are lost, and counted
                     self._lost += len(batch)
             if sent and self._log_process is not None:
@@ -264,6 +273,11 @@ _ADDRESS = operator.itemgetter(0)
 _NO_STATUS: dict[int, int | None] = {0: None}
 
 
+#: Version 2 of marshal's format: binary floats, and no table of the objects written (version 3 on looks every
+#: object up in one, to write a repeated one as a reference), which makes ``dumps`` of entries about half as costly.
+_MARSHAL_VERSION = 2
+
+
 class LogProcess:
     """A process of its own that encodes and writes the access lines, so that their encoding takes no time of the
     server process's interpreter (its lock, its core).
@@ -299,6 +313,11 @@ class LogProcess:
             return None
         finally:
             os.close(answered)
+        # A batch in one write rather than several into the default 64 KiB (each one more wait for the GIL).
+        resize = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux
+        if resize is not None and child.stdin is not None:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(child.stdin.fileno(), resize, PIPE_BYTES)
         return cls(child, answers)
 
     def send(self, batch: list[Entry]) -> bool:
@@ -306,7 +325,7 @@ class LogProcess:
         if not self._alive:
             return False
         try:
-            data = marshal.dumps(batch)
+            data = marshal.dumps(batch, _MARSHAL_VERSION)
         except ValueError:  # a value marshal does not know (not one a server puts in a scope)
             return False
         try:
@@ -350,7 +369,8 @@ def _log_process(logger: str, process: str, answered: int) -> None:
     """The log process: batches from standard input, their lines to standard output (the server's log stream)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    lines = AccessLines(fd_writer(sys.stdout.fileno()), logger=logger, process=process or None)
+    output = sys.stdout.fileno()
+    lines = AccessLines(fd_writer(output), logger=logger, process=process or None, chunk=chunk_for(output))
     batches = sys.stdin.buffer
     while len(head := batches.read(4)) == 4:
         size = int.from_bytes(head, "little")
@@ -360,6 +380,17 @@ def _log_process(logger: str, process: str, answered: int) -> None:
         lines.queue.extend(marshal.loads(batches.read(size)))
         lines.flush()
     lines.flush()
+
+
+def chunk_for(descriptor: int) -> int | None:
+    """How much one write to ``descriptor`` may carry: a batch at once to a regular file (the kernel serialises the
+    writes to one open file, so another process's lines cannot land inside it), ``CHUNK`` to anything else (a pipe,
+    a socket, a terminal, where a longer write can be split among other processes' writes)."""
+    try:
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+    except OSError:
+        regular = False
+    return None if regular else CHUNK
 
 
 def chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
@@ -388,7 +419,7 @@ def fd_writer(descriptor: int) -> Callable[[bytes], None]:
     return write
 
 
-__all__ = ["AccessLine", "AccessLines", "Entry", "LogProcess", "chunks", "escape", "fd_writer"]
+__all__ = ["AccessLine", "AccessLines", "Entry", "LogProcess", "chunk_for", "chunks", "escape", "fd_writer"]
 
 if __name__ == "__main__":
     _log_process(sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -28,7 +28,7 @@ import msgspec
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from registry.ops.log_writer import AccessLines, LogProcess, escape, fd_writer
+from registry.ops.log_writer import CHUNK, AccessLines, LogProcess, chunk_for, escape, fd_writer
 
 #: The access log's logger.
 ACCESS = "registry.access"
@@ -254,7 +254,8 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
         stream = _Stream(handler)
         descriptor = stream.descriptor
         helper = None if descriptor is None else partial(LogProcess.start, descriptor, logger=ACCESS, process=process)
-        access_writer = AccessLines(stream, logger=ACCESS, process=process, log_process=helper).start()
+        chunk = CHUNK if descriptor is None else chunk_for(descriptor)
+        access_writer = AccessLines(stream, logger=ACCESS, process=process, log_process=helper, chunk=chunk).start()
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         uvicorn_logger = logging.getLogger(name)
         uvicorn_logger.handlers.clear()

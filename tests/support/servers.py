@@ -193,8 +193,12 @@ class ServerProcess:
         *,
         port: int | None = None,
         fresh_interpreter: bool = False,
+        checkout: Path | None = None,
     ) -> None:
         self.port = port or free_port()
+        #: The clone whose ``registry`` runs (another one than this: a benchmark's reference, in an interpreter of
+        #: its own).
+        self.checkout = checkout or REPO_ROOT
         host = (env or {}).get("REGISTRY_HOST", "127.0.0.1")
         self.base_url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
         self.database_url = database_url
@@ -221,6 +225,7 @@ class ServerProcess:
         # PYTHON* variable of its own) or the run asks for fresh interpreters throughout.
         self.forked = not (
             fresh_interpreter
+            or self.checkout != REPO_ROOT
             or os.environ.get("REGISTRY_TEST_FRESH_INTERPRETERS")
             or any(
                 self.env.get(name) != os.environ.get(name)
@@ -239,7 +244,7 @@ class ServerProcess:
             with self.log_path.open("ab") as log:
                 self.process = subprocess.Popen(
                     [sys.executable, "-m", "registry", "serve"],
-                    cwd=REPO_ROOT,
+                    cwd=self.checkout,
                     env=self.env,
                     stdout=log,
                     stderr=subprocess.STDOUT,

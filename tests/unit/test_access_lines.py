@@ -9,6 +9,8 @@ import datetime as dt
 import io
 import json
 import logging
+import os
+import re
 import signal
 import sys
 import threading
@@ -24,7 +26,9 @@ from prometheus_client import REGISTRY, generate_latest
 import registry.ops.logs as logs
 import registry.ops.metrics  # noqa: F401  (registers the collector of dropped access lines)
 from registry.http.middleware.access_log import access_logged
-from registry.ops.log_writer import AccessLines, Entry, LogProcess, chunks
+from registry.http.middleware.boundary import input_boundary
+from registry.http.middleware.sites import SitePolicy
+from registry.ops.log_writer import CHUNK, AccessLines, Entry, LogProcess, chunk_for, chunks
 
 PATH = "/things/urn:test:x\n\x1b[31mforged"
 
@@ -116,6 +120,29 @@ def test_pieces_end_at_line_ends() -> None:
     assert [len(piece) for piece in pieces] == [3012, 2001, 9001, 2, 4096]
 
 
+def test_a_batch_is_one_write_to_a_regular_file_and_pieces_elsewhere(tmp_path: Path) -> None:
+    with (tmp_path / "log").open("wb") as file:
+        assert chunk_for(file.fileno()) is None
+    reading, writing = os.pipe()
+    try:
+        assert chunk_for(writing) == CHUNK
+    finally:
+        os.close(reading)
+        os.close(writing)
+    for chunk in (None, CHUNK):
+        parts: list[bytes] = []
+        lines = AccessLines(parts.append, chunk=chunk)
+        for number in range(40):
+            lines.put(entry(number, path="/things/urn:test:" + "x" * 200))
+        lines.flush()
+        if chunk is None:
+            assert len(parts) == 1
+        else:
+            assert len(parts) > 1
+            assert all(len(part) <= CHUNK and part.endswith(b"\n") for part in parts)
+        assert [line["request_id"] for line in written(parts)] == [f"request-{number}" for number in range(40)]
+
+
 @pytest.fixture
 def json_logging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """``configure_logging`` with JSON output to a file as stderr; the test's logging restored afterwards."""
@@ -173,6 +200,49 @@ def test_the_middleware_queues_the_line_and_every_line_of_the_request_has_its_id
     assert (access["logger"], access["method"], access["status"]) == ("registry.access", "GET", 404)
     assert access["path"] == "/things/urn:test:x\\x0a\\x1b[31mforged"
     assert access["client"] == "192.0.2.7"
+
+
+def test_the_boundary_logs_what_it_refuses_and_echoes_the_id(json_logging: Path) -> None:
+    """The access log is part of the input boundary's layer: a request refused there (a Host this directory does
+    not answer to) is answered with its id and logged; one let through reaches the application, once."""
+    reached: list[str] = []
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(scope["path"])
+        await _answer(scope, receive, send)
+
+    layer = input_boundary(application, max_url_bytes=8192, sites=SitePolicy(), access_log=True)
+
+    async def request(host: bytes, request_id: bytes) -> list[Message]:
+        sent: list[Message] = []
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        headers = [(b"host", host), (b"x-request-id", request_id)]
+        scope: Any = {"type": "http", "method": "GET", "path": "/things", "headers": headers, "client": None}
+        await layer(scope, receive, send)
+        return sent
+
+    refused = asyncio.run(request(b"evil.example", b"trace-8"))
+    served = asyncio.run(request(b"127.0.0.1:8080", b"bad id with spaces"))
+    assert refused[0]["status"] == 400
+    assert (b"x-request-id", b"trace-8") in refused[0]["headers"]
+    assert served[0]["status"] == 404
+    assert reached == ["/things"]
+    [new_id] = [value for name, value in served[0]["headers"] if name == b"x-request-id"]
+    assert re.fullmatch(rb"[0-9a-f]{32}", new_id)  # a new id: the one sent was not a plausible one
+    logs.flush_access_lines()
+    access = [
+        line for line in map(json.loads, json_logging.read_text().splitlines()) if line["logger"] == "registry.access"
+    ]
+    assert [(line["request_id"], line["status"], line["client"]) for line in access] == [
+        ("trace-8", 400, ""),
+        (new_id.decode(), 404, ""),
+    ]
 
 
 def test_lines_queued_at_exit_are_written(json_logging: Path) -> None:

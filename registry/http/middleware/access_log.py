@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from litestar.enums import ScopeType
@@ -27,35 +27,50 @@ from registry.ops.logs import REQUEST_ID, access_line
 
 log = logging.getLogger("registry.access")
 
+#: What an HTTP request goes through inside the access log: the scope, ``receive`` and ``send`` to an awaitable.
+Enter = Callable[[Any, Receive, Send], Awaitable[None]]
+
 REQUEST_ID_HEADER = b"x-request-id"
 #: Ids accepted from clients; anything else (too long, odd characters) is replaced, never logged as sent.
 _ACCEPTED_ID = re.compile(rb"[A-Za-z0-9._:/+=@-]{1,128}")
 
-#: New ids: 128 random bits in 32 hexadecimal digits, unique across replicas and restarts. They are drawn 4,096
-#: at a time (one read of the system's random source, cut by one regular expression), not one by one.
-_NEW_IDS = itertools.chain.from_iterable(
-    map(re.compile(".{32}").findall, map(bytes.hex, map(os.urandom, itertools.repeat(16 * 4096))))
-)
+#: An id and the header echoing it.
+Identified = tuple[str, tuple[bytes, bytes]]
 
 
-def _given_id(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+def _new_ids(count: int) -> Iterator[Identified]:
+    """``count`` new ids, each with its header: 128 random bits in 32 hexadecimal digits, unique across replicas and
+    restarts, made by C-level calls (one read of the system's random source, cut where ``hex`` puts its spaces)."""
+    digits = os.urandom(16 * count).hex(" ", 16)
+    headers = zip(itertools.repeat(REQUEST_ID_HEADER), digits.encode().split(), strict=False)
+    return zip(digits.split(), headers, strict=True)
+
+
+#: New ids, drawn 4,096 at a time.
+_NEW_IDS = itertools.chain.from_iterable(map(_new_ids, itertools.repeat(4096)))
+
+
+def _given_id(headers: Iterable[tuple[bytes, bytes]]) -> Identified | None:
     for name, value in headers:
         if name == REQUEST_ID_HEADER and _ACCEPTED_ID.fullmatch(value):
-            return value.decode("ascii")
+            return value.decode("ascii"), (REQUEST_ID_HEADER, value)
     return None
 
 
-def access_logged(app: ASGIApp) -> ASGIApp:
-    """Log each HTTP request once it is answered: method, path, route template, status, duration, request id."""
-    perf_counter, new_ids, http = time.perf_counter, _NEW_IDS, ScopeType.HTTP
+def access_logged(app: ASGIApp, enter: Enter | None = None) -> ASGIApp:
+    """Log each HTTP request once it is answered: method, path, route template, status, duration, request id.
+
+    ``enter`` is what an HTTP request goes through (the input boundary's checks, then ``app``): a plain function
+    returning the awaitable, so that the boundary and the access log are one layer; without it, ``app``."""
+    perf_counter, new_ids, http, set_request_id = time.perf_counter, _NEW_IDS, ScopeType.HTTP, REQUEST_ID.set
+    answer: Enter = app if enter is None else enter
 
     async def middleware(scope: Any, receive: Receive, send: Send) -> None:  # an HTTP scope past the first line
         if scope["type"] != http:
             await app(scope, receive, send)
             return
-        request_id = _given_id(scope["headers"]) or next(new_ids)
+        request_id, echoed = _given_id(scope["headers"]) or next(new_ids)
         method, path = scope["method"], scope["path"]  # as requested: inner layers may rewrite the scope
-        echoed = (REQUEST_ID_HEADER, request_id.encode())
         start: Any = None
 
         def send_with_id(message: Any) -> Awaitable[None]:
@@ -67,20 +82,21 @@ def access_logged(app: ASGIApp) -> ASGIApp:
 
         # Not reset: a server runs each request in a task of its own (a copy of the context), and every request
         # sets its own id before anything of it runs.
-        REQUEST_ID.set(request_id)
+        set_request_id(request_id)
         started = perf_counter()
         try:
-            await app(scope, receive, send_with_id)
+            await answer(scope, receive, send_with_id)
         finally:
             ended = perf_counter()
             status = 0 if start is None else start["status"]
             writer = logs.access_writer
             if writer is not None:  # JSON lines at information level: queued for the writer
                 queue = writer.queue
-                client = scope.get("client")  # the writer takes its address
-                entry = (ended, request_id, method, path, scope.get("path_template"), status, ended - started, client)
-                if len(queue) < writer.capacity:
-                    queue.append(entry)
+                if len(queue) < writer.capacity:  # the client's address and port: the writer takes the address
+                    queue.append(
+                        (ended, request_id, method, path, scope.get("path_template"), status, ended - started,
+                         scope.get("client"))
+                    )  # fmt: skip
                 else:
                     writer.refuse()
             elif log.isEnabledFor(logging.INFO):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -28,6 +28,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 
 from registry.errors import BadRequest, RegistryError
+from registry.http.middleware.access_log import access_logged
 from registry.http.middleware.sites import UNSAFE_METHODS, SitePolicy
 
 #: C0 controls and DEL: never part of a path (``%0d%0a`` would forge log lines where logs are not escaped), except
@@ -164,25 +165,37 @@ async def send_problem(send: Send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def input_boundary(app: ASGIApp, *, max_url_bytes: int, sites: SitePolicy | None = None) -> ASGIApp:
+def input_boundary(
+    app: ASGIApp, *, max_url_bytes: int, sites: SitePolicy | None = None, access_log: bool = False
+) -> ASGIApp:
     """Wrap the application: a request not meant for this directory (``sites``) is refused at once; a request
-    line failing the checks is marked for ``refuse_marked_input``; bodies are checked as the handler reads them."""
+    line failing the checks is marked for ``refuse_marked_input``; bodies are checked as the handler reads them.
 
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
+    With ``access_log`` the same layer logs each request (registry/http/middleware/access_log.py), refusals
+    included: one layer around every request rather than two."""
+
+    def enter(scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """An HTTP request's way in: a refusal answered at once, or the application with the body checked (a
+        plain function returning the awaitable, so that the access log calls it without a coroutine of its own)."""
         refused = None if sites is None else site_refusal(scope, sites)
         if refused is not None:
-            await send_problem(send, *refused)
-            return
+            return send_problem(send, *refused)
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         try:
             check_request_line(raw_path.partition(b"?")[0], scope.get("query_string", b""), max_url_bytes)
             check_headers(scope.get("headers", []))
         except InputRefused as refusal:
             scope[REFUSAL] = refusal  # type: ignore[literal-required]
-        await app(scope, _Utf8Body(scope, receive), send)
+        return app(scope, _Utf8Body(scope, receive), send)
+
+    if access_log:
+        return access_logged(app, enter)
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        await enter(scope, receive, send)
 
     return middleware
 
