@@ -23,6 +23,11 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
 #: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples.
 _LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([A-Za-z0-9_][A-Za-z0-9_\-.]*)')
+#: The start of a statement (after a newline) whose object is a blank node, up to the object's label: a subject, an
+#: IRI predicate, and no literal before it (``"`` is in no IRI and no label).
+_BLANK_OBJECT = re.compile(r'\n(?:<[^>"\n]*>|_:[^\s"]+) <[^>"\n]*> _:[A-Za-z0-9_]')
+#: A statement whose subject is a blank node, up to the first character of its label.
+_BLANK_SUBJECT = re.compile(r"\n_:[A-Za-z0-9_]")
 #: One N-Triples statement: its subject (an IRI's text in group 1, or a blank node label in group 2) and its object
 #: when that is a blank node (group 3).
 _STATEMENT = re.compile(r"^(?:<([^>]*)>|(_:\S+)) \S+ (?:(_:\S+)|.*?) \.[ \t\r]*$", re.MULTILINE)
@@ -54,7 +59,23 @@ def quads_in(graph: ox.NamedNode, ntriples: str) -> str:
 
 def blank_nodes_apart(ntriples: str, prefix: str) -> str:
     """``ntriples`` with every blank node label prefixed (IRIs and literals untouched): descriptions loaded in one
-    document or one SPARQL Update request keep their blank nodes apart."""
+    document or one SPARQL Update request keep their blank nodes apart.
+
+    When every ``_:`` of the text is a label (at the start of a line, or after the predicate with no literal
+    before it on its line: what the directory's own serialisers write), plain replacements do it; otherwise each
+    IRI and literal is stepped over (several times the CPU, a share of the SPARQL index's per write)."""
+    labels = ntriples.count("_:")
+    if not labels:
+        return ntriples
+    objects = ntriples.count("> _:")
+    text = "\n" + ntriples
+    subjects = text.count("\n_:")
+    if (
+        labels == subjects + objects
+        and objects == len(_BLANK_OBJECT.findall(text))
+        and subjects == len(_BLANK_SUBJECT.findall(text))
+    ):
+        return text.replace("\n_:", "\n_:" + prefix).replace("> _:", "> _:" + prefix)[1:]
     return _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:{prefix}{match.group(2)}", ntriples)
 
 
