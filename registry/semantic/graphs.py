@@ -21,8 +21,13 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 #: The "." that ends each N-Triples statement (one per line; literals cannot span lines): an N-Quads graph goes
 #: before it.
 _STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
-#: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples.
-_LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([A-Za-z0-9_][A-Za-z0-9_\-.]*)')
+#: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples: any character a
+#: label may hold (letters of any script among them) up to the next space, IRI or literal.
+_LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([^\s<>".][^\s<>"]*)')
+#: Each ``_:`` and what follows it up to a space, ``<``, ``>``, ``"`` or ``.``: a superset of the labels of a text
+#: (it finds ``_:`` in literals and IRIs too), each cut the same way wherever it is, so that two texts that share a
+#: label share what this finds of it.
+_LABEL_TEXT = re.compile(r'_:[^\s<>".]*')
 #: The start of a statement (after a newline) whose object is a blank node, up to the object's label: a subject, an
 #: IRI predicate, and no literal before it (``"`` is in no IRI and no label).
 _BLANK_OBJECT = re.compile(r'\n(?:<[^>"\n]*>|_:[^\s"]+) <[^>"\n]*> _:[A-Za-z0-9_]')
@@ -53,7 +58,10 @@ def rdf_problem(ntriples: str) -> str | None:
 
 
 def quads_in(graph: ox.NamedNode, ntriples: str) -> str:
-    """The N-Triples statements as N-Quads of ``graph``."""
+    """The N-Triples statements as N-Quads of ``graph``: a plain replacement when every line ends with `` .``
+    (what the directory's serialisers write), each statement's end found otherwise."""
+    if ntriples.endswith(" .\n") and ntriples.count("\n") == ntriples.count(" .\n"):
+        return ntriples.replace(" .\n", f" {graph} .\n")
     return _STATEMENT_END.sub(f"{graph} .", ntriples)
 
 
@@ -77,6 +85,25 @@ def blank_nodes_apart(ntriples: str, prefix: str) -> str:
     ):
         return text.replace("\n_:", "\n_:" + prefix).replace("> _:", "> _:" + prefix)[1:]
     return _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:{prefix}{match.group(2)}", ntriples)
+
+
+class DistinctBlankNodes:
+    """Keeps apart the blank nodes of N-Triples texts loaded in one document (a bulk load of the SPARQL index): a
+    text none of whose labels an earlier one used is taken as it is, one that shares a label with an earlier one
+    gets its labels prefixed (:func:`blank_nodes_apart`, with a prefix nobody can foresee). The directory writes
+    labels unique to each write, so the texts it stored are taken as they are: finding their labels costs a
+    fraction of rewriting them."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def of(self, ntriples: str) -> str:
+        labels = set(_LABEL_TEXT.findall(ntriples))
+        if not labels.isdisjoint(self._seen):
+            ntriples = blank_nodes_apart(ntriples, f"r{uuid.uuid4().hex}x")
+            labels = set(_LABEL_TEXT.findall(ntriples))
+        self._seen |= labels
+        return ntriples
 
 
 def owns(thing_id: str, iri: str) -> bool:
@@ -189,6 +216,7 @@ def _datetime(moment: dt.datetime) -> ox.Literal:
 
 
 __all__ = [
+    "DistinctBlankNodes",
     "OwnStatements",
     "blank_nodes_apart",
     "graph_name",
