@@ -160,7 +160,7 @@ _LMOS_KINDS = {LMOS_IRI + "Agent": "agent", LMOS_IRI + "Tool": "tool"}
 def lmos_statements(thing_id: str, ntriples: str) -> tuple[set[str], set[str]]:
     """What the RDF of the description ``thing_id`` says it is (``agent``, ``tool``) and the names of its vendor
     (``<id> lmos:metadata/lmos:vendor/lmos:name``): what SPARQL answers about it."""
-    lines = "".join(line + "\n" for line in ntriples.splitlines() if LMOS_IRI in line)
+    lines = _lines_with(ntriples, LMOS_IRI)
     triples = [quad.triple for quad in ox.parse(lines, ox.RdfFormat.N_TRIPLES, lenient=True)] if lines else []
     thing = ox.NamedNode(thing_id)
     objects: dict[tuple[Any, str], list[Any]] = {}
@@ -175,6 +175,20 @@ def lmos_statements(thing_id: str, ntriples: str) -> tuple[set[str], set[str]]:
         if isinstance(name, ox.Literal) and name.value.strip()
     }
     return kinds, names
+
+
+def _lines_with(ntriples: str, text: str) -> str:
+    """The lines of ``ntriples`` that hold ``text``, each ending with a newline: found from each occurrence (a
+    description's RDF has many more lines than LMOS statements)."""
+    found: list[str] = []
+    start = 0
+    while (at := ntriples.find(text, start)) >= 0:
+        line_start = ntriples.rfind("\n", 0, at) + 1
+        start = ntriples.find("\n", at)
+        if start < 0:
+            start = len(ntriples)
+        found.append(ntriples[line_start:start])
+    return "".join(line + "\n" for line in found)
 
 
 #: The converter whose contexts the directory's rules read descriptions with (:func:`lmos_normalised`).
