@@ -14,6 +14,8 @@ LMOS: documents bind ``lmos`` to ``https://eclipse.dev/lmos/protocol/v1`` with n
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import re
 from collections.abc import Iterator
@@ -202,13 +204,34 @@ def read_with(converter: RdfConverter) -> None:
     _reading = converter
 
 
+#: Readings kept while :func:`readings_kept` is open (id of the document → the document, its reading).
+_kept: contextvars.ContextVar[dict[int, tuple[Any, Any]] | None] = contextvars.ContextVar("lmos_readings", default=None)
+
+
+@contextlib.contextmanager
+def readings_kept() -> Iterator[None]:
+    """Within it, :func:`lmos_normalised` reads each document once: for the projections of one write, which each
+    read the same stored document (which nothing changes meanwhile) and took a normalisation each."""
+    token = _kept.set({})
+    try:
+        yield
+    finally:
+        _kept.reset(token)
+
+
 def lmos_normalised(document: Any) -> Any:
     """``document`` with its LMOS members keyed ``lmos:<name>`` by what their keys expand to
     (:meth:`RdfConverter.lmos_normalised`): what every rule on LMOS members reads."""
     global _reading
+    kept = _kept.get()
+    if kept is not None and (found := kept.get(id(document))) is not None and found[0] is document:
+        return found[1]
     if _reading is None:
         _reading = RdfConverter(ContextLibrary.load())
-    return _reading.lmos_normalised(document)
+    reading = _reading.lmos_normalised(document)
+    if kept is not None:
+        kept[id(document)] = (document, reading)  # the document is held: its id names no other meanwhile
+    return reading
 
 
 def explicit_capabilities(document: dict[str, Any], context: Context, resolve: Any) -> dict[str, Any]:
