@@ -58,10 +58,7 @@ def rdf_problem(ntriples: str) -> str | None:
 
 
 def quads_in(graph: ox.NamedNode, ntriples: str) -> str:
-    """The N-Triples statements as N-Quads of ``graph``: a plain replacement when every line ends with `` .``
-    (what the directory's serialisers write), each statement's end found otherwise."""
-    if ntriples.endswith(" .\n") and ntriples.count("\n") == ntriples.count(" .\n"):
-        return ntriples.replace(" .\n", f" {graph} .\n")
+    """The N-Triples statements as N-Quads of ``graph``."""
     return _STATEMENT_END.sub(f"{graph} .", ntriples)
 
 
@@ -71,7 +68,7 @@ def blank_nodes_apart(ntriples: str, prefix: str) -> str:
 
     When every ``_:`` of the text is a label (at the start of a line, or after the predicate with no literal
     before it on its line: what the directory's own serialisers write), plain replacements do it; otherwise each
-    IRI and literal is stepped over (several times the CPU, a share of the SPARQL index's per write)."""
+    IRI and literal is stepped over, a Python call for each (docs/performance.md)."""
     labels = ntriples.count("_:")
     if not labels:
         return ntriples
@@ -91,8 +88,8 @@ class DistinctBlankNodes:
     """Keeps apart the blank nodes of N-Triples texts loaded in one document (a bulk load of the SPARQL index): a
     text none of whose labels an earlier one used is taken as it is, one that shares a label with an earlier one
     gets its labels prefixed (:func:`blank_nodes_apart`, with a prefix nobody can foresee). The directory writes
-    labels unique to each write, so the texts it stored are taken as they are: finding their labels costs a
-    fraction of rewriting them."""
+    labels unique to each write, so the texts it stored are taken as they are: finding their labels costs less
+    than rewriting them (docs/performance.md)."""
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
@@ -190,8 +187,8 @@ def registration_triples(
     thing_id: str, created: dt.datetime, modified: dt.datetime, expires: dt.datetime | None, ttl: float | None
 ) -> str:
     """``discovery:hasRegistrationInformation`` of the description, as the enriched TD would have it: what oxigraph
-    writes for these triples (a random blank node, typed literals), written as text (a few times cheaper per write
-    than building and serialising the terms)."""
+    writes for these triples (a random blank node, typed literals), written as text rather than built as terms
+    and serialised (docs/performance.md)."""
     try:
         thing = ox.NamedNode(thing_id)
     except ValueError:
