@@ -66,9 +66,13 @@ class ChangeFeed:
         gap_timeout: float = 2.0,
         reconnect_delay: float = 1.0,
         read_interval: float = 0.0,
+        diffs: bool = True,
     ) -> None:
         """``read_interval``: seconds between two reads of the log on notifications at least (0: read on each), for
-        a consumer that applies changes in bursts anyway; :meth:`sync` reads at once all the same."""
+        a consumer that applies changes in bursts anyway; :meth:`sync` reads at once all the same. Without
+        ``diffs``, the changes delivered carry no diff, ttl nor expires (for consumers that need only which
+        descriptions changed: the log's reads are then much lighter)."""
+        self.diffs = diffs
         self.database = database
         self.poll_interval = poll_interval
         self.gap_timeout = gap_timeout
@@ -236,7 +240,9 @@ class ChangeFeed:
         async with self._lock:
             while True:
                 oldest_running, proven_empty = await self._check_horizon()
-                page = await read_changes(self.database, self.position, limit=_BATCH, missing=list(self._missing))
+                page = await read_changes(
+                    self.database, self.position, limit=_BATCH, missing=list(self._missing), diffs=self.diffs
+                )
                 late = [change for change in page if change.seq in self._missing]
                 ready = self._in_order([change for change in page if change.seq not in self._missing], oldest_running)
                 if len(page) < _BATCH:  # every pending row asked for was read: those not found rolled back

@@ -22,6 +22,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
+from registry.semantic.rdf import readings_kept
 from registry.store.database import Transaction
 from registry.store.things import StoredDescription
 from registry.wire import Notice
@@ -57,7 +58,8 @@ class Projections:
         """Every projector's projection of ``document`` (``size``: its encoded length)."""
 
         def project() -> list[Projection]:
-            return [projector.project(thing_id, document) for projector in self.projectors]
+            with readings_kept():
+                return [projector.project(thing_id, document) for projector in self.projectors]
 
         return project() if size <= INLINE_PROJECTION_BYTES else await asyncio.to_thread(project)
 

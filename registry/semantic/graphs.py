@@ -21,8 +21,18 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 #: The "." that ends each N-Triples statement (one per line; literals cannot span lines): an N-Quads graph goes
 #: before it.
 _STATEMENT_END = re.compile(r"\.[ \t\r]*$", re.MULTILINE)
-#: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples.
-_LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([A-Za-z0-9_][A-Za-z0-9_\-.]*)')
+#: An IRI or a literal (group 1, left as it is), or a blank node label (group 2) in N-Triples: any character a
+#: label may hold (letters of any script among them) up to the next space, IRI or literal.
+_LITERAL_OR_BLANK_NODE = re.compile(r'(<[^>]*>|"(?:[^"\\]|\\.)*")|_:([^\s<>".][^\s<>"]*)')
+#: Each ``_:`` and what follows it up to a space, ``<``, ``>``, ``"`` or ``.``: a superset of the labels of a text
+#: (it finds ``_:`` in literals and IRIs too), each cut the same way wherever it is, so that two texts that share a
+#: label share what this finds of it.
+_LABEL_TEXT = re.compile(r'_:[^\s<>".]*')
+#: The start of a statement (after a newline) whose object is a blank node, up to the object's label: a subject, an
+#: IRI predicate, and no literal before it (``"`` is in no IRI and no label).
+_BLANK_OBJECT = re.compile(r'\n(?:<[^>"\n]*>|_:[^\s"]+) <[^>"\n]*> _:[A-Za-z0-9_]')
+#: A statement whose subject is a blank node, up to the first character of its label.
+_BLANK_SUBJECT = re.compile(r"\n_:[A-Za-z0-9_]")
 #: One N-Triples statement: its subject (an IRI's text in group 1, or a blank node label in group 2) and its object
 #: when that is a blank node (group 3).
 _STATEMENT = re.compile(r"^(?:<([^>]*)>|(_:\S+)) \S+ (?:(_:\S+)|.*?) \.[ \t\r]*$", re.MULTILINE)
@@ -54,8 +64,43 @@ def quads_in(graph: ox.NamedNode, ntriples: str) -> str:
 
 def blank_nodes_apart(ntriples: str, prefix: str) -> str:
     """``ntriples`` with every blank node label prefixed (IRIs and literals untouched): descriptions loaded in one
-    document or one SPARQL Update request keep their blank nodes apart."""
+    document or one SPARQL Update request keep their blank nodes apart.
+
+    When every ``_:`` of the text is a label (at the start of a line, or after the predicate with no literal
+    before it on its line: what the directory's own serialisers write), plain replacements do it; otherwise each
+    IRI and literal is stepped over, a Python call for each (docs/performance.md)."""
+    labels = ntriples.count("_:")
+    if not labels:
+        return ntriples
+    objects = ntriples.count("> _:")
+    text = "\n" + ntriples
+    subjects = text.count("\n_:")
+    if (
+        labels == subjects + objects
+        and objects == len(_BLANK_OBJECT.findall(text))
+        and subjects == len(_BLANK_SUBJECT.findall(text))
+    ):
+        return text.replace("\n_:", "\n_:" + prefix).replace("> _:", "> _:" + prefix)[1:]
     return _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:{prefix}{match.group(2)}", ntriples)
+
+
+class DistinctBlankNodes:
+    """Keeps apart the blank nodes of N-Triples texts loaded in one document (a bulk load of the SPARQL index): a
+    text none of whose labels an earlier one used is taken as it is, one that shares a label with an earlier one
+    gets its labels prefixed (:func:`blank_nodes_apart`, with a prefix nobody can foresee). The directory writes
+    labels unique to each write, so the texts it stored are taken as they are: finding their labels costs less
+    than rewriting them (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def of(self, ntriples: str) -> str:
+        labels = set(_LABEL_TEXT.findall(ntriples))
+        if not labels.isdisjoint(self._seen):
+            ntriples = blank_nodes_apart(ntriples, f"r{uuid.uuid4().hex}x")
+            labels = set(_LABEL_TEXT.findall(ntriples))
+        self._seen |= labels
+        return ntriples
 
 
 def owns(thing_id: str, iri: str) -> bool:
@@ -141,33 +186,34 @@ def _without_foreign_subjects(thing_id: str, ntriples: str) -> OwnStatements:
 def registration_triples(
     thing_id: str, created: dt.datetime, modified: dt.datetime, expires: dt.datetime | None, ttl: float | None
 ) -> str:
-    """``discovery:hasRegistrationInformation`` of the description, as the enriched TD would have it."""
+    """``discovery:hasRegistrationInformation`` of the description, as the enriched TD would have it: what oxigraph
+    writes for these triples (a random blank node, typed literals), written as text rather than built as terms
+    and serialised (docs/performance.md)."""
     try:
         thing = ox.NamedNode(thing_id)
     except ValueError:
         return ""
-    info = ox.BlankNode()
-    triples = [
-        ox.Triple(thing, ox.NamedNode(DISCOVERY + "hasRegistrationInformation"), info),
-        ox.Triple(info, ox.NamedNode(RDF_TYPE), ox.NamedNode(DISCOVERY + "RegistrationInformation")),
-        ox.Triple(info, ox.NamedNode(DISCOVERY + "dateCreated"), _datetime(created)),
-        ox.Triple(info, ox.NamedNode(DISCOVERY + "dateModified"), _datetime(modified)),
+    info = f"_:{ox.BlankNode().value}"
+    lines = [
+        f"{thing} <{DISCOVERY}hasRegistrationInformation> {info} .\n",
+        f"{info} <{RDF_TYPE}> <{DISCOVERY}RegistrationInformation> .\n",
+        f"{info} <{DISCOVERY}dateCreated> {_datetime(created)} .\n",
+        f"{info} <{DISCOVERY}dateModified> {_datetime(modified)} .\n",
     ]
     if expires is not None:
-        triples.append(ox.Triple(info, ox.NamedNode(DISCOVERY + "expires"), _datetime(expires)))
+        lines.append(f"{info} <{DISCOVERY}expires> {_datetime(expires)} .\n")
     if ttl is not None:
-        literal = ox.Literal(str(int(ttl)), datatype=ox.NamedNode(XSD + "unsignedInt"))
-        triples.append(ox.Triple(info, ox.NamedNode(DISCOVERY + "ttl"), literal))
-    return (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode()
+        lines.append(f'{info} <{DISCOVERY}ttl> "{int(ttl)}"^^<{XSD}unsignedInt> .\n')
+    return "".join(lines)
 
 
-def _datetime(moment: dt.datetime) -> ox.Literal:
-    return ox.Literal(
-        moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z"), datatype=ox.NamedNode(XSD + "dateTime")
-    )
+def _datetime(moment: dt.datetime) -> str:
+    """An xsd:dateTime literal in N-Triples (UTC, ``Z``)."""
+    return f'"{moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")}"^^<{XSD}dateTime>'
 
 
 __all__ = [
+    "DistinctBlankNodes",
     "OwnStatements",
     "blank_nodes_apart",
     "graph_name",

@@ -14,6 +14,8 @@ LMOS: documents bind ``lmos`` to ``https://eclipse.dev/lmos/protocol/v1`` with n
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import re
 from collections.abc import Iterator
@@ -160,7 +162,7 @@ _LMOS_KINDS = {LMOS_IRI + "Agent": "agent", LMOS_IRI + "Tool": "tool"}
 def lmos_statements(thing_id: str, ntriples: str) -> tuple[set[str], set[str]]:
     """What the RDF of the description ``thing_id`` says it is (``agent``, ``tool``) and the names of its vendor
     (``<id> lmos:metadata/lmos:vendor/lmos:name``): what SPARQL answers about it."""
-    lines = "".join(line + "\n" for line in ntriples.splitlines() if LMOS_IRI in line)
+    lines = _lines_with(ntriples, LMOS_IRI)
     triples = [quad.triple for quad in ox.parse(lines, ox.RdfFormat.N_TRIPLES, lenient=True)] if lines else []
     thing = ox.NamedNode(thing_id)
     objects: dict[tuple[Any, str], list[Any]] = {}
@@ -177,6 +179,20 @@ def lmos_statements(thing_id: str, ntriples: str) -> tuple[set[str], set[str]]:
     return kinds, names
 
 
+def _lines_with(ntriples: str, text: str) -> str:
+    """The lines of ``ntriples`` that hold ``text``, each ending with a newline: found from each occurrence (a
+    description's RDF has many more lines than LMOS statements)."""
+    found: list[str] = []
+    start = 0
+    while (at := ntriples.find(text, start)) >= 0:
+        line_start = ntriples.rfind("\n", 0, at) + 1
+        start = ntriples.find("\n", at)
+        if start < 0:
+            start = len(ntriples)
+        found.append(ntriples[line_start:start])
+    return "".join(line + "\n" for line in found)
+
+
 #: The converter whose contexts the directory's rules read descriptions with (:func:`lmos_normalised`).
 _reading: RdfConverter | None = None
 
@@ -188,13 +204,34 @@ def read_with(converter: RdfConverter) -> None:
     _reading = converter
 
 
+#: Readings kept while :func:`readings_kept` is open (id of the document → the document, its reading).
+_kept: contextvars.ContextVar[dict[int, tuple[Any, Any]] | None] = contextvars.ContextVar("lmos_readings", default=None)
+
+
+@contextlib.contextmanager
+def readings_kept() -> Iterator[None]:
+    """Within it, :func:`lmos_normalised` reads each document once: for the projections of one write, which each
+    read the same stored document (which nothing changes meanwhile) and took a normalisation each."""
+    token = _kept.set({})
+    try:
+        yield
+    finally:
+        _kept.reset(token)
+
+
 def lmos_normalised(document: Any) -> Any:
     """``document`` with its LMOS members keyed ``lmos:<name>`` by what their keys expand to
     (:meth:`RdfConverter.lmos_normalised`): what every rule on LMOS members reads."""
     global _reading
+    kept = _kept.get()
+    if kept is not None and (found := kept.get(id(document))) is not None and found[0] is document:
+        return found[1]
     if _reading is None:
         _reading = RdfConverter(ContextLibrary.load())
-    return _reading.lmos_normalised(document)
+    reading = _reading.lmos_normalised(document)
+    if kept is not None:
+        kept[id(document)] = (document, reading)  # the document is held: its id names no other meanwhile
+    return reading
 
 
 def explicit_capabilities(document: dict[str, Any], context: Context, resolve: Any) -> dict[str, Any]:

@@ -74,6 +74,42 @@ async def test_a_feed_with_a_read_interval_reads_a_burst_in_few_batches(database
         await feed.stop()
 
 
+async def test_a_feed_without_diffs_delivers_the_same_changes_without_their_documents(database: Database) -> None:
+    """What the SPARQL indexes follow: which descriptions changed, how and when, not the documents (the diff of a
+    creation is the whole document)."""
+    full, light = ChangeFeed(database, poll_interval=30), ChangeFeed(database, poll_interval=30, diffs=False)
+    received: dict[bool, list[Change]] = {True: [], False: []}
+    full.subscribe(received[True].extend)
+    light.subscribe(received[False].extend)
+    await full.start()
+    await light.start()
+    try:
+        directory = directory_service(database)
+        document = json.loads((FIXTURES / "weather-agent.td.json").read_text())
+        ids = [f"urn:test:light:{number}" for number in range(5)]
+        for thing_id in ids:
+            await directory.put(thing_id, {**document, "id": thing_id})
+        await directory.delete(ids[0])
+        await full.sync()
+        await light.sync()
+        mine = {flag: [change for change in changes if change.thing_id in ids] for flag, changes in received.items()}
+        assert len(mine[True]) == len(ids) + 1
+        for with_diff, without in zip(mine[True], mine[False], strict=True):
+            assert (without.seq, without.thing_id, without.type, without.at) == (
+                with_diff.seq,
+                with_diff.thing_id,
+                with_diff.type,
+                with_diff.at,
+            )
+            assert (without.diff_text, without.ttl, without.expires) == (None, None, None)
+        created = mine[True][0].diff
+        assert created is not None
+        assert created["id"] == ids[0]
+    finally:
+        await full.stop()
+        await light.stop()
+
+
 async def _insert_change(connection: asyncpg.Connection, thing_id: str) -> int:
     return int(
         await connection.fetchval(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
+import pyoxigraph as ox
 import pytest
 
-from registry.semantic.graphs import own_statements, owns
+from registry.semantic.graphs import _LITERAL_OR_BLANK_NODE, blank_nodes_apart, own_statements, owns
 
 ID = "https://agents.example.com/a"
 
@@ -79,3 +81,30 @@ def test_checking_large_own_rdf_costs_little() -> None:
     started = time.perf_counter()
     own_statements(ID, ntriples)
     assert time.perf_counter() - started < 0.2
+
+
+@pytest.mark.parametrize(
+    "ntriples",
+    [
+        '<urn:a> <urn:p> _:b1 .\n_:b1 <urn:q> _:b2 .\n_:b2 <urn:r> "v"@en .\n',  # labels only where labels go
+        '_:x <urn:p> "1" .',  # no final newline
+        '<urn:a> <urn:p> "a literal > _:x with a label in it" .\n_:x <urn:q> <urn:a> .\n',
+        '<urn:a> <urn:p> "_:x" .\n',
+        "<urn:a> <urn:p> <urn:iri_:x> .\n<urn:a> <urn:q> _:x .\n",
+        '<urn:a> <urn:p> "escaped \\" > _:x" .\n',
+        "<urn:a> <urn:p> <urn:b> .\n",
+        "",
+    ],
+)
+def test_blank_nodes_apart_prefixes_labels_and_nothing_else(ntriples: str) -> None:
+    """Plain replacements when every ``_:`` is a label; stepping over each IRI and literal otherwise: the same
+    text either way."""
+    stepped = _LITERAL_OR_BLANK_NODE.sub(lambda match: match.group(1) or f"_:d1x{match.group(2)}", ntriples)
+    assert blank_nodes_apart(ntriples, "d1x") == stepped
+    renamed = [quad.triple for quad in ox.parse(blank_nodes_apart(ntriples, "d1x"), ox.RdfFormat.N_TRIPLES)]
+    original = [quad.triple for quad in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES)]
+    assert renamed == [ox.Triple(*(_prefixed(term) for term in triple)) for triple in original]
+
+
+def _prefixed(term: Any) -> Any:
+    return ox.BlankNode("d1x" + term.value) if isinstance(term, ox.BlankNode) else term

@@ -219,6 +219,23 @@ def test_bulk_loaded_descriptions_keep_their_blank_nodes_apart(tmp_path: Path) -
     assert len(list(index.store.quads_for_pattern(None, None, None, ox.NamedNode("urn:one")))) == 3
 
 
+def test_bulk_loaded_descriptions_keep_apart_labels_of_any_script_and_take_unique_ones_as_they_are(
+    tmp_path: Path,
+) -> None:
+    """The directory writes labels unique to each write: those are loaded as they are; a label another description
+    of the batch uses (in any script) is renamed."""
+    index = RdfIndex(tmp_path)
+    shared = '<urn:{0}> <urn:p> _:été1 .\n_:été1 <urn:q> "{0}" .\n'
+    unique = '<urn:{0}> <urn:p> _:b{0}n1 .\n_:b{0}n1 <urn:q> "{0}" .\n'
+    index.load([(f"urn:s{n}", shared.format(f"s{n}")) for n in range(3)] + [("urn:u", unique.format("u"))])
+    nodes = {quad.object for quad in index.store.quads_for_pattern(None, ox.NamedNode("urn:p"), None, None)}
+    assert len(nodes) == 4  # one per description
+    for name in ("s0", "s1", "s2", "u"):
+        named = list(index.store.quads_for_pattern(None, None, None, ox.NamedNode(f"urn:{name}")))
+        (link,) = [quad.object for quad in named if quad.predicate == ox.NamedNode("urn:p")]
+        assert [quad.object for quad in named if quad.subject == link] == [ox.Literal(name)]
+
+
 def test_a_burst_of_new_descriptions_is_added_at_once_and_stays_apart() -> None:
     index = RdfIndex()
     index.replace([("urn:old", '<urn:old> <urn:p> "1" .\n')])

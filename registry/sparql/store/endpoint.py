@@ -223,7 +223,7 @@ class StoreEndpoint:
             await database.open()
             pusher = StorePusher(
                 database,
-                ChangeFeed(database, poll_interval=self.settings.feed_poll_interval),
+                ChangeFeed(database, poll_interval=self.settings.feed_poll_interval, diffs=False),
                 self.store,
                 self._identity,
             )

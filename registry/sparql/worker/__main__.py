@@ -78,7 +78,7 @@ async def _serve() -> None:
     # costs the worker about twice the CPU per PUT of reading it at most every ``FEED_READ_INTERVAL``, PostgreSQL's
     # share of the reads besides.
     read_interval = FEED_READ_INTERVAL if settings.sparql_index_defer else 0.0
-    feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval, read_interval=read_interval)
+    feed = ChangeFeed(database, poll_interval=settings.feed_poll_interval, read_interval=read_interval, diffs=False)
     follower = IndexFollower(database, feed, index, identity, defer=settings.sparql_index_defer)
     await follower.start()
     sparql = SparqlEngine(

@@ -29,7 +29,7 @@ from typing import IO, Any
 import pyoxigraph as ox
 
 from registry.events.feed import ChangeFeed
-from registry.semantic.graphs import blank_nodes_apart, graph_name, quads_in
+from registry.semantic.graphs import DistinctBlankNodes, graph_name, quads_in
 from registry.sparql.worker.follower import ChangeFollower, SkippedDescriptions
 from registry.store.database import Database
 from registry.store.rdf import same_history
@@ -207,15 +207,16 @@ class RdfIndex:
     def load(self, rows: Iterable[tuple[str, str]]) -> None:
         """Add descriptions that are not there yet with oxigraph's bulk loader: it sorts their index entries and
         writes them to files, ingested all at once when it commits (atomic: queries see all or none of them).
-        One parse for the whole batch, so blank node labels are made distinct per description first.
+        One parse for the whole batch, so each description's blank node labels are kept distinct from the others'
+        first (:class:`DistinctBlankNodes`).
 
         A batch the loader refuses (a description whose RDF does not parse) is loaded again without the
         descriptions that do not parse on their own, which are left out (``skipped``)."""
         batch: list[tuple[str, str]] = []
+        apart = DistinctBlankNodes()
         for thing_id, ntriples in rows:
             if ntriples:
-                prefix = f"d{self.descriptions + len(batch)}x"
-                batch.append((thing_id, quads_in(graph_name(thing_id), blank_nodes_apart(ntriples, prefix))))
+                batch.append((thing_id, quads_in(graph_name(thing_id), apart.of(ntriples))))
         if not batch:
             return
         try:
