@@ -44,6 +44,7 @@ class Zygote:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "tests.support.zygote"],
             cwd=cwd,
+            env={**os.environ, **_coverage_environment()},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -87,6 +88,19 @@ class Zygote:
         request = {"op": "spawn", "argv": argv, "env": env, "cwd": str(cwd), "log": str(log)}
         request |= {"errors": str(errors or log), "stdin": str(stdin) if stdin else os.devnull}
         return ForkedServer(self, int(self.ask(request)["pid"]), argv)
+
+
+def _coverage_environment() -> dict[str, str]:
+    """What makes the zygote measure coverage as this test process does (nothing when it does not): coverage starts
+    in a new interpreter that finds its configuration in ``COVERAGE_PROCESS_CONFIG``, and follows the zygote into the
+    servers and commands it forks (``patch = ["fork", "_exit"]``). The processes those start in turn (SPARQL
+    workers, log writers) are not measured: tracing them would cost more than the whole suite's CPU without it."""
+    try:
+        import coverage
+    except ImportError:
+        return {}
+    current = coverage.Coverage.current()
+    return {} if current is None else {"COVERAGE_PROCESS_CONFIG": current.config.serialize()}
 
 
 #: Commands run in a new interpreter, as users run them, even where others are forked. ``registry import`` sends its
