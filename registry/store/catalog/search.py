@@ -192,7 +192,7 @@ def search_query(
             key, descending, thing_id = descriptions.c.expires, False, descriptions.c.id
             conditions = [*conditions, descriptions.c.expires.is_not(None)]
         else:
-            return _title_page(filters, versions, limit, after)
+            key, descending = thing_summaries.c.title_key, False
         columns = (thing_summaries.c.summary, descriptions.c.modified, descriptions.c.expires)
         query = (
             select(thing_id.label("thing_id"), *columns, key.label("sort_key"))
@@ -209,17 +209,20 @@ def search_query(
     return query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
 
 
-def _title_page(filters: Filters, versions: list[str] | None, limit: int, after: tuple[Any, str] | None) -> Any:
-    """A page in title order: the matching summaries are sorted in a subquery of their own (which PostgreSQL
-    keeps), and their descriptions (expiry, tenant, dates) are read in that order until the page is full, not
-    for every match before the sort."""
+def title_chunk(filters: Filters, versions: list[str] | None, size: int, after: tuple[Any, str] | None) -> Any:
+    """Up to ``size`` summaries matching ``filters`` in title order past ``after``, cut before their descriptions
+    are joined: the descriptions of these alone are read, each row saying whether its description is ``visible``
+    (live). A join before the cut reads the description of every match, and a sort after it every match's.
+    Readers of every tenant only (the rows another tenant's reader skips are not bounded); the caller drops the
+    rows not visible and reads the next chunk while the page is not full (:meth:`CatalogStore.search`)."""
     key, thing_id = thing_summaries.c.title_key, thing_summaries.c.thing_id
     matching = select(thing_id, thing_summaries.c.summary, key).where(*summary_conditions(filters, versions))
     if after is not None:
         after_key, after_id = after
         # The first condition repeats what the second implies as a bound the title index seeks to.
         matching = matching.where(key >= after_key, or_(key > after_key, and_(key == after_key, thing_id > after_id)))
-    matches = matching.order_by(key, thing_id).subquery("matches")
+    matches = matching.order_by(key, thing_id).limit(size).subquery("matches")
+    visible = and_(descriptions.c.id.is_not(None), live())
     return (
         select(
             matches.c.thing_id,
@@ -227,11 +230,10 @@ def _title_page(filters: Filters, versions: list[str] | None, limit: int, after:
             descriptions.c.modified,
             descriptions.c.expires,
             matches.c.title_key.label("sort_key"),
+            visible.label("visible"),
         )
-        .select_from(matches.join(descriptions, descriptions.c.id == matches.c.thing_id))
-        .where(*reader_conditions(filters))
+        .select_from(matches.outerjoin(descriptions, descriptions.c.id == matches.c.thing_id))
         .order_by(matches.c.title_key, matches.c.thing_id)
-        .limit(limit + 1)
     )
 
 
@@ -246,5 +248,6 @@ __all__ = [
     "search_query",
     "summaries_with_descriptions",
     "summary_conditions",
+    "title_chunk",
     "vendor_prefix_query",
 ]
