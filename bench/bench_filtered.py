@@ -5,10 +5,11 @@ run, over HTTP (the requests bench/bench_scale.py times).
 
 The catalogue is ``--n`` generated descriptions in a fresh database on the local PostgreSQL (bench/catalogue.py:
 25 vendors, 300 capabilities, three offers each, written by SQL), or the database ``--database`` already holds
-(generated and migrated to this tree's head: a 10⁶ catalogue takes minutes to write, so keep one for several
-runs). Two `registry serve` processes read it, this tree ("candidate") and ``--reference`` (bench/bench_paging.py's
-``serving``: default configuration but for port, data directory, database and ``REGISTRY_EMBEDDINGS=off``). The
-reference's statements do not name the columns this tree adds, so its plans are its own.
+(generated, its summaries filled as bench/bench_nl_scale.py's ``_SUMMARIES`` does, migrated to this tree's head:
+a 10⁶ catalogue takes minutes to write, so keep one for several runs). Two `registry serve` processes read it,
+this tree ("candidate") and ``--reference`` (bench/bench_paging.py's ``serving``: default configuration but for
+port, data directory, database and ``REGISTRY_EMBEDDINGS=off``). The reference's statements do not name the
+columns this tree adds, so its plans are its own.
 
 Requests, the same random sequence for both contenders in each round:
 
@@ -41,6 +42,7 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.bench_nl_scale import _SUMMARIES  # noqa: E402
 from bench.bench_paging import serving, unpacked  # noqa: E402
 from bench.catalogue import generate  # noqa: E402
 from bench.rounds import alternated, load_average, machine  # noqa: E402
@@ -118,6 +120,7 @@ async def fill(url: str, size: int) -> None:
     await database.open()
     try:
         await generate(database, size)
+        await database.execute(_SUMMARIES)  # what a search item shows
     finally:
         await database.close()
 
