@@ -243,18 +243,23 @@ thing_capabilities = Table(
     # The vendor of the description (as its summary has it): resolution decides vendor rules and ranks vendor
     # preferences on the offers alone, and reads the descriptions of the page it answers only.
     Column("vendor_name", Text, nullable=True),
-    # Covering: resolution reads a capability's offers from these alone (see catalog._bound_offers).
+    # Covering: resolution reads a capability's offers from these alone (see catalog._bound_offers), those of one
+    # version in provider order (a page of providers per version: catalog.resolution._ranked_page).
     Index(
         "ix_thing_capabilities_capability_id",
         "capability_id",
         "version",
-        postgresql_include=["thing_id", "position", "name", "vendor_name"],
+        "thing_id",
+        "position",
+        postgresql_include=["name", "vendor_name"],
     ),
     Index(
         "ix_thing_capabilities_name_key",
         "name_key",
         "version",
-        postgresql_include=["thing_id", "position", "capability_id", "name", "vendor_name"],
+        "thing_id",
+        "position",
+        postgresql_include=["capability_id", "name", "vendor_name"],
     ),
 )
 

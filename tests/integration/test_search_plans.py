@@ -209,9 +209,44 @@ async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
     plan = await explain(catalogue, ranked_statement(True, vendor_rules), limit=50, **values)
     read = scans(plan)
     assert plan["Actual Rows"] == 50
-    assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50, read
     assert not [scan for scan in read if scan[0] == "Seq Scan"], read
     assert {scan[0] for scan in read if scan[1] == "thing_capabilities"} == {"Index Only Scan"}, read
+    if vendor_rules:  # every offer in range is ranked first, then a page of descriptions is read
+        assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50
+    else:  # a page of providers per version in range, of the thousand offers, and their descriptions
+        pages = len(versions) * 50
+        assert sum(rows for _, relation, rows in read if relation == "thing_capabilities") <= pages, read
+        assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * pages
+
+
+async def test_a_page_of_providers_per_version_ranks_as_every_offer_does(own_database_url: str) -> None:
+    """Resolution without vendor rules reads the first providers of each version in range; its page is the one
+    ranking every offer in range gives (the statement with vendor rules that accept every vendor), with expired
+    providers, providers offering the capability twice and unversioned offers among them."""
+    async with opened(own_database_url) as database:
+        await generate(database, 3000)
+        async with database.transaction() as tx:
+            await tx.execute(text("UPDATE descriptions SET expires = now() - interval '1 hour' WHERE revision % 4 = 0"))
+            # a second offer of the same capability in another version, and offers without a version
+            await tx.execute(
+                text(
+                    "INSERT INTO thing_capabilities (thing_id, position, source, capability_id, name, name_key, "
+                    "version, vendor_name) SELECT thing_id, position + 3, source, capability_id, name, name_key, "
+                    "CASE WHEN position = 0 THEN NULL ELSE '1.2.0' END, vendor_name FROM thing_capabilities "
+                    "WHERE thing_id LIKE '%3'"
+                )
+            )
+        await database.execute(text("ANALYZE"))
+        versions = [None, *(f"{major}.{minor}.0" for major in (1, 2, 3) for minor in (0, 1, 2))]
+        for capability in ("urn:capability:17", "capability17", "urn:capability:250"):
+            for in_range in (versions[1:4], versions[:4], versions[4:], versions):
+                ranks = {version: rank for rank, version in enumerate(in_range[::-1])}
+                values = ranking_values(Ranking(capability, ranks), EVERYTHING)
+                for limit in (5, 50):
+                    paged = await database.fetch(ranked_statement(True, False), limit=limit, **values)
+                    every = await database.fetch(ranked_statement(True, True), limit=limit, **values)
+                    assert [tuple(row) for row in paged] == [tuple(row) for row in every], (capability, in_range)
+                    assert paged
 
 
 async def test_the_versions_a_capability_is_offered_in_are_read_from_its_indexes_alone(catalogue: Database) -> None:
