@@ -203,12 +203,13 @@ def _ranked_page(everything: bool) -> Statement:
         .order_by(candidates.c.thing_id, candidates.c.rank, candidates.c.position)
         .subquery("best")
     )
+    # The page is cut before the titles are read: a summary per provider of the page, not per candidate.
+    page = select(best).order_by(best.c.rank, best.c.thing_id).limit(_LIMIT).subquery("page")
     return Statement.of(
-        select(best.c.thing_id, best.c.capability_id, best.c.name, best.c.version, thing_summaries.c.title)
-        .add_columns(best.c.vendor_name)
-        .select_from(best.join(thing_summaries, thing_summaries.c.thing_id == best.c.thing_id))
-        .order_by(best.c.rank, best.c.thing_id)
-        .limit(_LIMIT)
+        select(page.c.thing_id, page.c.capability_id, page.c.name, page.c.version, thing_summaries.c.title)
+        .add_columns(page.c.vendor_name)
+        .select_from(page.join(thing_summaries, thing_summaries.c.thing_id == page.c.thing_id))
+        .order_by(page.c.rank, page.c.thing_id)
     )
 
 
