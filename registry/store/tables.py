@@ -91,6 +91,21 @@ def capability_keys(capability_id: str | None, name: str) -> list[str]:
     return keys if capability_id is None else [f"id:{capability_id}", *keys]
 
 
+#: Longest vendor word prefix ``filter_keys`` holds (migration 0019_filter_keys).
+VENDOR_PREFIX_CHARS = 32
+
+
+def kind_key(kind: str) -> str:
+    """The ``filter_keys`` entry of a kind."""
+    return f"kind:{kind}"
+
+
+def vendor_prefix_key(word: str) -> str:
+    """The ``filter_keys`` entry that every vendor name with a word starting with ``word`` holds (a word longer
+    than the prefixes kept: its first ``VENDOR_PREFIX_CHARS`` characters, a necessary condition only)."""
+    return f"vendor:{word[:VENDOR_PREFIX_CHARS]}"
+
+
 #: Tombstones of purged registrations: who held each id when its registration expired, and until when that owner
 #: alone may register it again (``REGISTRY_EXPIRY_GRACE`` after the expiry). Written by the purge, read by writes.
 id_claims = Table(
@@ -196,6 +211,14 @@ thing_summaries = Table(
     # Every capability offered, as ``capability_keys()`` spells it: a capability filter is an index scan that
     # intersects with those of the other filters, instead of a probe of thing_capabilities per candidate row.
     Column("capability_keys", ARRAY(Text), nullable=False, server_default="{}"),
+    # What kind, vendor and capability filters match, as keys of one GIN index (``filter_keys()``, migration
+    # 0019_filter_keys): a search combining them is one index scan that skips to the rows matching every key.
+    Column(
+        "filter_keys",
+        ARRAY(Text),
+        Computed("thing_filter_keys(kind, vendor_name, capability_keys)", persisted=True),
+        nullable=True,
+    ),
     Index("ix_thing_summaries_kind", "kind"),
     Index("ix_thing_summaries_vendor_key", "vendor_key"),
     Index("ix_thing_summaries_vendor_words", "vendor_words", postgresql_using="gin"),
@@ -203,6 +226,7 @@ thing_summaries = Table(
     Index("ix_thing_summaries_types", "types", postgresql_using="gin"),
     Index("ix_thing_summaries_search", "search", postgresql_using="gin"),
     Index("ix_thing_summaries_capability_keys", "capability_keys", postgresql_using="gin"),
+    Index("ix_thing_summaries_filter_keys", "filter_keys", postgresql_using="gin"),
 )
 
 thing_capabilities = Table(
@@ -219,18 +243,23 @@ thing_capabilities = Table(
     # The vendor of the description (as its summary has it): resolution decides vendor rules and ranks vendor
     # preferences on the offers alone, and reads the descriptions of the page it answers only.
     Column("vendor_name", Text, nullable=True),
-    # Covering: resolution reads a capability's offers from these alone (see catalog._bound_offers).
+    # Covering: resolution reads a capability's offers from these alone (see catalog._bound_offers), those of one
+    # version in provider order (a page of providers per version: catalog.resolution._ranked_page).
     Index(
         "ix_thing_capabilities_capability_id",
         "capability_id",
         "version",
-        postgresql_include=["thing_id", "position", "name", "vendor_name"],
+        "thing_id",
+        "position",
+        postgresql_include=["name", "vendor_name"],
     ),
     Index(
         "ix_thing_capabilities_name_key",
         "name_key",
         "version",
-        postgresql_include=["thing_id", "position", "capability_id", "name", "vendor_name"],
+        "thing_id",
+        "position",
+        postgresql_include=["capability_id", "name", "vendor_name"],
     ),
 )
 

@@ -18,7 +18,7 @@ from registry.discovery.text import PREFIX_FROM, any_words_query, words
 from registry.errors import RegistryError
 from registry.store.catalog import CatalogStore, Filters, Ranking, search_query
 from registry.store.catalog.resolution import offers_values, ranked_statement, ranking_values, versions_statement
-from registry.store.catalog.search import need_query
+from registry.store.catalog.search import need_query, title_chunk
 from registry.store.catalog.words import NEED_PLANNER, PASS_ROWS, TOP_UP_ROWS, need_passes
 from registry.store.changes import _MISSING, _RANGE
 from registry.store.database import SEARCH_PLANNER, Database, Statement, Transaction
@@ -96,6 +96,74 @@ def examined(node: dict[str, Any]) -> list[tuple[str, str, int]]:
     return found
 
 
+def index_scans(node: dict[str, Any]) -> list[tuple[str, int]]:
+    """(index name, entries it returned) of every index scan in the plan, bitmap index scans included."""
+    found = [(node["Index Name"], node["Actual Rows"] * node["Actual Loops"])] if "Index Name" in node else []
+    for child in node.get("Plans", []):
+        found += index_scans(child)
+    return found
+
+
+TITLE_CASES = [case for case, (_, sort) in CASES.items() if sort == "title"]
+
+
+@pytest.mark.parametrize("case", TITLE_CASES)
+async def test_title_pages_read_the_descriptions_of_one_chunk(catalogue: Database, case: str) -> None:
+    """Sorted by title (for readers of every tenant), the matching summaries are sorted and cut to the page before
+    any description is read: one description per row of the page, however many match."""
+    filters, _ = CASES[case]
+    plan = await explain(catalogue, title_chunk(filters, None, 21, None))
+    read = scans(plan)
+    assert not [scan for scan in read if scan[0] == "Seq Scan"], read
+    assert plan["Actual Rows"] == 21
+    assert sum(rows for _, relation, rows in read if relation == "descriptions") == 21, read
+    assert sum(rows for _, _, rows in read) <= BUDGET, read
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        Filters(kind="agent", vendor="Vendor 7", capability="urn:capability:17"),
+        # "1" starts the words of 11 of the 25 vendors: 44 % of the catalogue, which a bitmap of its own read whole
+        Filters(kind="agent", vendor="1", capability="urn:capability:17"),
+    ],
+    ids=["one vendor", "a prefix of many vendors"],
+)
+async def test_kind_vendor_and_capability_are_one_index_scan(catalogue: Database, filters: Filters) -> None:
+    """Kind, vendor words and capability are keys of one GIN index: its scan skips to the rows that hold every key,
+    so no index hands over more entries than the combination matches (the kind or a vendor prefix alone match
+    tens of thousands here)."""
+    matching = await catalogue.fetch(search_query(filters, None, "title", 10_000, None))
+    plan = await explain(catalogue, title_chunk(filters, None, 21, None))
+    used = index_scans(plan)
+    assert {name for name, _ in used if name.startswith("ix_thing_summaries")} == {"ix_thing_summaries_filter_keys"}
+    assert all(rows <= len(matching) + 21 for _, rows in used), (used, len(matching))
+
+
+async def test_title_pages_in_chunks_answer_what_one_join_answers(own_database_url: str) -> None:
+    """A page read in chunks skips expired descriptions not yet purged, and reads the next chunk when they cut a
+    page short: the pages, followed by cursor, are those of the statement that joins every match first."""
+    async with opened(own_database_url) as database:
+        await generate(database, 3000)
+        # Two of every three descriptions expired (not purged): most chunks of a page are cut short.
+        await database.execute(
+            text("UPDATE descriptions SET expires = now() - interval '1 hour' WHERE revision % 3 <> 0")
+        )
+        await database.execute(text("ANALYZE"))
+        store = CatalogStore(database)
+        for filters in (Filters(), Filters(kind="agent", vendor="1"), Filters(capability="urn:capability:17")):
+            after = None
+            for _ in range(4):
+                page = await store.search(filters, "title", 20, after)
+                joined = await database.fetch(search_query(filters, None, "title", 20, after))
+                expected = [(row["thing_id"], row["sort_key"]) for row in joined[:20]]
+                assert [(row["thing_id"], row["sort_key"]) for row in page.rows] == expected
+                assert (page.last is not None) == (len(joined) > 20)
+                if page.last is None:
+                    break
+                after = page.last
+
+
 @pytest.mark.parametrize("case", list(CASES))
 async def test_search_pages_read_through_indexes(catalogue: Database, case: str) -> None:
     filters, sort = CASES[case]
@@ -117,8 +185,8 @@ async def test_ranking_checks_expiry_for_the_page_only(catalogue: Database) -> N
 
 
 async def test_a_selective_combination_of_filters_reads_about_what_it_matches(catalogue: Database) -> None:
-    """Kind, vendor words and capability (as agents look for a provider): their indexes are intersected, so the
-    rows read are about those that match all three, not those that match the broadest two."""
+    """Kind, vendor words and capability (as agents look for a provider): one scan of their keys, so the rows read
+    are about those that match all three, not those that match the broadest two."""
     filters = Filters(kind="agent", vendor="Vendor 7", capability="urn:capability:17")
     plan = await explain(catalogue, search_query(filters, None, "title", 20, None))
     read = scans(plan)
@@ -142,9 +210,44 @@ async def test_resolution_reads_the_descriptions_of_one_page_of_providers(
     plan = await explain(catalogue, ranked_statement(True, vendor_rules), limit=50, **values)
     read = scans(plan)
     assert plan["Actual Rows"] == 50
-    assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50, read
     assert not [scan for scan in read if scan[0] == "Seq Scan"], read
     assert {scan[0] for scan in read if scan[1] == "thing_capabilities"} == {"Index Only Scan"}, read
+    if vendor_rules:  # every offer in range is ranked first, then a page of descriptions is read
+        assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * 50
+    else:  # a page of providers per version in range, of the thousand offers, and their descriptions
+        pages = len(versions) * 50
+        assert sum(rows for _, relation, rows in read if relation == "thing_capabilities") <= pages, read
+        assert sum(rows for _, relation, rows in read if relation in {"descriptions", "thing_summaries"}) <= 2 * pages
+
+
+async def test_a_page_of_providers_per_version_ranks_as_every_offer_does(own_database_url: str) -> None:
+    """Resolution without vendor rules reads the first providers of each version in range; its page is the one
+    ranking every offer in range gives (the statement with vendor rules that accept every vendor), with expired
+    providers, providers offering the capability twice and unversioned offers among them."""
+    async with opened(own_database_url) as database:
+        await generate(database, 3000)
+        async with database.transaction() as tx:
+            await tx.execute(text("UPDATE descriptions SET expires = now() - interval '1 hour' WHERE revision % 4 = 0"))
+            # a second offer of the same capability in another version, and offers without a version
+            await tx.execute(
+                text(
+                    "INSERT INTO thing_capabilities (thing_id, position, source, capability_id, name, name_key, "
+                    "version, vendor_name) SELECT thing_id, position + 3, source, capability_id, name, name_key, "
+                    "CASE WHEN position = 0 THEN NULL ELSE '1.2.0' END, vendor_name FROM thing_capabilities "
+                    "WHERE thing_id LIKE '%3'"
+                )
+            )
+        await database.execute(text("ANALYZE"))
+        versions = [None, *(f"{major}.{minor}.0" for major in (1, 2, 3) for minor in (0, 1, 2))]
+        for capability in ("urn:capability:17", "capability17", "urn:capability:250"):
+            for in_range in (versions[1:4], versions[:4], versions[4:], versions):
+                ranks = {version: rank for rank, version in enumerate(in_range[::-1])}
+                values = ranking_values(Ranking(capability, ranks), EVERYTHING)
+                for limit in (5, 50):
+                    paged = await database.fetch(ranked_statement(True, False), limit=limit, **values)
+                    every = await database.fetch(ranked_statement(True, True), limit=limit, **values)
+                    assert [tuple(row) for row in paged] == [tuple(row) for row in every], (capability, in_range)
+                    assert paged
 
 
 async def test_the_versions_a_capability_is_offered_in_are_read_from_its_indexes_alone(catalogue: Database) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sqlalchemy import BigInteger, Text, and_, bindparam, case, func, literal, select, union_all
+from sqlalchemy import BigInteger, Text, and_, bindparam, case, func, literal, select, true, union_all
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
 
 from registry.store.catalog.rows import EXPIRED, OUT_OF_RANGE, Ranking
@@ -128,9 +128,13 @@ _IS_LIVE = and_(thing_summaries.c.thing_id.is_not(None), live())
 
 @functools.cache
 def versions_statement(everything: bool) -> Statement:
-    # A CTE read twice is materialised: the offers are read once.
-    offers = _bound_offers(everything).cte("offers")
-    considered = select(func.count(offers.c.thing_id.distinct())).scalar_subquery()
+    if everything:
+        # The offers are read twice from their covering indexes (index-only scans), which costs less than reading
+        # them once into a materialised CTE and scanning that twice.
+        offers, counted = _bound_offers(everything).subquery("offers"), _bound_offers(everything).subquery("counted")
+    else:  # each offer is joined to its description (tenant): once, in a CTE read twice (materialised)
+        offers = counted = _bound_offers(everything).cte("offers")
+    considered = select(func.count(counted.c.thing_id.distinct())).scalar_subquery()
     return Statement.of(select(offers.c.version, considered).group_by(offers.c.version))
 
 
@@ -140,10 +144,82 @@ def vendors_statement(everything: bool) -> Statement:
     return Statement.of(select(_offer_vendor(offers)).distinct())
 
 
+def _first_providers(everything: bool, *, by_name: bool, versioned: bool) -> Any:
+    """The first ``limit`` live providers (by id) offering the bound capability in each version in range (by id
+    or, ``by_name``, by name only), each with the rank of that version; or (not ``versioned``) those offering it
+    without a version, with the rank of unversioned offers if any. Each version's offers are read in provider
+    order from its index (capability, version, thing_id, position) as far as a page of live ones: the cost of a
+    page, whatever the number of providers."""
+    offered = thing_capabilities.c
+    capability = bindparam("capability", type_=Text)
+    matched = (
+        and_(
+            offered.name_key == bindparam("capability_key", type_=Text),
+            offered.capability_id.is_distinct_from(capability),
+        )
+        if by_name
+        else offered.capability_id == capability
+    )
+    conditions = [matched, live()]
+    if not everything:
+        conditions.append(of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
+    offers = (
+        select(*_OFFER_COLUMNS)
+        .select_from(thing_capabilities.join(descriptions, descriptions.c.id == offered.thing_id))
+        .ext(distinct_on(offered.thing_id))
+        .order_by(offered.thing_id, offered.position)
+        .limit(_LIMIT)
+    )
+    if not versioned:
+        unversioned = bindparam("unversioned_rank", type_=BigInteger)
+        return select(
+            offers.where(*conditions, offered.version.is_(None), unversioned.is_not(None)).subquery(),
+            unversioned.label("rank"),
+        )
+    in_range = (
+        func.unnest(bindparam("range_versions", type_=ARRAY(Text)), bindparam("range_ranks", type_=ARRAY(BigInteger)))
+        .table_valued("version", "rank")
+        .render_derived()
+    )
+    page = offers.where(*conditions, offered.version == in_range.c.version).lateral("page")
+    return select(page, in_range.c.rank).select_from(in_range.join(page, true()))
+
+
+def _ranked_page(everything: bool) -> Statement:
+    """The first ``limit`` providers in range by (version rank, id), each with its best offer, from the first
+    ``limit`` providers of each version in range (``_first_providers``). Those are enough: a provider of the
+    page is among the first ``limit`` of every version it offers in range at its best rank (every provider before
+    it there comes before it in the page's order), so its best offer is among them, and a provider whose best
+    offer is not among them ranks after the page."""
+    branches = [
+        _first_providers(everything, by_name=by_name, versioned=versioned)
+        for by_name in (False, True)
+        for versioned in (True, False)
+    ]
+    candidates = union_all(*branches).subquery("candidates")
+    best = (
+        select(candidates)
+        .ext(distinct_on(candidates.c.thing_id))
+        .order_by(candidates.c.thing_id, candidates.c.rank, candidates.c.position)
+        .subquery("best")
+    )
+    # The page is cut before the titles are read: a summary per provider of the page, not per candidate.
+    page = select(best).order_by(best.c.rank, best.c.thing_id).limit(_LIMIT).subquery("page")
+    return Statement.of(
+        select(page.c.thing_id, page.c.capability_id, page.c.name, page.c.version, thing_summaries.c.title)
+        .add_columns(page.c.vendor_name)
+        .select_from(page.join(thing_summaries, thing_summaries.c.thing_id == page.c.thing_id))
+        .order_by(page.c.rank, page.c.thing_id)
+    )
+
+
 @functools.cache
 def ranked_statement(everything: bool, vendor_rules: bool) -> Statement:
     """The offers in range are ranked (by vendor preference when there are ``vendor_rules``, version rank, id)
-    before any description is read: their descriptions are read in that order, a page's worth."""
+    before any description is read: their descriptions are read in that order, a page's worth. Without vendor
+    rules, a page of providers of each version in range is read (``_ranked_page``), not every offer."""
+    if not vendor_rules:
+        return _ranked_page(everything)
     best = _best_offers(everything, in_range_only=True)
     ranked: Any = best
     order: tuple[Any, ...] = (best.c.rank.asc().nulls_last(), best.c.thing_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from sqlalchemy import (
@@ -33,12 +34,15 @@ from registry.store.catalog.rows import Filters
 from registry.store.catalog.words import PASS_ROWS, TOP_UP_ROWS, Passes
 from registry.store.tables import (
     SEARCH_CONFIG,
+    VENDOR_PREFIX_CHARS,
     capability_keys,
     descriptions,
+    kind_key,
     live,
     of_tenant,
     thing_capabilities,
     thing_summaries,
+    vendor_prefix_key,
 )
 
 
@@ -56,6 +60,10 @@ _WORDS_CONFIG = _text_search_config("simple")
 #: Distinct vendor names a fuzzy vendor filter compares (the most frequent first).
 FUZZY_VENDOR_CANDIDATES = 10_000
 
+#: Vendor words whose ``filter_keys`` entry is certain to be the word as PostgreSQL's parser reads it (a word with
+#: other characters may be split or normalised otherwise: its match is left to ``vendor_words`` alone).
+_PLAIN_WORD = re.compile(r"[a-z0-9]+")
+
 #: Matches a relevance-sorted search of all words (``match=all``) ranks at most, the first in title order (see
 #: :func:`search_query`; a need in plain words picks its candidates by its words' frequencies: :func:`need_query`).
 RANK_CANDIDATES = 1000
@@ -71,19 +79,39 @@ def filter_conditions(
 ) -> list[ColumnElement[bool]]:
     """Conditions of ``filters``; ``versions``: the capability versions ``capability_accepts`` chose;
     ``expired_too``: without the one that leaves out expired descriptions (the caller checks it)."""
+    return [*reader_conditions(filters, expired_too=expired_too), *summary_conditions(filters, versions)]
+
+
+def reader_conditions(filters: Filters, *, expired_too: bool = False) -> list[ColumnElement[bool]]:
+    """The conditions of ``filters`` on the descriptions table: live (unless ``expired_too``), of the readers'
+    tenant."""
     clauses: list[ColumnElement[bool]] = [] if expired_too else [live()]
     if not filters.readers.everything:
         clauses.append(of_tenant(descriptions.c.tenant, filters.readers.tenant))
-    if filters.kind is not None:
-        clauses.append(thing_summaries.c.kind == filters.kind)
+    return clauses
+
+
+def summary_conditions(filters: Filters, versions: list[str] | None) -> list[ColumnElement[bool]]:
+    """The conditions of ``filters`` on the summaries (and, for capability versions, their offers)."""
+    clauses: list[ColumnElement[bool]] = []
+    # Kind, vendor words and capability are keys of one GIN index (thing_summaries.filter_keys): one scan that
+    # skips to the rows holding every key, where an index per filter built a bitmap of each filter's matches.
+    required = [] if filters.kind is None else [kind_key(filters.kind)]
     if filters.vendor is not None:
         if filters.vendor_match == "exact":
             clauses.append(thing_summaries.c.vendor_key == filters.vendor.lower())
         elif filters.vendor_match == "fuzzy":
             clauses.append(thing_summaries.c.vendor_key.in_(filters.vendor_keys))
         else:
-            words = func.to_tsquery(_WORDS_CONFIG, vendor_prefix_query(filters.vendor))
-            clauses.append(thing_summaries.c.vendor_words.op("@@")(words))
+            words = vendor_words(filters.vendor)
+            required += [vendor_prefix_key(word) for word in words if _PLAIN_WORD.fullmatch(word)]
+            if not all(_PLAIN_WORD.fullmatch(word) and len(word) <= VENDOR_PREFIX_CHARS for word in words):
+                # The keys decide for plain words the prefixes cover (a word is a key exactly when a word of the
+                # name starts with it); the words' own condition decides for the others.
+                prefixes = func.to_tsquery(_WORDS_CONFIG, vendor_prefix_query(filters.vendor))
+                clauses.append(thing_summaries.c.vendor_words.op("@@")(prefixes))
+    if required:
+        clauses.append(thing_summaries.c.filter_keys.contains(required))
     if filters.type is not None:
         clauses.append(thing_summaries.c.types.contains([filters.type]))
     if filters.convention is not None:
@@ -91,10 +119,8 @@ def filter_conditions(
     if filters.text is not None:
         clauses.append(thing_summaries.c.search.op("@@")(_query(filters)))
     if filters.capability is not None:
-        # The keys a filter for an id or a name matches: an index scan that intersects with the others.
-        clauses.append(
-            thing_summaries.c.capability_keys.overlap(capability_keys(filters.capability, filters.capability))
-        )
+        # The keys a filter for an id or a name matches, in the same index as the kind and vendor keys.
+        clauses.append(thing_summaries.c.filter_keys.overlap(capability_keys(filters.capability, filters.capability)))
         if versions is not None:  # and among the candidates, those that offer it in a version accepted
             offered = capability_match(filters.capability, filters.capability.lower())
             condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
@@ -275,6 +301,34 @@ def search_query(
     return query.order_by(key.desc() if descending else key.asc(), thing_id.asc()).limit(limit + 1)
 
 
+def title_chunk(filters: Filters, versions: list[str] | None, size: int, after: tuple[Any, str] | None) -> Any:
+    """Up to ``size`` summaries matching ``filters`` in title order past ``after``, cut before their descriptions
+    are joined: the descriptions of these alone are read, each row saying whether its description is ``visible``
+    (live). A join before the cut reads the description of every match, and a sort after it every match's.
+    Readers of every tenant only (the rows another tenant's reader skips are not bounded); the caller drops the
+    rows not visible and reads the next chunk while the page is not full (:meth:`CatalogStore.search`)."""
+    key, thing_id = thing_summaries.c.title_key, thing_summaries.c.thing_id
+    matching = select(thing_id, thing_summaries.c.summary, key).where(*summary_conditions(filters, versions))
+    if after is not None:
+        after_key, after_id = after
+        # The first condition repeats what the second implies as a bound the title index seeks to.
+        matching = matching.where(key >= after_key, or_(key > after_key, and_(key == after_key, thing_id > after_id)))
+    matches = matching.order_by(key, thing_id).limit(size).subquery("matches")
+    visible = and_(descriptions.c.id.is_not(None), live())
+    return (
+        select(
+            matches.c.thing_id,
+            matches.c.summary,
+            descriptions.c.modified,
+            descriptions.c.expires,
+            matches.c.title_key.label("sort_key"),
+            visible.label("visible"),
+        )
+        .select_from(matches.outerjoin(descriptions, descriptions.c.id == matches.c.thing_id))
+        .order_by(matches.c.title_key, matches.c.thing_id)
+    )
+
+
 __all__ = [
     "FUZZY_VENDOR_CANDIDATES",
     "RANK_CANDIDATES",
@@ -283,7 +337,10 @@ __all__ = [
     "convention_of_summary",
     "filter_conditions",
     "need_query",
+    "reader_conditions",
     "search_query",
     "summaries_with_descriptions",
+    "summary_conditions",
+    "title_chunk",
     "vendor_prefix_query",
 ]

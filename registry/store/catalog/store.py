@@ -40,6 +40,7 @@ from registry.store.catalog.search import (
     need_query,
     search_query,
     summaries_with_descriptions,
+    title_chunk,
 )
 from registry.store.catalog.versions import (
     FORGET,
@@ -185,6 +186,8 @@ class CatalogStore:
         async def read(tx: Transaction) -> list[Record]:
             narrowed = await self.resolve_vendor(tx, filters)
             versions = await self._accepted_versions(tx, narrowed)
+            if sort == "title" and narrowed.readers.everything:
+                return await self._title_rows(tx, narrowed, versions, limit, after)
             return await tx.fetch(search_query(narrowed, versions, sort, limit, after))
 
         rows = await self._bounded(read)
@@ -207,6 +210,20 @@ class CatalogStore:
             return await tx.fetch(need_query(narrowed, versions, plan, limit))
 
         return await self._bounded(read, NEED_PLANNER)
+
+    @staticmethod
+    async def _title_rows(
+        tx: Transaction, filters: Filters, versions: list[str] | None, limit: int, after: tuple[Any, str] | None
+    ) -> list[Record]:
+        """``limit`` + 1 live matches in title order, read in chunks of that size (``title_chunk``): a chunk cut
+        short by expired descriptions not yet purged is followed by the next, past its last row."""
+        rows: list[Record] = []
+        while True:
+            chunk = await tx.fetch(title_chunk(filters, versions, limit + 1, after))
+            rows += [row for row in chunk if row["visible"]]
+            if len(chunk) <= limit or len(rows) > limit:
+                return rows[: limit + 1]
+            after = (chunk[-1]["sort_key"], chunk[-1]["thing_id"])
 
     async def filtered_read(
         self, filters: Filters, read: Callable[[Transaction, Filters, list[str] | None], Awaitable[T]]
