@@ -35,6 +35,17 @@ _BEST_SUMMARY = text(
     """
 )
 
+REPEATED = "urn:test:need:repeated"
+#: A title of "service" over and over, and Zeppelin once in its text.
+_REPEATED_SUMMARY = text(
+    """
+    INSERT INTO thing_summaries (thing_id, kind, title, title_key, types, summary, search)
+    VALUES (:id, 'agent', 'Service Service Service', 'service service service', ARRAY['Thing'], '{}'::jsonb,
+            setweight(to_tsvector('english', 'Service Service Service Service'), 'A')
+            || setweight(to_tsvector('english', 'A service for a zeppelin'), 'D'))
+    """
+)
+
 
 @pytest.fixture(scope="module")
 def catalogue_url(postgres_admin_url: str) -> Iterator[str]:
@@ -71,6 +82,22 @@ async def test_the_best_match_is_found_beyond_the_first_matches_by_title(catalog
     found = await matches(catalogue, "weather service in Berlin")
     assert found[0] == BEST
     assert len(found) == 50  # the other weather descriptions follow
+
+
+async def test_a_rare_word_outranks_a_common_word_named_often(catalogue: Database) -> None:
+    """Words weigh by their rarity: the description that names Zeppelin once (in its title) ranks above one whose
+    title names "service", which every description holds, over and over."""
+    async with catalogue.transaction() as tx:
+        await tx.execute(_BEST_DESCRIPTION, id=REPEATED)
+        await tx.execute(_REPEATED_SUMMARY, id=REPEATED)
+    try:
+        found = await matches(catalogue, "zeppelin service", limit=5)
+        assert found[:2] == [BEST, REPEATED]
+        rows = await CatalogStore(catalogue).need_matches(need("zeppelin service"), ["zeppelin", "service"], 4, 2)
+        assert rows[0]["sort_key"] > 2 * rows[1]["sort_key"]
+    finally:
+        async with catalogue.transaction() as tx:
+            await tx.execute(text("DELETE FROM descriptions WHERE id = :id"), id=REPEATED)
 
 
 @pytest.mark.parametrize("words_of_need", ["service", "a service", "service qqqzzz", "services answering"])

@@ -13,6 +13,8 @@ from registry.store.catalog.words import (
     Frequencies,
     WordStatistics,
     passes,
+    rarity,
+    weights,
 )
 
 #: As pg_stats gives them: lexemes in any order, their shares, then the least and greatest share and empty rows.
@@ -89,3 +91,32 @@ async def test_lexemes_are_asked_once_per_word() -> None:
     assert await statistics.lexemes(executor, ["weather", "the"]) == ["weath", None]  # type: ignore[arg-type]
     assert await statistics.lexemes(executor, ["the", "berlin", "weather"]) == [None, "berli", "weath"]  # type: ignore[arg-type]
     assert executor.asked == [["weather", "the"], ["berlin"]]
+
+
+def test_a_word_weighs_less_the_more_descriptions_hold_it() -> None:
+    assert rarity(None, STATS.least) == 1.0  # rarer than every listed word
+    assert rarity(STATS.least, STATS.least) == 1.0
+    assert rarity(1.0, STATS.least) == 0.0  # in every description: says nothing of any
+    shares = [0.0005, 0.01, 0.15, 0.5, 0.9]
+    rarities = [rarity(share, STATS.least) for share in shares]
+    assert rarities == sorted(rarities, reverse=True)
+    assert rarities[-1] < 0.001 < rarities[1]
+
+
+def test_without_statistics_every_word_weighs_alike() -> None:
+    assert rarity(0.3, 0.0) == 1.0
+    empty = Frequencies.of(None, None, None)
+    assert weights([("weather", "weather"), ("service", "servic")], empty, PREFIX_FROM) == (
+        ("weather:*", 1.0),
+        ("service:*", 1.0),
+    )
+
+
+def test_each_word_of_a_need_is_weighed_as_it_is_matched() -> None:
+    """Stop words are left out; a prefix weighs as the share of the lexemes it starts."""
+    terms = [("the", None), ("weather", "weather"), ("in", None), ("berlin", "berlin"), ("service", "servic")]
+    rated = dict(weights(terms, STATS, PREFIX_FROM))
+    assert list(rated) == ["weather:*", "berlin:*", "service:*"]
+    assert rated["weather:*"] == rarity(0.16, STATS.least)
+    assert rated["berlin:*"] == 1.0
+    assert rated["service:*"] < rated["weather:*"] < rated["berlin:*"]

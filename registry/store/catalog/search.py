@@ -151,6 +151,21 @@ def _query(filters: Filters) -> Any:
     return func.websearch_to_tsquery(TEXT_CONFIG, filters.text)
 
 
+def _weighted_relevance(search: Any, weights: tuple[tuple[str, float], ...]) -> Any:
+    """0..1: the sum over the words of their rarity weight times their own ``ts_rank_cd``, over that sum + 1 (as
+    normalisation 32 does for one rank). Words all in every description weigh alike (none is rarer)."""
+    if not any(weight > 0.0 for _, weight in weights):
+        weights = tuple((word, 1.0) for word, _ in weights)
+    ranks = [
+        func.ts_rank_cd(search, func.to_tsquery(TEXT_CONFIG, word), literal_column("0"))
+        * literal_column(f"{weight:.6f}")
+        for word, weight in weights
+        if weight > 0.0
+    ]
+    total = sum(ranks[1:], ranks[0])
+    return cast(total / (total + 1.0), Float)
+
+
 def _relevance(search: Any, filters: Filters) -> Any:
     """0..1: ``ts_rank_cd`` over rank + 1 (normalisation 32), so that it is comparable across queries."""
     return cast(func.ts_rank_cd(search, _query(filters), literal_column("32")), Float)
@@ -164,9 +179,13 @@ def need_query(filters: Filters, versions: list[str] | None, passes: Passes, lim
         only = passes.selective or passes.common
         assert only is not None
         if passes.selective is not None:
-            return _need_pass(filters, versions, only, None, read=PASS_ROWS, limit=limit)
-        return _need_pass(filters, versions, only, None, read=TOP_UP_ROWS, limit=limit, sample=passes.sample)
-    first = _need_pass(filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit).cte("first_pass")
+            return _need_pass(filters, versions, only, None, read=PASS_ROWS, limit=limit, weights=passes.weights)
+        return _need_pass(
+            filters, versions, only, None, read=TOP_UP_ROWS, limit=limit, sample=passes.sample, weights=passes.weights
+        )
+    first = _need_pass(
+        filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit, weights=passes.weights
+    ).cte("first_pass")
     short = func.greatest(0, limit - select(func.count()).select_from(first).scalar_subquery())
     second = _need_pass(
         filters,
@@ -176,6 +195,7 @@ def need_query(filters: Filters, versions: list[str] | None, passes: Passes, lim
         read=TOP_UP_ROWS,
         limit=short,
         sample=passes.sample,
+        weights=passes.weights,
     ).subquery("second_pass")
     both = union_all(select(first), select(second)).subquery("passes")
     return select(both).order_by(both.c.sort_key.desc(), both.c.thing_id)
@@ -190,6 +210,7 @@ def _need_pass(
     read: int,
     limit: Any,
     sample: float | None = None,
+    weights: tuple[tuple[str, float], ...] = (),
 ) -> Any:
     """One pass over a need's words: up to ``read`` descriptions matching the ``to_tsquery`` text ``matched`` and
     not ``excluded`` (an earlier pass's), ranked on all the need's words (``filters.text_query``); the ``limit``
@@ -210,7 +231,7 @@ def _need_pass(
     chosen = (
         select(table.c.thing_id, table.c.summary, search).select_from(source).where(*conditions).limit(read)
     ).subquery("candidates")
-    relevance = _relevance(chosen.c.search, filters)
+    relevance = _weighted_relevance(chosen.c.search, weights) if weights else _relevance(chosen.c.search, filters)
     ranked = (
         select(chosen.c.thing_id, chosen.c.summary, relevance.label("relevance"))
         .order_by(relevance.desc(), chosen.c.thing_id)

@@ -18,7 +18,9 @@ first matches in some order ranks an arbitrary share of them. So a need's candid
    sample would hold few of the rows they keep.
 
 Every candidate is ranked on all the words, common ones included: "weather in Berlin" ranks the descriptions that
-name Berlin and weather above those that name Berlin alone.
+name Berlin and weather above those that name Berlin alone. Each word counts by its rarity (``rarity``): the sum
+over the words of their own rank times their weight, so that a word in most descriptions ("server") adds little
+beside a rare one ("Berlin"); before the table is first analysed every word weighs 1.
 
 The frequencies are those ``ANALYZE`` gathers for the planner (``pg_stats.most_common_elems`` of the words column:
 the lexemes in more than a small share of a sample of rows, with that share). A word not among them is rarer than
@@ -51,6 +53,9 @@ TOP_UP_ROWS = 100
 SAMPLE_FROM = 20
 #: How many times TOP_UP_ROWS matches a sample is sized to hold (its pages hold more or fewer by chance).
 SAMPLE_SURPLUS = 2
+#: The rarity weight of a word in a share s of the descriptions is (log s / log least) ** RARITY_POWER, least being
+#: the least share listed: 1 for a word rarer than every listed one, less the more common it is.
+RARITY_POWER = 8.0
 #: Seconds the statistics are used before they are read again.
 STATISTICS_TTL = 60.0
 
@@ -124,6 +129,9 @@ class Passes:
     selective: str | None
     common: str | None
     sample: float | None = None
+    #: Each word's ``to_tsquery`` text with its rarity weight (0..1), which the candidates are ranked by; empty: rank
+    #: on all the words alike.
+    weights: tuple[tuple[str, float], ...] = ()
 
 
 def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, prefix_from: int) -> Passes:
@@ -209,14 +217,40 @@ async def lexemes(executor: Executor, words: Sequence[str]) -> list[str | None]:
     return [row[0] for row in await executor.fetch(_LEXEMES, words=list(words))]
 
 
+def rarity(share: float | None, least: float) -> float:
+    """The rarity weight of a word in ``share`` of the descriptions (None: not among the frequent ones)."""
+    if share is None or not 0.0 < least < 1.0:
+        return 1.0
+    if share >= 1.0:
+        return 0.0
+    return min(1.0, float((math.log(share) / math.log(least)) ** RARITY_POWER))
+
+
+def weights(
+    terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, prefix_from: int
+) -> tuple[tuple[str, float], ...]:
+    """The ``to_tsquery`` text and rarity weight of each of ``terms`` that is not a stop word."""
+    chosen: list[tuple[str, float]] = []
+    for word, lexeme in terms:
+        if lexeme is None:
+            continue
+        prefix = len(word) >= prefix_from
+        chosen.append((f"{word}:*" if prefix else word, rarity(frequencies.share(lexeme, prefix), frequencies.least)))
+    return tuple(chosen)
+
+
 async def need_passes(executor: Executor, statistics: WordStatistics, words: Sequence[str], prefix_from: int) -> Passes:
-    """The passes of a need's ``words``: one pass of them all, without stemming them first, while the catalogue is
+    """The passes of a need's ``words``, with their rarity weights: one pass of them all while the catalogue is
     small enough for every match to be read."""
     frequencies = await statistics.frequencies(executor)
-    if frequencies.rows <= SELECTIVE_ROWS or not words:
+    if not words:
+        return passes([], frequencies, prefix_from)
+    terms = list(zip(words, await statistics.lexemes(executor, words), strict=True))
+    rated = weights(terms, frequencies, prefix_from)
+    if frequencies.rows <= SELECTIVE_ROWS:
         every = [(word, word) for word in words]  # a stop word is left out by to_tsquery itself
-        return passes(every, Frequencies(rows=frequencies.rows), prefix_from)
-    return passes(list(zip(words, await statistics.lexemes(executor, words), strict=True)), frequencies, prefix_from)
+        return dataclasses.replace(passes(every, Frequencies(rows=frequencies.rows), prefix_from), weights=rated)
+    return dataclasses.replace(passes(terms, frequencies, prefix_from), weights=rated)
 
 
 __all__ = [
