@@ -33,7 +33,8 @@ async def row(url: str) -> asyncpg.Record:
     connection = await asyncpg.connect(url)
     try:
         found = await connection.fetchrow(
-            "SELECT search::text AS words, search_version, search @@ to_tsquery('english', $1) AS purposes "
+            "SELECT search::text AS words, search_version, search @@ to_tsquery('english', $1) AS purposes, "
+            "xmin::text AS xmin "
             "FROM thing_summaries WHERE thing_id LIKE $2",
             PURPOSE_WORD,
             f"%{NAME}%",
@@ -44,15 +45,19 @@ async def row(url: str) -> asyncpg.Record:
         await connection.close()
 
 
-async def as_before_the_upgrade(url: str) -> None:
-    """The row as a server with another list left it: words without the purposes, the list's digest not ours."""
+async def as_before_the_upgrade(url: str) -> asyncpg.Record:
+    """The row as a server with another list left it: words without the purposes, the list's digest not ours; as
+    written (``purposes``, and ``xmin``, which a later write of the row changes)."""
     connection = await asyncpg.connect(url)
     try:
-        await connection.execute(
+        written = await connection.fetchrow(
             "UPDATE thing_summaries SET search = setweight(to_tsvector('english', 'strava-mcp strava mcp'), 'A'), "
-            "search_version = $1",
+            "search_version = $1 RETURNING search @@ to_tsquery('english', $2) AS purposes, xmin::text AS xmin",
             OLD,
+            PURPOSE_WORD,
         )
+        assert written is not None
+        return written
     finally:
         await connection.close()
 
@@ -85,12 +90,14 @@ async def test_words_of_another_gazetteer_are_refreshed_without_a_write(
     written = await row(own_database_url)
     assert written["search_version"] == SEARCH_TEXTS
     assert written["purposes"]
-    await as_before_the_upgrade(own_database_url)
-    assert not (await row(own_database_url))["purposes"]
+    stale = await as_before_the_upgrade(own_database_url)
+    assert not stale["purposes"]
     deadline = time.monotonic() + 30
-    while (refreshed := await row(own_database_url))["search_version"] != SEARCH_TEXTS:
+    # The server's job may refresh the row at any moment from now: it is refreshed once a later write holds it.
+    while (refreshed := await row(own_database_url))["xmin"] == stale["xmin"]:
         assert time.monotonic() < deadline, "the job did not refresh the row"
         await asyncio.sleep(0.1)
+    assert refreshed["search_version"] == SEARCH_TEXTS
     assert refreshed["purposes"]
     assert refreshed["words"] == written["words"]  # the words a write gives
     while (shown := await check(client))["state"] != "ok":
