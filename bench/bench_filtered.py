@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.bench_nl_scale import _SUMMARIES  # noqa: E402
 from bench.bench_paging import serving, unpacked  # noqa: E402
 from bench.catalogue import generate  # noqa: E402
-from bench.rounds import alternated, load_average, machine  # noqa: E402
+from bench.rounds import alternated, load_average, machine, print_probes_against_reference  # noqa: E402
 from registry.store import database as database_module  # noqa: E402
 from registry.store.database import Database  # noqa: E402
 from tests.support.servers import fresh_database  # noqa: E402
@@ -158,16 +158,7 @@ def main() -> None:
             measure({"reference": reference, "candidate": candidate}, arguments.rounds, arguments.requests)
         )
     print(f"\n{arguments.rounds} rounds of {arguments.requests} requests, one client")
-    print("| request | contender | p50 ms (median of rounds) | rounds min-max | x reference (median of rounds) |")
-    print("|---|---|---:|---:|---:|")
-    for key, values in figures.items():
-        probe, _, _name = key.partition(" | ")
-        base = figures[f"{probe} | reference"]
-        ratios = [value / reference for value, reference in zip(values, base, strict=True)]
-        print(
-            f"| {probe} | {_name} | {statistics.median(values):.1f} | {min(values):.1f}-{max(values):.1f} "
-            f"| {statistics.median(ratios):.3f} |"
-        )
+    print_probes_against_reference("request", figures)
     log("done")
 
 

@@ -41,7 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from bench.catalogue import generate  # noqa: E402
-from bench.rounds import alternated, load_average, machine  # noqa: E402
+from bench.rounds import alternated, load_average, machine, print_probes_against_reference  # noqa: E402
 from registry.store import database as database_module  # noqa: E402
 from registry.store.database import Database  # noqa: E402
 from tests.support.servers import free_port, fresh_database  # noqa: E402
@@ -181,16 +181,7 @@ def main() -> None:
             urls = {"reference": reference, "candidate": candidate, "candidate, next link": candidate}
             figures = asyncio.run(measure(urls, probes, arguments.rounds, arguments.requests, limit))
     print(f"\n{size:,} descriptions, pages of {limit}, {arguments.rounds} rounds of {arguments.requests} requests")
-    print("| page | contender | p50 ms (median of rounds) | rounds min-max | x reference (median of rounds) |")
-    print("|---|---|---:|---:|---:|")
-    for key, values in figures.items():
-        probe_name, _, _name = key.partition(" | ")
-        base = figures[f"{probe_name} | reference"]
-        ratios = [value / reference for value, reference in zip(values, base, strict=True)]
-        print(
-            f"| {key} | {statistics.median(values):.1f} | {min(values):.1f}-{max(values):.1f} "
-            f"| {statistics.median(ratios):.3f} |"
-        )
+    print_probes_against_reference("page", figures)
     log("done")
 
 

@@ -62,6 +62,20 @@ def print_against(
         print(f"| {name} | {shown(values)} | {min(ratios):.2f}-{max(ratios):.2f} | {statistics.median(ratios):.2f} |")
 
 
+def print_probes_against_reference(first: str, figures: dict[str, list[float]]) -> None:
+    """A Markdown table of rounds' p50 figures keyed ``"probe | contender"``: each with its range and its ratio to
+    the same probe's ``reference`` round by round (median); ``first`` names the probes' column."""
+    print(f"| {first} | contender | p50 ms (median of rounds) | rounds min-max | x reference (median of rounds) |")
+    print("|---|---|---:|---:|---:|")
+    for key, values in figures.items():
+        probe = key.partition(" | ")[0]
+        ratios = [value / base for value, base in zip(values, figures[f"{probe} | reference"], strict=True)]
+        print(
+            f"| {key} | {statistics.median(values):.1f} | {min(values):.1f}-{max(values):.1f} "
+            f"| {statistics.median(ratios):.3f} |"
+        )
+
+
 def alternated(ways: Sequence[T], round_number: int) -> list[T]:
     """``ways`` in the order of round ``round_number``: reversed every other round, so none always goes first (and
     pays for what the one before it left behind)."""
