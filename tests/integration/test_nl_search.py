@@ -93,6 +93,24 @@ async def test_a_vendor_filter_matches_an_mcp_namespace(client: AsyncTestClient[
     assert await found(client, vendor="io.github.redis", q="key value") == [f"urn:mcp:server:{REDIS}"]
 
 
+@pytest.mark.parametrize(
+    ("namespace", "vendor"),
+    [
+        ("io.github.62e8546e", "62e8546e"),  # PostgreSQL's parser reads a number and a word: 62e8546, e
+        ("io.github.3e5labs", "3e5labs"),  # 3e5, labs
+        ("io.github.3e5labs", "3E5"),  # a prefix of the first part, in capitals
+        ("io.github.abc123", "ABC123"),  # one word of letters and digits
+    ],
+)
+async def test_a_vendor_filter_matches_words_the_parser_splits(
+    client: AsyncTestClient[Any], namespace: str, vendor: str
+) -> None:
+    published = await client.post("/v0.1/publish", json=server(f"{namespace}/tool", "A tool"))
+    assert published.status_code == 200, published.text
+    assert await found(client, vendor=vendor) == [f"urn:mcp:server:{namespace}/tool"]
+    assert await found(client, vendor=vendor, kind="tool") == [f"urn:mcp:server:{namespace}/tool"]
+
+
 async def test_or_operators_do_not_count_against_the_term_limit(client: AsyncTestClient[Any]) -> None:
     joined = " or ".join(f"w{index}" for index in range(32))
     assert (await client.get("/api/v1/search", params={"q": joined})).status_code == 200

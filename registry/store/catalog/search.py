@@ -60,9 +60,10 @@ _WORDS_CONFIG = _text_search_config("simple")
 #: Distinct vendor names a fuzzy vendor filter compares (the most frequent first).
 FUZZY_VENDOR_CANDIDATES = 10_000
 
-#: Vendor words whose ``filter_keys`` entry is certain to be the word as PostgreSQL's parser reads it (a word with
-#: other characters may be split or normalised otherwise: its match is left to ``vendor_words`` alone).
-_PLAIN_WORD = re.compile(r"[a-z0-9]+")
+#: Vendor words whose ``filter_keys`` entry is certain to be the word as PostgreSQL's parser reads it: letters alone
+#: or digits alone. Others may be split or normalised otherwise (the parser reads ``62e8546e`` as the number
+#: ``62e8546`` and the word ``e``, ``3e5labs`` as ``3e5`` and ``labs``): their match is left to ``vendor_words``.
+_PLAIN_WORD = re.compile(r"[a-z]+|[0-9]+")
 
 #: Matches a relevance-sorted search of all words (``match=all``) ranks at most, the first in title order (see
 #: :func:`search_query`; a need in plain words picks its candidates by its words' frequencies: :func:`need_query`).
