@@ -14,9 +14,11 @@ TABLES = ("descriptions", "thing_summaries", "thing_capabilities", "description_
 #: see catalog._bound_offers): those are vacuumed too, which marks their pages all-visible. Before that every row
 #: an index-only scan meets is looked up in the table, and the planner, knowing it, scans the table instead.
 READ_FROM_INDEXES = ("thing_capabilities",)
-#: Rows changed since the last ANALYZE, as a share of a table's rows, that call for a new one (and at least 1,000).
+#: Rows changed since the last ANALYZE, as a share of a table's rows, that call for a new one (and at least 50, as
+#: autovacuum's own base threshold): a small directory loaded at once gets the word frequencies its need search
+#: weighs words by within a round, and an ANALYZE of a small table costs little.
 STALE_SHARE = 0.1
-STALE_MINIMUM = 1000
+STALE_MINIMUM = 50
 
 _MERGE_GIN_PENDING = text(
     "SELECT gin_clean_pending_list(index.indexrelid) FROM pg_index AS index "
