@@ -176,28 +176,33 @@ def need_query(filters: Filters, versions: list[str] | None, passes: Passes, lim
     """The ``limit`` best full-text matches of a need read in ``passes`` (registry/store/catalog/words.py), best
     first, in one statement: the common words' pass runs only when the first brings fewer than ``limit`` (a
     ``LIMIT`` of 0 does not run what it limits)."""
-    if passes.selective is None or passes.common is None:
-        only = passes.selective or passes.common
-        assert only is not None
-        if passes.selective is not None:
-            return _need_pass(filters, versions, only, None, read=PASS_ROWS, limit=limit, weights=passes.weights)
+
+    def selective(limit: Any) -> Any:
+        assert passes.selective is not None
         return _need_pass(
-            filters, versions, only, None, read=TOP_UP_ROWS, limit=limit, sample=passes.sample, weights=passes.weights
+            filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit, weights=passes.weights
         )
-    first = _need_pass(
-        filters, versions, passes.selective, None, read=PASS_ROWS, limit=limit, weights=passes.weights
-    ).cte("first_pass")
+
+    def common(limit: Any, excluded: str | None) -> Any:
+        assert passes.common is not None
+        return _need_pass(
+            filters,
+            versions,
+            passes.common,
+            excluded,
+            read=TOP_UP_ROWS,
+            limit=limit,
+            sample=passes.sample,
+            weights=passes.weights,
+        )
+
+    if passes.common is None:
+        return selective(limit)
+    if passes.selective is None:
+        return common(limit, None)
+    first = selective(limit).cte("first_pass")
     short = func.greatest(0, limit - select(func.count()).select_from(first).scalar_subquery())
-    second = _need_pass(
-        filters,
-        versions,
-        passes.common,
-        passes.selective,
-        read=TOP_UP_ROWS,
-        limit=short,
-        sample=passes.sample,
-        weights=passes.weights,
-    ).subquery("second_pass")
+    second = common(short, passes.selective).subquery("second_pass")
     both = union_all(select(first), select(second)).subquery("passes")
     return select(both).order_by(both.c.sort_key.desc(), both.c.thing_id)
 

@@ -145,8 +145,8 @@ def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, pr
     for position, (word, lexeme) in enumerate(terms):
         if lexeme is None:
             continue
-        query = f"{word}:*" if len(word) >= prefix_from else word
-        share = frequencies.share(lexeme, len(word) >= prefix_from)
+        query, prefix = _term_query(word, prefix_from)
+        share = frequencies.share(lexeme, prefix)
         if share is None or frequencies.rows <= SELECTIVE_ROWS:
             selective.append(query)
         else:
@@ -166,6 +166,12 @@ def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, pr
         common=" | ".join(query for _, query in common) or None,
         sample=_sample_percent(matches, frequencies.rows) if common else None,
     )
+
+
+def _term_query(word: str, prefix_from: int) -> tuple[str, bool]:
+    """``word``'s ``to_tsquery`` text, and whether it matches as a prefix (``prefix_from`` letters or more)."""
+    prefix = len(word) >= prefix_from
+    return (f"{word}:*" if prefix else word), prefix
 
 
 def _sample_percent(matches: float, rows: float) -> float | None:
@@ -234,8 +240,8 @@ def weights(
     for word, lexeme in terms:
         if lexeme is None:
             continue
-        prefix = len(word) >= prefix_from
-        chosen.append((f"{word}:*" if prefix else word, rarity(frequencies.share(lexeme, prefix), frequencies.least)))
+        query, prefix = _term_query(word, prefix_from)
+        chosen.append((query, rarity(frequencies.share(lexeme, prefix), frequencies.least)))
     return tuple(chosen)
 
 
