@@ -82,6 +82,7 @@ from registry.sparql.store.endpoint import StoreEndpoint
 from registry.sparql.worker.client import QueryWorker
 from registry.startup import DatabaseStartup, migrate_if_behind
 from registry.store.catalog import CatalogStore
+from registry.store.catalog.words import WordStatistics
 from registry.store.database import Database
 from registry.store.keys import KeyStore
 from registry.store.migrations import head_revision
@@ -107,12 +108,14 @@ async def _purge_expired(directory: DirectoryService) -> None:
         log.info("purged %d expired description(s)", len(purged))
 
 
-async def _refresh_statistics(database: Database) -> None:
+async def _refresh_statistics(database: Database, words: WordStatistics) -> None:
     """After a bulk load (an import, many agents registering at once) the planner learns the new sizes within a
-    round, without waiting for autovacuum."""
+    round, without waiting for autovacuum; and the need search its words' new frequencies, which it caches."""
     refreshed = await refresh_stale_statistics(database)
     if refreshed:
         log.info("refreshed planner statistics of %s", ", ".join(refreshed))
+    if "thing_summaries" in refreshed:
+        words.forget()
 
 
 def _every(name: str, round_: Callable[[], Awaitable[None]], interval: float) -> asyncio.Task[None]:
@@ -288,7 +291,9 @@ def create_app(settings: Settings) -> Litestar:
             purger = _every("purging expired descriptions", lambda: _purge_expired(directory), settings.purge_interval)
             started.push_async_callback(cancel_and_wait, purger)
             statistics = _every(
-                "refreshing planner statistics", lambda: _refresh_statistics(database), STATISTICS_INTERVAL
+                "refreshing planner statistics",
+                lambda: _refresh_statistics(database, discovery.catalog.word_statistics),
+                STATISTICS_INTERVAL,
             )
             started.push_async_callback(cancel_and_wait, statistics)
 

@@ -120,3 +120,34 @@ def test_each_word_of_a_need_is_weighed_as_it_is_matched() -> None:
     assert rated["weather:*"] == rarity(0.16, STATS.least)
     assert rated["berlin:*"] == 1.0
     assert rated["service:*"] < rated["weather:*"] < rated["berlin:*"]
+
+
+class _StatisticsRows:
+    """pg_stats as the statistics read it, counting the reads."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    async def fetchrow(self, query: Any, /, **values: Any) -> dict[str, Any]:
+        self.reads += 1
+        return {"lexemes": None, "shares": None, "rows": 10.0}
+
+
+async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_read_again(monkeypatch: Any) -> None:
+    """The frequencies are kept for a minute, except after the directory's own refresh analysed the words."""
+    from registry import app
+
+    statistics, rows = WordStatistics(), _StatisticsRows()
+    await statistics.frequencies(rows)  # type: ignore[arg-type]
+    refreshed: list[list[str]] = [["descriptions"], ["thing_summaries", "changes"]]
+
+    async def refresh(database: Any) -> list[str]:
+        return refreshed.pop(0)
+
+    monkeypatch.setattr(app, "refresh_stale_statistics", refresh)
+    await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]
+    await statistics.frequencies(rows)  # type: ignore[arg-type]
+    assert rows.reads == 1  # another table's refresh: still the frequencies read before
+    await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]
+    await statistics.frequencies(rows)  # type: ignore[arg-type]
+    assert rows.reads == 2

@@ -212,7 +212,7 @@ class WordStatistics:
         return self._frequencies
 
     def forget(self) -> None:
-        """Read the statistics again at the next need (after a bulk load, in tests)."""
+        """Read the statistics again at the next need (the directory's statistics refresh has analysed the words)."""
         self._frequencies = None
 
 
