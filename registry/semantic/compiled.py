@@ -14,11 +14,12 @@ relative IRI references are dropped; unlike it, ``@direction`` is dropped (RDF 1
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeGuard
 
 from registry.descriptions.ids import is_iri
 
@@ -94,16 +95,20 @@ class Context:
                 return term.iri
         prefix, colon, suffix = value.partition(":")
         if colon:
-            if prefix == "_":
-                return value
-            if not suffix.startswith("//"):
-                term = self.terms.get(prefix)
-                if term is not None and term.iri is not None and term.prefix:
-                    return _checked(term.iri + suffix)
-            return _checked(value)
+            return self._expand_with_colon(value, prefix, suffix)
         if vocab and self.vocab is not None:
             return _checked(self.vocab + value)
         return None
+
+    def _expand_with_colon(self, value: str, prefix: str, suffix: str) -> str:
+        """A ``_:`` label as it is, a compact IRI by its prefix term, anything else as an absolute IRI."""
+        if prefix == "_":
+            return value
+        if not suffix.startswith("//"):
+            term = self.terms.get(prefix)
+            if term is not None and term.iri is not None and term.prefix:
+                return _checked(term.iri + suffix)
+        return _checked(value)
 
 
 def _checked(iri: str) -> str:
@@ -121,12 +126,14 @@ def _process(active: Context, local: Any, resolve: Callable[[str], Any]) -> Cont
     if local is None:
         return Context()
     if isinstance(local, str):
-        remote = resolve(local)
-        if remote is None:
-            raise Unsupported(f"context {local} is not available offline")
-        return active.derive(remote, resolve)
+        return active.derive(_remote(local, resolve), resolve)
     if not isinstance(local, dict):
         raise Unsupported("a context must be a map, a string, null or an array")
+    return _apply_map(active, local, resolve)
+
+
+def _apply_map(active: Context, local: dict[str, Any], resolve: Callable[[str], Any]) -> Context:
+    """``active`` with a context map applied: its keywords first, then its term definitions."""
     result = active.copy()
     for key, value in local.items():
         if key.startswith("@"):
@@ -138,12 +145,20 @@ def _process(active: Context, local: Any, resolve: Callable[[str], Any]) -> Cont
     return result
 
 
+def _remote(url: str, resolve: Callable[[str], Any]) -> Any:
+    """The context a URL names, from the ones kept offline."""
+    remote = resolve(url)
+    if remote is None:
+        raise Unsupported(f"context {url} is not available offline")
+    return remote
+
+
 def _apply_keyword(result: Context, key: str, value: Any) -> None:
     """Applies one keyword entry of a local context (``@vocab``, ``@language``) to ``result``."""
     if key == "@vocab":
         result.vocab = _vocab(result, value)
     elif key == "@language":
-        if value is not None and not (isinstance(value, str) and _LANGUAGE.match(value)):
+        if value is not None and not _is_language(value):
             raise Unsupported("@language must be a language tag")
         result.language = value
     elif key not in ("@version", "@direction"):
@@ -167,25 +182,21 @@ def _define(result: Context, local: dict[str, Any], term: str, defined: dict[str
     if term in defined:
         raise Unsupported(f"cyclic term definition {term}")
     defined[term] = False
+    result.terms[term] = _definition(result, local, term, defined)
+    defined[term] = True
+
+
+def _definition(result: Context, local: dict[str, Any], term: str, defined: dict[str, bool]) -> Term:
+    """The definition of ``term`` in the context map ``local``, defining first the terms its IRIs use."""
     value = local[term]
+    if _is_null_definition(value):
+        return Term(None)
     simple = isinstance(value, str)
-    if value is None or (isinstance(value, dict) and "@id" in value and value["@id"] is None):
-        result.terms[term] = Term(None)
-        defined[term] = True
-        return
     if simple:
         value = {"@id": value}
     if not isinstance(value, dict) or not set(value) <= _TERM_KEYS:
         raise Unsupported(f"term definition of {term}")
-
-    def expand(iri: str) -> str | None:
-        prefix, colon, _ = iri.partition(":")
-        if colon and prefix in local and prefix != term:
-            _define(result, local, prefix, defined)
-        elif not colon and iri in local and iri != term:
-            _define(result, local, iri, defined)
-        return result.expand_iri(iri, vocab=True)
-
+    expand = functools.partial(_expand_defining, result, local, term, defined)
     iri = _term_iri(result, term, value.get("@id"), expand)
     definition = Term(iri)
     if value.get("@type") is not None:
@@ -194,8 +205,24 @@ def _define(result: Context, local: dict[str, Any], term: str, defined: dict[str
     if "@context" in value:
         definition.context = value["@context"]
     definition.prefix = _term_prefix(term, value.get("@prefix"), simple=simple, iri=iri)
-    result.terms[term] = definition
-    defined[term] = True
+    return definition
+
+
+def _is_null_definition(value: Any) -> bool:
+    """Whether a term definition decouples the term from any IRI: ``null`` or ``{"@id": null}``."""
+    return value is None or (isinstance(value, dict) and "@id" in value and value["@id"] is None)
+
+
+def _expand_defining(
+    result: Context, local: dict[str, Any], term: str, defined: dict[str, bool], iri: str
+) -> str | None:
+    """``iri`` expanded in ``result`` once the term or prefix it names in ``local`` (other than ``term``) is defined."""
+    prefix, colon, _ = iri.partition(":")
+    if colon and prefix in local and prefix != term:
+        _define(result, local, prefix, defined)
+    elif not colon and iri in local and iri != term:
+        _define(result, local, iri, defined)
+    return result.expand_iri(iri, vocab=True)
 
 
 def _term_iri(result: Context, term: str, iri_value: Any, expand: Callable[[str], str | None]) -> str:
@@ -231,21 +258,30 @@ def _term_type(term: str, type_value: Any, expand: Callable[[str], str | None]) 
 
 def _set_container(definition: Term, term: str, value: dict[str, Any]) -> None:
     """Sets ``@container``, the property-based ``@index`` and ``@language`` of a term definition."""
-    container = value.get("@container")
-    if container is not None:
-        containers = frozenset(container if isinstance(container, list) else [container])
-        if not containers <= _CONTAINERS or ("@index" in containers and "@language" in containers):
-            raise Unsupported(f"@container {container} of {term}")
-        definition.container = containers
+    if value.get("@container") is not None:
+        definition.container = _containers(term, value["@container"])
     if "@index" in value:
         if not isinstance(value["@index"], str) or "@index" not in definition.container:
             raise Unsupported(f"@index of {term}")
         definition.index = value["@index"]
     if "@language" in value:
         language = value["@language"]
-        if language is not None and not (isinstance(language, str) and _LANGUAGE.match(language)):
+        if language is not None and not _is_language(language):
             raise Unsupported(f"@language of {term}")
         definition.language = language
+
+
+def _containers(term: str, container: Any) -> frozenset[str]:
+    """The ``@container`` values of a term: ``@set`` with ``@index`` or ``@language``, never both of those."""
+    containers = frozenset(container if isinstance(container, list) else [container])
+    if not containers <= _CONTAINERS or ("@index" in containers and "@language" in containers):
+        raise Unsupported(f"@container {container} of {term}")
+    return containers
+
+
+def _is_language(value: Any) -> bool:
+    """Whether ``value`` is a well-formed language tag."""
+    return isinstance(value, str) and _LANGUAGE.match(value) is not None
 
 
 def _term_prefix(term: str, prefix_flag: Any, *, simple: bool, iri: str) -> bool:
@@ -306,20 +342,26 @@ class Writer:
         if value is None:
             return []
         inner = context if term is None or term.context is None else context.derive(term.context, self.resolve)
-        container = term.container if term is not None else frozenset()
         if isinstance(value, list):
             found: list[str] = []
             for item in value:
                 found.extend(self.values(context, key, term, item))
             return found
-        if "@language" in container and isinstance(value, dict):
-            return self._language_map(value)
-        if "@index" in container and isinstance(value, dict):
-            return self._index_map(context, inner, key, term, value)
-        if isinstance(value, dict):  # keywords other than @id, @type and @context make node() give up
-            return [self.node(inner, value)]
+        if isinstance(value, dict):
+            return self._map_values(context, inner, key, term, value)
         obj = self.scalar(inner, inner.terms.get(key) if inner is not context else term, value)
         return [] if obj is None else [obj]
+
+    def _map_values(
+        self, context: Context, inner: Context, key: str, term: Term | None, value: dict[str, Any]
+    ) -> list[str]:
+        """Objects of a map value: a language map, an index map (by the term's container), else a node object."""
+        container = term.container if term is not None else frozenset()
+        if "@language" in container:
+            return self._language_map(value)
+        if "@index" in container:
+            return self._index_map(context, inner, key, term, value)
+        return [self.node(inner, value)]  # keywords other than @id, @type and @context make node() give up
 
     def _language_map(self, value: dict[str, Any]) -> list[str]:
         found: list[str] = []
@@ -340,27 +382,31 @@ class Writer:
     def _index_map(
         self, context: Context, inner: Context, key: str, term: Term | None, value: dict[str, Any]
     ) -> list[str]:
+        """Objects of an index map: its values as the term's own values, or (property-based ``@index``) node
+        objects that each state their index as the value of the index property."""
         assert term is not None
-        found: list[str] = []
-        plain = Term(term.iri)
-        plain.type, plain.language, plain.context = term.type, term.language, term.context
-        index_iri = None if term.index is None else context.expand_iri(term.index, vocab=True)
-        for index, item in value.items():
-            if index == "@none":
-                raise Unsupported("@none index")
-            for element in item if isinstance(item, list) else [item]:
-                if term.index is None:
-                    found.extend(self.values(context, key, plain, element))
-                    continue
-                if not isinstance(element, dict):
-                    raise Unsupported("property-indexed value that is not a node object")
-                extra = None
-                if index_iri is not None and not index_iri.startswith(("@", "_:")):
-                    obj = self.scalar(context, context.terms.get(term.index), index, name=index_iri in NAME_PREDICATES)
-                    if obj is not None:
-                        extra = (f"<{self.iri(index_iri)}>", obj)
-                found.append(self.node(inner, element, extra))
-        return found
+        if term.index is None:
+            plain = Term(term.iri)
+            plain.type, plain.language, plain.context = term.type, term.language, term.context
+            return [obj for _, element in _index_entries(value) for obj in self.values(context, key, plain, element)]
+        index_iri = context.expand_iri(term.index, vocab=True)
+        return [
+            self._indexed_node(context, inner, term.index, index_iri, index, element)
+            for index, element in _index_entries(value)
+        ]
+
+    def _indexed_node(
+        self, context: Context, inner: Context, index_key: str, index_iri: str | None, index: str, element: Any
+    ) -> str:
+        """Writes one node object of a property-indexed map, with its index as the value of ``index_key``."""
+        if not isinstance(element, dict):
+            raise Unsupported("property-indexed value that is not a node object")
+        extra = None
+        if index_iri is not None and not index_iri.startswith(("@", "_:")):
+            obj = self.scalar(context, context.terms.get(index_key), index, name=index_iri in NAME_PREDICATES)
+            if obj is not None:
+                extra = (f"<{self.iri(index_iri)}>", obj)
+        return self.node(inner, element, extra)
 
     def scalar(self, context: Context, term: Term | None, value: Any, *, name: bool = False) -> str | None:
         coercion = term.type if term is not None else None
@@ -396,22 +442,39 @@ def _read_node(
         if key == "@context":
             continue
         term = context.terms.get(key)
-        iri = term.iri if term is not None else (key if key.startswith("@") else context.expand_iri(key, vocab=True))
+        iri = term.iri if term is not None else _key_iri(context, key)
         if iri == "@id":
-            if not isinstance(value, str) or subject_id is not None:
-                raise Unsupported("@id must be one string")
-            subject_id = context.expand_iri(value, vocab=False)
-            if subject_id is None:
-                raise Unsupported("relative @id")
+            subject_id = _node_id(context, value, subject_id)
         elif iri == "@type":
             types.extend(_node_types(context, value))
-        elif iri is None or iri.startswith("_:"):
-            continue
-        elif iri.startswith("@"):
-            raise Unsupported(f"keyword {iri} in a node object")
-        else:
+        elif _is_property(iri):
             properties.append((key, iri, term, value))
     return subject_id, types, properties
+
+
+def _key_iri(context: Context, key: str) -> str | None:
+    """What a key without a term definition expands to: a keyword as it is, else its IRI (or None)."""
+    return key if key.startswith("@") else context.expand_iri(key, vocab=True)
+
+
+def _node_id(context: Context, value: Any, earlier: str | None) -> str:
+    """The subject an ``@id`` (or alias) member gives a node object: one string, expanding to an absolute IRI."""
+    if not isinstance(value, str) or earlier is not None:
+        raise Unsupported("@id must be one string")
+    subject_id = context.expand_iri(value, vocab=False)
+    if subject_id is None:
+        raise Unsupported("relative @id")
+    return subject_id
+
+
+def _is_property(iri: str | None) -> TypeGuard[str]:
+    """Whether a member whose key expands to ``iri`` makes statements: not when it expands to nothing or to a
+    blank node; a keyword other than ``@id`` and ``@type`` is outside the compiled subset."""
+    if iri is None or iri.startswith("_:"):
+        return False
+    if iri.startswith("@"):
+        raise Unsupported(f"keyword {iri} in a node object")
+    return True
 
 
 def _node_types(context: Context, value: Any) -> list[str]:
@@ -429,11 +492,20 @@ def _node_types(context: Context, value: Any) -> list[str]:
     return types
 
 
+def _index_entries(value: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(index, element) for each element of an index map, in order; ``@none`` is outside the compiled subset."""
+    for index, item in value.items():
+        if index == "@none":
+            raise Unsupported("@none index")
+        for element in item if isinstance(item, list) else [item]:
+            yield index, element
+
+
 def _native(value: Any, coercion: str | None) -> str:
     """The literal of a JSON boolean or number, with the datatype a term coerces it to, if any."""
     if isinstance(value, bool):
         return _literal("true" if value else "false", datatype=coercion or XSD + "boolean")
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e21):
+    if _is_integral(value):
         if coercion in (None, XSD + "integer"):
             return _literal(str(int(value)), datatype=XSD + "integer")
         return _literal(_double(float(value)), datatype=coercion)
@@ -442,6 +514,11 @@ def _native(value: Any, coercion: str | None) -> str:
             raise Unsupported("non-finite number")
         return _literal(_double(value), datatype=coercion or XSD + "double")
     raise Unsupported(f"value of type {type(value).__name__}")
+
+
+def _is_integral(value: Any) -> bool:
+    """Whether JSON-LD writes a number as an integer: an int, or a float with no fraction below 10^21."""
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e21)
 
 
 def _double(value: float) -> str:
