@@ -92,7 +92,12 @@ def lmos_members(
             continue
         term, _, name, _ = _key(context, key)
         if name is not None:
-            yield key, name, context if term is None or term.context is None else context.derive(term.context, resolve)
+            yield key, name, _value_context(context, term, resolve)
+
+
+def _value_context(context: Context, term: Term | None, resolve: Resolve) -> Context:
+    """The context a member's value is read in: ``context`` with the term's property-scoped context applied."""
+    return context if term is None or term.context is None else context.derive(term.context, resolve)
 
 
 def normalised(context: Context, node: dict[str, Any], resolve: Resolve, *, top: bool = False) -> dict[str, Any]:
@@ -108,17 +113,24 @@ def normalised(context: Context, node: dict[str, Any], resolve: Resolve, *, top:
         if key == "@context":
             result[key] = value
             continue
-        term, iri, name, looks_lmos = _key(context, key)
-        if iri == "@type":
-            _add(result, "@type", [_type(context, item) for item in _as_list(value)])
-        elif name is not None:
-            inner = context if term is None or term.context is None else context.derive(term.context, resolve)
-            _add(result, LMOS_KEY_PREFIX + name, _normalised_value(inner, value, resolve))
-        elif not looks_lmos:
-            _add(result, key, value)
-        elif iri is not None:
-            _add(result, iri, value)
+        member = _normalised_member(context, key, value, resolve)
+        if member is not None:
+            _add(result, *member)
     return result
+
+
+def _normalised_member(context: Context, key: str, value: Any, resolve: Resolve) -> tuple[str, Any] | None:
+    """The key and value a member of a node in ``context`` has in the normalised node (None: left out)."""
+    term, iri, name, looks_lmos = _key(context, key)
+    if iri == "@type":
+        return "@type", [_type(context, item) for item in _as_list(value)]
+    if name is not None:
+        return LMOS_KEY_PREFIX + name, _normalised_value(_value_context(context, term, resolve), value, resolve)
+    if not looks_lmos:
+        return key, value
+    if iri is not None:
+        return iri, value
+    return None
 
 
 def _normalised_value(context: Context, value: Any, resolve: Resolve) -> Any:
