@@ -56,25 +56,40 @@ def canonical_lmos_namespace(query: str) -> tuple[str, list[Notice]]:
 def check_prefixes(query: str) -> None:
     """Refuse a prefixed name whose prefix the query neither declares nor finds pre-bound, naming both."""
     tokens = [(match.lastgroup, match.group()) for match in _TOKENS.finditer(query) if match.lastgroup != "comment"]
+    declared = _declared_prefixes(tokens)
+    for kind, value in tokens:
+        prefix = _prefix_of(kind, value)
+        if prefix is not None and prefix not in declared and prefix != "_":
+            raise _undeclared(prefix, value)
+
+
+def _declared_prefixes(tokens: list[tuple[str | None, str]]) -> set[str]:
+    """The pre-bound prefixes and those the query's ``PREFIX`` declarations name."""
     declared = set(PREFIXES)
     for index, (kind, value) in enumerate(tokens):
         if kind == "word" and value.upper() == "PREFIX" and index + 1 < len(tokens):
             following = tokens[index + 1][1]
             if following.endswith(":"):
                 declared.add(following[:-1])
-    for kind, value in tokens:
-        if kind != "word" or value[0] in "?$" or ":" not in value:
-            continue
-        prefix = value.split(":", 1)[0]
-        if prefix not in declared and prefix != "_":
-            bound = ", ".join(f"{name}: <{iri}>" for name, iri in PREFIXES.items())
-            raise BadRequest(
-                f"The query uses the prefix {prefix!r} ({value}) without declaring it; add "
-                f"PREFIX {prefix}: <…> or use a pre-bound prefix: {bound}",
-                invalidParams=[{"name": "query", "reason": f"undeclared prefix {prefix!r}"}],
-                prefix=prefix,
-                prebound=sorted(PREFIXES),
-            )
+    return declared
+
+
+def _prefix_of(kind: str | None, value: str) -> str | None:
+    """The prefix of a token that is a prefixed name (None for anything else, variables included)."""
+    if kind != "word" or value[0] in "?$" or ":" not in value:
+        return None
+    return value.split(":", 1)[0]
+
+
+def _undeclared(prefix: str, value: str) -> BadRequest:
+    bound = ", ".join(f"{name}: <{iri}>" for name, iri in PREFIXES.items())
+    return BadRequest(
+        f"The query uses the prefix {prefix!r} ({value}) without declaring it; add "
+        f"PREFIX {prefix}: <…> or use a pre-bound prefix: {bound}",
+        invalidParams=[{"name": "query", "reason": f"undeclared prefix {prefix!r}"}],
+        prefix=prefix,
+        prebound=sorted(PREFIXES),
+    )
 
 
 __all__ = ["canonical_lmos_namespace", "check_prefixes"]

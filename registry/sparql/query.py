@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import functools
 import re
 import threading
 import time
@@ -152,33 +153,60 @@ def screen(query: str, service_allowlist: Sequence[str] = ()) -> Screened:
     """Refuse what must never run: updates, unlisted SERVICE endpoints, nesting deep enough to crash the parser."""
     if len(query) > MAX_QUERY_CHARS:
         raise BadRequest(f"The query is longer than {MAX_QUERY_CHARS} characters")
-    unescaped = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)
+    unescaped = _unescaped(query)
     names_dataset = federated = False
     dataset: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     for text in {query, unescaped}:
-        tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
+        tokens = _tokens(text)
         if text == unescaped:
             dataset = _dataset_clauses(tokens)
-        depth = 0
-        for position, (kind, value) in enumerate(tokens):
-            if kind == "open":
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise BadRequest(f"The query nests brackets more than {MAX_NESTING} levels deep")
-            elif kind == "close":
-                depth -= 1
-            elif kind == "word" and ":" not in value and value[0] not in "?$":
-                keyword = value.upper()
-                if keyword in _UPDATE_KEYWORDS:
-                    raise BadRequest(
-                        f"This SPARQL endpoint is read-only: {keyword} (SPARQL Update) is not accepted; "
-                        "descriptions are changed through the /things API"
-                    )
-                if keyword == "SERVICE":
-                    _check_service(tokens[position + 1 : position + 3], service_allowlist)
-                    federated = True
-                names_dataset = names_dataset or keyword == "FROM"  # only ever the start of a dataset clause
+        names, calls = _scan(tokens, service_allowlist)
+        names_dataset, federated = names_dataset or names, federated or calls
     return Screened(names_dataset, *dataset, federated=federated)
+
+
+_NESTING = {"open": 1, "close": -1}
+
+
+def _scan(tokens: list[tuple[str | None, str]], service_allowlist: Sequence[str]) -> tuple[bool, bool]:
+    """Whether the tokens start a dataset clause (``FROM``) and call other endpoints (``SERVICE``), refusing deep
+    nesting, updates and unlisted endpoints where they first occur."""
+    names_dataset = federated = False
+    depth = 0
+    for position, (kind, value) in enumerate(tokens):
+        depth += _NESTING.get(kind or "", 0)
+        if depth > MAX_NESTING:
+            raise BadRequest(f"The query nests brackets more than {MAX_NESTING} levels deep")
+        keyword = _keyword(kind, value)
+        _refuse_update(keyword)
+        if keyword == "SERVICE":
+            _check_service(tokens[position + 1 : position + 3], service_allowlist)
+            federated = True
+        names_dataset = names_dataset or keyword == "FROM"  # only ever the start of a dataset clause
+    return names_dataset, federated
+
+
+def _keyword(kind: str | None, value: str) -> str:
+    """The keyword a token may be, upper-cased: a word that is neither a variable nor a prefixed name ("" if not)."""
+    return value.upper() if kind == "word" and ":" not in value and value[0] not in "?$" else ""
+
+
+def _refuse_update(keyword: str) -> None:
+    if keyword in _UPDATE_KEYWORDS:
+        raise BadRequest(
+            f"This SPARQL endpoint is read-only: {keyword} (SPARQL Update) is not accepted; "
+            "descriptions are changed through the /things API"
+        )
+
+
+def _unescaped(query: str) -> str:
+    """``query`` with its ``\\u``/``\\U`` escapes replaced by the characters they stand for (invalid ones dropped)."""
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)
+
+
+def _tokens(text: str) -> list[tuple[str | None, str]]:
+    """(kind, text) of each token of a query, comments left out."""
+    return [(m.lastgroup, m.group()) for m in _TOKENS.finditer(text) if m.lastgroup != "comment"]
 
 
 def query_dataset(query: str) -> tuple[list[str], list[str]] | None:
@@ -188,8 +216,7 @@ def query_dataset(query: str) -> tuple[list[str], list[str]] | None:
 
 
 def screen_dataset(query: str) -> Screened:
-    unescaped = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if _valid(m) else "", query)
-    tokens = [(m.lastgroup, m.group()) for m in _TOKENS.finditer(unescaped) if m.lastgroup != "comment"]
+    tokens = _tokens(_unescaped(query))
     default, named = _dataset_clauses(tokens)
     names = any(kind == "word" and value.upper() == "FROM" for kind, value in tokens)
     return Screened(names, default, named)
@@ -200,22 +227,40 @@ def _dataset_clauses(tokens: list[tuple[str | None, str]]) -> tuple[tuple[str, .
     ``PREFIX`` declarations and the pre-bound prefixes; relative IRIs against its ``BASE``)."""
     prefixes = dict(PREFIXES)
     base = ""
-    default: list[str] = []
-    named: list[str] = []
+    graphs: dict[bool, list[str]] = {False: [], True: []}  # by whether the clause is FROM NAMED
     for position, (kind, value) in enumerate(tokens):
         keyword = value.upper() if kind == "word" else ""
         following = tokens[position + 1 : position + 4]
-        if keyword == "PREFIX" and len(following) >= 2 and following[1][0] == "iri":
-            prefixes[following[0][1].rstrip(":")] = urljoin(base, following[1][1][1:-1])
-        elif keyword == "BASE" and following and following[0][0] == "iri":
-            base = following[0][1][1:-1]
+        if keyword == "PREFIX":
+            _declare_prefix(prefixes, following, base)
+        elif keyword == "BASE":
+            base = _base(following, base)
         elif keyword == "FROM" and following:
-            into = default
-            if following[0][1].upper() == "NAMED":
-                into, following = named, following[1:]
-            if following and (iri := _graph_iri(following[0], prefixes, base)):
-                into.append(iri)
-    return tuple(default), tuple(named)
+            named, iri = _from_clause(following, prefixes, base)
+            if iri:
+                graphs[named].append(iri)
+    return tuple(graphs[False]), tuple(graphs[True])
+
+
+def _declare_prefix(prefixes: dict[str, str], following: list[tuple[str | None, str]], base: str) -> None:
+    """Binds the prefix a ``PREFIX`` declaration names (its IRI resolved against the ``BASE`` before it)."""
+    if len(following) >= 2 and following[1][0] == "iri":
+        prefixes[following[0][1].rstrip(":")] = urljoin(base, following[1][1][1:-1])
+
+
+def _base(following: list[tuple[str | None, str]], base: str) -> str:
+    """The base IRI after a ``BASE`` declaration: the IRI it gives, else the one before."""
+    return following[0][1][1:-1] if following and following[0][0] == "iri" else base
+
+
+def _from_clause(
+    following: list[tuple[str | None, str]], prefixes: dict[str, str], base: str
+) -> tuple[bool, str | None]:
+    """Whether a ``FROM`` clause is ``FROM NAMED``, and the graph IRI it gives (None: none that can be read)."""
+    named = following[0][1].upper() == "NAMED"
+    if named:
+        following = following[1:]
+    return named, _graph_iri(following[0], prefixes, base) if following else None
 
 
 def _graph_iri(token: tuple[str | None, str], prefixes: dict[str, str], base: str) -> str | None:
@@ -341,54 +386,72 @@ class SparqlEngine:
         deadline: float,
         cancelled: threading.Event,
     ) -> Answer:
-        options: dict[str, Any] = {"prefixes": PREFIXES}
-        if default_graphs:
-            options["default_graph"] = dataset_graphs(default_graphs)
-        elif not screened.names_dataset:
-            # The union of every graph (the descriptions' and the store's own default graph, empty in the index).
-            # oxigraph's is a bag, not a set: a triple two descriptions both state matches once for each.
-            # (Setting it would also override the query's FROM, hence not with one.)
-            options["use_default_graph_as_union"] = True
-        if named_graphs:
-            options["named_graphs"] = dataset_graphs(named_graphs)
+        options = _query_options(screened, default_graphs, named_graphs)
         try:
             result = self.store.query(query, **options)
         except SyntaxError as error:
-            message = str(error)
-            extra: dict[str, Any] = {"parserMessage": message}
-            if position := _POSITION.search(message):
-                extra |= {"line": int(position.group(1)), "column": int(position.group(2))}
-            raise BadRequest(f"The SPARQL query is not valid: {message}", **extra) from error
+            raise _invalid(error) from error
         except OSError as error:
             raise _failed(error, screened) from error
-
-        def check(count: int) -> None:
-            if count > self.max_results:
-                raise self._too_many()
-            if cancelled.is_set() or time.monotonic() > deadline:
-                raise QueryTimeout(f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT)")
-
+        check = functools.partial(self._check, deadline=deadline, cancelled=cancelled)
         try:
-            if isinstance(result, ox.QueryBoolean):
-                return results_answer(msgspec.json.encode({"head": {}, "boolean": bool(result)}), accept)
-            if isinstance(result, ox.QuerySolutions):
-                # oxigraph writes the JSON results itself (faster than building them here), in chunks: the
-                # deadline is checked and the size bounded on each chunk, the rows counted at the end.
-                writer = _Collector(MAX_ANSWER_BYTES, lambda: check(0), self._too_many)
-                result.serialize(cast(IO[bytes], writer), ox.QueryResultsFormat.JSON)
-                content = b"".join(writer.parts)
-                check(solution_count(content))
-                return results_answer(content, accept)
-            triples = []
-            for triple in result:
-                triples.append(triple)
-                check(len(triples))
-            return graph_answer(triples, accept)
+            return self._answer(result, accept, check)
         except OSError as error:
             raise _failed(error, screened) from error
+
+    def _check(self, count: int, *, deadline: float, cancelled: threading.Event) -> None:
+        """Refuse an answer past ``max_results`` rows, and a query past its deadline or given up on."""
+        if count > self.max_results:
+            raise self._too_many()
+        if cancelled.is_set() or time.monotonic() > deadline:
+            raise QueryTimeout(f"The query did not finish within {self.timeout:g} s (REGISTRY_SPARQL_TIMEOUT)")
+
+    def _answer(
+        self, result: ox.QueryBoolean | ox.QuerySolutions | ox.QueryTriples, accept: str, check: Callable[[int], None]
+    ) -> Answer:
+        """The answer of an evaluated query in the accepted format, ``check`` applied as it is read."""
+        if isinstance(result, ox.QueryBoolean):
+            return results_answer(msgspec.json.encode({"head": {}, "boolean": bool(result)}), accept)
+        if isinstance(result, ox.QuerySolutions):
+            # oxigraph writes the JSON results itself (faster than building them here), in chunks: the
+            # deadline is checked and the size bounded on each chunk, the rows counted at the end.
+            writer = _Collector(MAX_ANSWER_BYTES, lambda: check(0), self._too_many)
+            result.serialize(cast(IO[bytes], writer), ox.QueryResultsFormat.JSON)
+            content = b"".join(writer.parts)
+            check(solution_count(content))
+            return results_answer(content, accept)
+        triples = []
+        for triple in result:
+            triples.append(triple)
+            check(len(triples))
+        return graph_answer(triples, accept)
 
     def _too_many(self) -> BadRequest:
         return too_many(self.max_results)
+
+
+def _query_options(screened: Screened, default_graphs: Sequence[str], named_graphs: Sequence[str]) -> dict[str, Any]:
+    """oxigraph's options for a query: the pre-bound prefixes and the dataset it reads."""
+    options: dict[str, Any] = {"prefixes": PREFIXES}
+    if default_graphs:
+        options["default_graph"] = dataset_graphs(default_graphs)
+    elif not screened.names_dataset:
+        # The union of every graph (the descriptions' and the store's own default graph, empty in the index).
+        # oxigraph's is a bag, not a set: a triple two descriptions both state matches once for each.
+        # (Setting it would also override the query's FROM, hence not with one.)
+        options["use_default_graph_as_union"] = True
+    if named_graphs:
+        options["named_graphs"] = dataset_graphs(named_graphs)
+    return options
+
+
+def _invalid(error: SyntaxError) -> BadRequest:
+    """The problem of a query the parser refuses: its message, and the line and column it names if any."""
+    message = str(error)
+    extra: dict[str, Any] = {"parserMessage": message}
+    if position := _POSITION.search(message):
+        extra |= {"line": int(position.group(1)), "column": int(position.group(2))}
+    return BadRequest(f"The SPARQL query is not valid: {message}", **extra)
 
 
 def _failed(error: OSError, screened: Screened) -> BadRequest | BadGateway:
