@@ -98,12 +98,7 @@ class RdfConverter:
         except (SyntaxError, ValueError) as error:
             return Rdf("", tuple(unknown), error=str(error))
         text = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b""
-        if (
-            b"--ltr" in text
-            or b"--rtl" in text
-            or _TAGGED_NAME.search(text)
-            or any(b"<" + iri.encode() in text for iri in LMOS_NON_CANONICAL)
-        ):
+        if _needs_normalising(text):
             text = ox.serialize([_normalised(triple) for triple in triples], format=ox.RdfFormat.N_TRIPLES) or b""
         return Rdf(text.decode(), tuple(unknown))
 
@@ -155,6 +150,17 @@ class RdfConverter:
         return context, unknown
 
 
+def _needs_normalising(ntriples: bytes) -> bool:
+    """Whether oxigraph's N-Triples hold what the compiled converter writes otherwise: a ``@direction``, a name
+    with a language, an LMOS IRI in a non-canonical spelling."""
+    return (
+        b"--ltr" in ntriples
+        or b"--rtl" in ntriples
+        or _TAGGED_NAME.search(ntriples) is not None
+        or any(b"<" + iri.encode() in ntriples for iri in LMOS_NON_CANONICAL)
+    )
+
+
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _LMOS_KINDS = {LMOS_IRI + "Agent": "agent", LMOS_IRI + "Tool": "tool"}
 
@@ -165,18 +171,30 @@ def lmos_statements(thing_id: str, ntriples: str) -> tuple[set[str], set[str]]:
     lines = _lines_with(ntriples, LMOS_IRI)
     triples = [quad.triple for quad in ox.parse(lines, ox.RdfFormat.N_TRIPLES, lenient=True)] if lines else []
     thing = ox.NamedNode(thing_id)
-    objects: dict[tuple[Any, str], list[Any]] = {}
+    objects: _Objects = {}
     for triple in triples:
         objects.setdefault((triple.subject, triple.predicate.value), []).append(triple.object)
-    kinds = {_LMOS_KINDS[kind.value] for kind in objects.get((thing, _RDF_TYPE), []) if kind.value in _LMOS_KINDS}
-    names = {
-        name.value.strip()
+    return _kinds(objects, thing), _vendor_names(objects, thing)
+
+
+#: The objects of the statements, by subject and predicate IRI.
+_Objects = dict[tuple[Any, str], list[Any]]
+
+
+def _kinds(objects: _Objects, thing: ox.NamedNode) -> set[str]:
+    """``agent`` and ``tool`` for the LMOS types of ``thing``."""
+    return {_LMOS_KINDS[kind.value] for kind in objects.get((thing, _RDF_TYPE), []) if kind.value in _LMOS_KINDS}
+
+
+def _vendor_names(objects: _Objects, thing: ox.NamedNode) -> set[str]:
+    """The non-blank literal names at ``thing lmos:metadata/lmos:vendor/lmos:name``, stripped."""
+    names = (
+        name
         for metadata in objects.get((thing, LMOS_IRI + "metadata"), [])
         for vendor in objects.get((metadata, LMOS_IRI + "vendor"), [])
         for name in objects.get((vendor, LMOS_IRI + "name"), [])
-        if isinstance(name, ox.Literal) and name.value.strip()
-    }
-    return kinds, names
+    )
+    return {name.value.strip() for name in names if isinstance(name, ox.Literal) and name.value.strip()}
 
 
 def _lines_with(ntriples: str, text: str) -> str:
