@@ -11,6 +11,7 @@ import datetime as dt
 import re
 import uuid
 from collections import deque
+from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
 
@@ -136,13 +137,30 @@ def own_statements(thing_id: str, ntriples: str) -> OwnStatements:
     return _without_foreign_subjects(thing_id, ntriples)
 
 
+#: Statements (text, object blank node or None), by the blank node or the IRI they are about.
+_BySubject = dict[str, list[tuple[str, str | None]]]
+
+
 def _without_foreign_subjects(thing_id: str, ntriples: str) -> OwnStatements:
+    kept, reached, about_blank, foreign = _split_by_subject(thing_id, ntriples)
+    seen: set[str] = set()
+    kept.extend(_reached_statements(reached, about_blank, seen))
+    dropped = {
+        iri: len(statements) + sum(1 for _ in _reached_statements(_blank_objects(statements), about_blank, seen))
+        for iri, statements in foreign.items()
+    }
+    # Blank nodes that nothing reaches (JSON-LD's @included, a top-level @graph) stay: they are about nobody.
+    kept.extend(text for node, statements in about_blank.items() if node not in seen for text, _ in statements)
+    return OwnStatements("".join(line + "\n" for line in kept), dropped)
+
+
+def _split_by_subject(thing_id: str, ntriples: str) -> tuple[list[str], list[str], _BySubject, _BySubject]:
+    """The statements about what ``thing_id`` owns and the blank nodes they reach, in order; the statements about
+    blank nodes, and those about IRIs it does not own, by subject."""
     kept: list[str] = []
-    #: Blank node → its statements (text, object blank node or None); statements about IRIs the description
-    #: does not own, by IRI.
-    about_blank: dict[str, list[tuple[str, str | None]]] = {}
-    foreign: dict[str, list[tuple[str, str | None]]] = {}
-    reached: deque[str] = deque()
+    reached: list[str] = []
+    about_blank: _BySubject = {}
+    foreign: _BySubject = {}
     for match in _STATEMENT.finditer(ntriples):
         iri, blank, blank_object = match.groups()
         statement = (match.group(0), blank_object)
@@ -154,33 +172,26 @@ def _without_foreign_subjects(thing_id: str, ntriples: str) -> OwnStatements:
                 reached.append(blank_object)
         else:
             foreign.setdefault(iri, []).append(statement)
-    seen: set[str] = set()
-    while reached:
-        node = reached.popleft()
+    return kept, reached, about_blank, foreign
+
+
+def _blank_objects(statements: list[tuple[str, str | None]]) -> list[str]:
+    return [blank_object for _, blank_object in statements if blank_object is not None]
+
+
+def _reached_statements(start: Iterable[str], about_blank: _BySubject, seen: set[str]) -> Iterator[str]:
+    """The statements about the blank nodes reached from ``start`` (breadth first) and not in ``seen`` yet,
+    which they are added to."""
+    pending = deque(start)
+    while pending:
+        node = pending.popleft()
         if node in seen:
             continue
         seen.add(node)
         for text, blank_object in about_blank.get(node, ()):
-            kept.append(text)
+            yield text
             if blank_object is not None:
-                reached.append(blank_object)
-    dropped: dict[str, int] = {}
-    for iri, statements in foreign.items():
-        count = len(statements)
-        pending = deque(blank_object for _, blank_object in statements if blank_object is not None)
-        while pending:
-            node = pending.popleft()
-            if node in seen:
-                continue
-            seen.add(node)
-            for _, blank_object in about_blank.get(node, ()):
-                count += 1
-                if blank_object is not None:
-                    pending.append(blank_object)
-        dropped[iri] = count
-    # Blank nodes that nothing reaches (JSON-LD's @included, a top-level @graph) stay: they are about nobody.
-    kept.extend(text for node, statements in about_blank.items() if node not in seen for text, _ in statements)
-    return OwnStatements("".join(line + "\n" for line in kept), dropped)
+                pending.append(blank_object)
 
 
 def registration_triples(
