@@ -83,3 +83,34 @@ def test_what_is_left_out_is_remembered_when_the_index_is_opened_again(tmp_path:
     assert BAD_ID in reopened.skipped
     assert graph_name("urn:test:1") in set(reopened.store.named_graphs())
     reopened.close()
+
+
+class _RefusingStore:
+    """The index's store, refusing every bulk load and the single load of one description."""
+
+    def __init__(self, store: ox.Store, refused: str) -> None:
+        self._store = store
+        self._refused = refused
+
+    def bulk_load(self, data: bytes, format: ox.RdfFormat) -> None:
+        raise SyntaxError("refused as one batch")
+
+    def load(self, data: str, format: ox.RdfFormat) -> None:
+        if self._refused in data:
+            raise ValueError("refused on its own")
+        self._store.load(data, format)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+def test_what_parses_alone_but_not_in_one_load_is_loaded_one_by_one(tmp_path: Path) -> None:
+    index = RdfIndex(tmp_path)
+    store = index.store
+    index.store = _RefusingStore(store, "urn:test:2")  # type: ignore[assignment]
+    index.load([(f"urn:test:{number}", rdf(f"urn:test:{number}")) for number in (1, 2, 3)] + [(BAD_ID, BAD_RDF)])
+    index.store = store
+    assert graphs(index) == {"urn:test:1", "urn:test:3"}
+    assert index.descriptions == 2
+    assert list(index.skipped.reasons) == [BAD_ID, "urn:test:2"]
+    assert "refused on its own" in index.skipped.reasons["urn:test:2"]

@@ -228,15 +228,7 @@ class RdfIndex:
 
     def _load_parsing(self, batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Load the descriptions of ``batch`` (id, N-Quads) that parse, leaving out the others; the loaded ones."""
-        loadable = []
-        for thing_id, quads in batch:
-            try:
-                for _ in ox.parse(quads, ox.RdfFormat.N_QUADS):
-                    pass
-            except (SyntaxError, ValueError) as error:
-                self.skipped.skip(thing_id, error)
-            else:
-                loadable.append((thing_id, quads))
+        loadable = [(thing_id, quads) for thing_id, quads in batch if self._parses(thing_id, quads)]
         try:
             if loadable:
                 self.store.bulk_load("\n".join(quads for _, quads in loadable).encode(), ox.RdfFormat.N_QUADS)
@@ -244,15 +236,26 @@ class RdfIndex:
         except (SyntaxError, ValueError):
             pass
         # What parses alone but not in one load with the others: one load each (each atomic).
-        loaded = []
-        for thing_id, quads in loadable:
-            try:
-                self.store.load(quads, ox.RdfFormat.N_QUADS)
-            except (SyntaxError, ValueError) as error:
-                self.skipped.skip(thing_id, error)
-            else:
-                loaded.append((thing_id, quads))
-        return loaded
+        return [(thing_id, quads) for thing_id, quads in loadable if self._loads_alone(thing_id, quads)]
+
+    def _parses(self, thing_id: str, quads: str) -> bool:
+        """Whether a description's N-Quads parse; one that does not is left out (``skipped``)."""
+        try:
+            for _ in ox.parse(quads, ox.RdfFormat.N_QUADS):
+                pass
+        except (SyntaxError, ValueError) as error:
+            self.skipped.skip(thing_id, error)
+            return False
+        return True
+
+    def _loads_alone(self, thing_id: str, quads: str) -> bool:
+        """Load one description's N-Quads on their own; one the store refuses is left out (``skipped``)."""
+        try:
+            self.store.load(quads, ox.RdfFormat.N_QUADS)
+        except (SyntaxError, ValueError) as error:
+            self.skipped.skip(thing_id, error)
+            return False
+        return True
 
     def remove(self, thing_ids: Iterable[str]) -> None:
         for thing_id in thing_ids:
