@@ -234,30 +234,46 @@ class ChangeFollower:
         async with self._lock:
             # Every change up to it is in _pending or applied (and, settled, none below it may still commit).
             position = self.feed.settled if self.records_settled else self.feed.position
-            while True:
-                ids: Sequence[str] = sorted(self._pending)[:STEP_DESCRIPTIONS]
-                if len(ids) > 1:
-                    ids = next(steps(ids, await rdf_sizes_of(self.database, ids)))
-                rows = await current_rdf_of(self.database, ids) if ids else []
-                self._pending.difference_update(ids)  # kept for the next attempt if reading failed
-                last = not self._pending
-                due = self._due() if last else []
-                current = {row.thing_id: _own(row) for row in rows}
-                for row in rows:
-                    self._track_expiry(row.thing_id, row.expires)
-                gone = [thing_id for thing_id in ids if thing_id not in current]
-                for thing_id in gone:
-                    self._expiries.pop(thing_id, None)
-                try:
-                    if last:
-                        await self._complete_identity()
-                    await self._write(gone + due, current, position if last else None)
-                except BaseException:
-                    self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)
-                    raise
-                if last:
-                    self._applied = position
-                    return
+            while not await self._apply_step(position):
+                pass
+
+    async def _apply_step(self, position: int) -> bool:
+        """Apply the next step of the pending descriptions (with the leases ended, on the last step); whether it
+        is the last, which records every change up to ``position`` as applied."""
+        ids = await self._next_step()
+        rows = await current_rdf_of(self.database, ids) if ids else []
+        self._pending.difference_update(ids)  # kept for the next attempt if reading failed
+        last = not self._pending
+        due = self._due() if last else []
+        current = {row.thing_id: _own(row) for row in rows}
+        gone = self._track_expiries(ids, rows)
+        try:
+            if last:
+                await self._complete_identity()
+            await self._write(gone + due, current, position if last else None)
+        except BaseException:
+            self._pending.update(ids, due)  # applied again next time (an expired id reads as gone)
+            raise
+        if last:
+            self._applied = position
+        return last
+
+    async def _next_step(self) -> Sequence[str]:
+        """The first pending descriptions, as many as one step holds (by count and by the size of their RDF)."""
+        ids: Sequence[str] = sorted(self._pending)[:STEP_DESCRIPTIONS]
+        if len(ids) > 1:
+            ids = next(steps(ids, await rdf_sizes_of(self.database, ids)))
+        return ids
+
+    def _track_expiries(self, ids: Sequence[str], rows: Sequence[StoredRdf]) -> list[str]:
+        """Track the leases of the descriptions read; the ids of the step that are gone (their lease with them)."""
+        for row in rows:
+            self._track_expiry(row.thing_id, row.expires)
+        read = {row.thing_id for row in rows}
+        gone = [thing_id for thing_id in ids if thing_id not in read]
+        for thing_id in gone:
+            self._expiries.pop(thing_id, None)
+        return gone
 
     async def _burst_over(self) -> None:
         """Return once no change has come for ``QUIET`` seconds, or ``defer`` seconds after the burst's first
