@@ -77,18 +77,9 @@ class StorePusher(ChangeFollower):
 
     async def _write(self, gone: list[str], current: dict[str, str], position: int | None) -> None:
         operations = [f"DROP SILENT GRAPH {graph_name(thing_id)}" for thing_id in [*gone, *current]]
-        left_out = set()
-        for number, (thing_id, ntriples) in enumerate(current.items()):
-            if not ntriples:
-                continue
-            if not self._loadable(thing_id, ntriples):
-                left_out.add(thing_id)
-                continue
-            # Blank node labels are scoped to the request (and may not recur across INSERT DATA operations).
-            renamed = blank_nodes_apart(ntriples, f"d{number}x")
-            operations.append(f"INSERT DATA {{ GRAPH {graph_name(thing_id)} {{ {renamed} }} }}")
-        moved = position is not None and (self.state is None or self.state.position != position)
-        if position is not None and (moved or operations):
+        inserts, left_out = self._inserts(current)
+        operations += inserts
+        if position is not None and self._marks(position, sending=bool(operations)):
             operations.append(state_update(StoreState(self.identity, position)))
         if not operations:
             return
@@ -97,6 +88,26 @@ class StorePusher(ChangeFollower):
         self.skipped.taken(thing_id for thing_id in [*gone, *current] if thing_id not in left_out)
         if position is not None:
             self.state = StoreState(self.identity, position)
+
+    def _inserts(self, current: dict[str, str]) -> tuple[list[str], set[str]]:
+        """The ``INSERT DATA`` operations of the descriptions that have RDF, and the ids of those whose RDF does
+        not parse (left out)."""
+        inserts: list[str] = []
+        left_out: set[str] = set()
+        for number, (thing_id, ntriples) in enumerate(current.items()):
+            if not ntriples:
+                continue
+            if not self._loadable(thing_id, ntriples):
+                left_out.add(thing_id)
+                continue
+            # Blank node labels are scoped to the request (and may not recur across INSERT DATA operations).
+            renamed = blank_nodes_apart(ntriples, f"d{number}x")
+            inserts.append(f"INSERT DATA {{ GRAPH {graph_name(thing_id)} {{ {renamed} }} }}")
+        return inserts, left_out
+
+    def _marks(self, position: int, *, sending: bool) -> bool:
+        """Whether the update records ``position``: when it moves the marker, or goes with anything sent."""
+        return sending or self.state is None or self.state.position != position
 
 
 __all__ = ["StorePusher"]
