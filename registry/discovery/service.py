@@ -160,6 +160,53 @@ def _cursor_key(key: Any, sort: str, invalid: BadRequest) -> Any:
     return key
 
 
+def _check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
+    """400 unless ``value`` (None: not given) is one of ``choices``."""
+    if value is not None and value not in choices:
+        raise BadRequest(
+            f"{name} must be one of {', '.join(choices)}, got {value!r}",
+            invalidParams=[{"name": name, "reason": f"one of {', '.join(choices)}"}],
+        )
+
+
+def _capability_accepts(params: SearchParams) -> Callable[[str], bool] | None:
+    """Which versions of ``capability`` match, when ``capability_version`` constrains them (None: any)."""
+    if params.capability_version is None:
+        return None
+    if params.capability is None:
+        raise BadRequest(
+            "capability_version needs capability (the capability whose version is constrained)",
+            invalidParams=[{"name": "capability_version", "reason": "requires capability"}],
+        )
+    version_range = checked_range(params.capability_version, "capability_version")
+    return functools.partial(satisfies, version_range=version_range)
+
+
+def _check_vendor(vendor: str | None) -> None:
+    """400 for a vendor filter without a word to match."""
+    if vendor is not None and not vendor_words(vendor):
+        raise BadRequest(
+            "vendor must contain a word (letters or digits)",
+            invalidParams=[{"name": "vendor", "reason": "no word in it"}],
+        )
+
+
+def _check_terms(text: str | None) -> None:
+    """400 for a free text of more than ``MAX_QUERY_TERMS`` terms."""
+    if text and len(query_terms(text)) > MAX_QUERY_TERMS:
+        # Each term is one more full-text condition over every description (docs/performance.md).
+        raise BadRequest(
+            f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
+            invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
+        )
+
+
+def _sort_of(params: SearchParams, filters: Filters) -> str:
+    """The sort asked for, by default relevance for a text search and title otherwise (relevance needs a text)."""
+    sort = params.sort or ("relevance" if filters.text else "title")
+    return "title" if sort == "relevance" and filters.text is None else sort
+
+
 def _resolved(
     requirement: Requirement, considered: int, chosen: list[RankedProvider], notes: list[CandidateNote]
 ) -> Resolution:
@@ -200,51 +247,6 @@ def _why_unresolved(requirement: Requirement, outline: Outline) -> tuple[str, st
     return NO_VERSION_IN_RANGE, (
         f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}"
     )
-
-
-def _check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
-    """400 unless ``value`` (None: not given) is one of ``choices``."""
-    if value is not None and value not in choices:
-        raise BadRequest(
-            f"{name} must be one of {', '.join(choices)}, got {value!r}",
-            invalidParams=[{"name": name, "reason": f"one of {', '.join(choices)}"}],
-        )
-
-
-def _capability_accepts(params: SearchParams) -> Callable[[str], bool] | None:
-    """Which versions of ``capability`` match, when ``capability_version`` constrains them (None: any)."""
-    if params.capability_version is None:
-        return None
-    if params.capability is None:
-        raise BadRequest(
-            "capability_version needs capability (the capability whose version is constrained)",
-            invalidParams=[{"name": "capability_version", "reason": "requires capability"}],
-        )
-    version_range = checked_range(params.capability_version, "capability_version")
-    return functools.partial(satisfies, version_range=version_range)
-
-
-def _check_vendor(vendor: str | None) -> None:
-    if vendor is not None and not vendor_words(vendor):
-        raise BadRequest(
-            "vendor must contain a word (letters or digits)",
-            invalidParams=[{"name": "vendor", "reason": "no word in it"}],
-        )
-
-
-def _check_terms(text: str | None) -> None:
-    if text and len(query_terms(text)) > MAX_QUERY_TERMS:
-        # Each term is one more full-text condition over every description (docs/performance.md).
-        raise BadRequest(
-            f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
-            invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
-        )
-
-
-def _sort_of(params: SearchParams, filters: Filters) -> str:
-    """The sort asked for, by default relevance for a text search and title otherwise (relevance needs a text)."""
-    sort = params.sort or ("relevance" if filters.text else "title")
-    return "title" if sort == "relevance" and filters.text is None else sort
 
 
 def _search_item(
