@@ -131,28 +131,43 @@ def authorize_write(
     what it derived the id from. Without a principal (authentication off) everything is allowed.
     """
     if principal is None or principal.is_admin:
-        if holder is not None and holder.live:
-            return Grant(rightful=holder.rightful)  # a change of it: its holder stays
-        # What an admin registers is held as an admin's decision; nothing is while authentication is off.
-        return Grant(rightful=principal is not None)
+        return _unrestricted_grant(principal, holder)
     bound = derived is not None and derived.binds(principal)
-    takes_over = False
-    if holder is not None and (holder.owner, holder.tenant) != (principal.owner, principal.tenant):
-        takes_over = creates and may_take_over(principal, holder, derived)
-        if not takes_over:
-            _refuse_holder(principal, thing_id, holder, creates=creates)
+    takes_over = _takes_over_or_refuse(principal, thing_id, holder, creates=creates, derived=derived)
     new = holder is None or not holder.live or takes_over
-    if principal.namespaces:
-        _check_namespaces(principal, thing_id, derived, checks_id=new and not assigned_id, bound=bound)
+    _check_namespaces(principal, thing_id, derived, checks_id=new and not assigned_id, bound=bound)
     _check_vendor(principal, document)
     return Grant(takes_over=takes_over, rightful=bound or (holder is not None and not takes_over and holder.rightful))
+
+
+def _unrestricted_grant(principal: Principal | None, holder: Holder | None) -> Grant:
+    """The grant of an admin's write, or of any write while authentication is off (``principal`` None)."""
+    if holder is not None and holder.live:
+        return Grant(rightful=holder.rightful)  # a change of it: its holder stays
+    # What an admin registers is held as an admin's decision; nothing is while authentication is off.
+    return Grant(rightful=principal is not None)
+
+
+def _takes_over_or_refuse(
+    principal: Principal, thing_id: str, holder: Holder | None, *, creates: bool, derived: DerivedId | None
+) -> bool:
+    """Whether the write takes the id from another owner's ``holder``; refused (``_refuse_holder``) when another
+    owner holds it and the write may not take it over."""
+    if holder is None or (holder.owner, holder.tenant) == (principal.owner, principal.tenant):
+        return False
+    takes_over = creates and may_take_over(principal, holder, derived)
+    if not takes_over:
+        _refuse_holder(principal, thing_id, holder, creates=creates)
+    return takes_over
 
 
 def _check_namespaces(
     principal: Principal, thing_id: str, derived: DerivedId | None, *, checks_id: bool, bound: bool
 ) -> None:
     """Refuse an id (when ``checks_id``: one the write registers and the principal chose) or a card URL outside
-    the principal's namespaces."""
+    the principal's namespaces (none when it is bound to no namespace)."""
+    if not principal.namespaces:
+        return
     if checks_id and not in_namespaces(thing_id, principal.namespaces):
         raise unavailable_id(principal, thing_id)
     if derived is not None and derived.url is not None and not bound:

@@ -82,6 +82,29 @@ class _Counter:
         """Whether it holds counts not yet added to the shared ones."""
         return bool(self.unsynced or self.unsynced_before or self.sending or self.sending_before)
 
+    def send(self, key: str) -> tuple[CountDelta, CountDelta]:
+        """What to add to the shared counts of ``key``'s two windows: the unsynced counts, sending from now on."""
+        self.sending, self.unsynced = self.sending + self.unsynced, 0
+        self.sending_before, self.unsynced_before = self.sending_before + self.unsynced_before, 0
+        expires = (self.window_number + 2) * self.period
+        return (
+            CountDelta(key, self.window_number - 1, self.sending_before, expires - self.period),
+            CountDelta(key, self.window_number, self.sending, expires),
+        )
+
+    def unsend(self) -> None:
+        """Take the counts being sent back as unsynced (the database did not take them: counted at the next sync)."""
+        self.unsynced += self.sending
+        self.unsynced_before += self.sending_before
+        self.sending = self.sending_before = 0
+
+    def receive(self, key: str, sums: dict[tuple[str, int], int]) -> None:
+        """Take the shared sums of ``key``'s two windows, which include the counts sent."""
+        # A window that moved meanwhile took its counts along (``move_to``): they are in the sums read here.
+        self.known = sums.get((key, self.window_number), self.known + self.sending)
+        self.known_before = sums.get((key, self.window_number - 1), self.known_before + self.sending_before)
+        self.sending = self.sending_before = 0
+
 
 class RateLimits:
     def __init__(
@@ -204,7 +227,20 @@ class RateLimits:
         """Add this process's new counts to the shared ones and read back the sums of every process."""
         if self._database is None or not self._active:
             return
-        now = self._clock()
+        touched = self._to_sync(self._clock())
+        deltas = [delta for key in touched for delta in self._counters[key].send(key)]
+        try:
+            sums = await add_counts(self._database, deltas)
+        except BaseException:
+            for key in touched:  # counted again at the next sync
+                self._counters[key].unsend()
+            raise
+        for key in touched:
+            self._counters[key].receive(key, sums)
+
+    def _to_sync(self, now: float) -> list[str]:
+        """The keys of the counters this sync adds and reads back (hit lately, or holding counts not added yet), in
+        their window at ``now``; the others are no longer active."""
         touched = []
         for key, last in self._active.items():
             counter = self._counters[key]
@@ -215,31 +251,7 @@ class RateLimits:
         # In one order in every process: concurrent upserts of the same rows then wait for each other instead of
         # deadlocking.
         touched.sort()
-        deltas: list[CountDelta] = []
-        for key in touched:
-            counter = self._counters[key]
-            counter.sending, counter.unsynced = counter.sending + counter.unsynced, 0
-            counter.sending_before, counter.unsynced_before = counter.sending_before + counter.unsynced_before, 0
-            expires = (counter.window_number + 2) * counter.period
-            deltas.append(CountDelta(key, counter.window_number - 1, counter.sending_before, expires - counter.period))
-            deltas.append(CountDelta(key, counter.window_number, counter.sending, expires))
-        try:
-            sums = await add_counts(self._database, deltas)
-        except BaseException:
-            for key in touched:  # counted again at the next sync
-                counter = self._counters[key]
-                counter.unsynced += counter.sending
-                counter.unsynced_before += counter.sending_before
-                counter.sending = counter.sending_before = 0
-            raise
-        for key in touched:
-            counter = self._counters[key]
-            # A window that moved meanwhile took its counts along (``move_to``): they are in the sums read here.
-            counter.known = sums.get((key, counter.window_number), counter.known + counter.sending)
-            counter.known_before = sums.get(
-                (key, counter.window_number - 1), counter.known_before + counter.sending_before
-            )
-            counter.sending = counter.sending_before = 0
+        return touched
 
     def _forget_idle(self) -> None:
         """Drop the counters of clients not seen in their last two windows."""

@@ -85,20 +85,7 @@ class Settings(
         return tuple(self.database_read_url.split())
 
     def __post_init__(self) -> None:
-        for url in self.database_read_urls:
-            scheme = url.split("://")[0].split("+")[0]
-            if scheme not in {"postgres", "postgresql"}:
-                raise ConfigError(
-                    f"REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…) per read replica, "
-                    f"not {scheme[:20]}://…"
-                )
-        if len(set(self.database_read_urls)) < len(self.database_read_urls):
-            raise ConfigError("REGISTRY_DATABASE_READ_URL names a read replica twice")
-        if not math.isfinite(self.db_read_max_lag) or (self.database_read_urls and self.db_read_max_lag < 1):
-            # Below a second the replica's lag (measured every 0.5 s) would keep it flapping.
-            raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds, at least 1")
-        if self.database_read_urls and self.db_read_pool_size < 1:
-            raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
+        self._check_read_replicas()
         if self.embeddings == "openai" and not (
             self.embeddings_url and self.embeddings_model and self.embeddings_dimensions
         ):
@@ -110,6 +97,24 @@ class Settings(
             raise ConfigError(
                 "REGISTRY_SPARQL_STORE_QUERY_URL and REGISTRY_SPARQL_STORE_UPDATE_URL are set together or not at all"
             )
+
+    def _check_read_replicas(self) -> None:
+        """Each read replica is named once by a PostgreSQL URL, and a replica's lag bound and pool can be kept."""
+        urls = self.database_read_urls
+        for url in urls:
+            scheme = url.split("://")[0].split("+")[0]
+            if scheme not in {"postgres", "postgresql"}:
+                raise ConfigError(
+                    f"REGISTRY_DATABASE_READ_URL must be a PostgreSQL URL (postgresql://…) per read replica, "
+                    f"not {scheme[:20]}://…"
+                )
+        if len(set(urls)) < len(urls):
+            raise ConfigError("REGISTRY_DATABASE_READ_URL names a read replica twice")
+        if not math.isfinite(self.db_read_max_lag) or (urls and self.db_read_max_lag < 1):
+            # Below a second the replica's lag (measured every 0.5 s) would keep it flapping.
+            raise ConfigError("REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds, at least 1")
+        if urls and self.db_read_pool_size < 1:
+            raise ConfigError("REGISTRY_DB_READ_POOL_SIZE must be at least 1 when REGISTRY_DATABASE_READ_URL is set")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -7,7 +7,7 @@ import asyncio
 import collections
 import contextlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import Any
@@ -117,6 +117,24 @@ class SearchService:
         (the protocol's parameters override the query's FROM), else the one its FROM clauses name, else the named
         graphs of the shared descriptions and of its tenant's (their union as the default graph); graphs outside
         what the reader sees are dropped."""
+        with self._in_flight_for(client):
+            try:
+                if not readers.everything:
+                    default_graphs, named_graphs = await self._visible_dataset(
+                        query, default_graphs, named_graphs, readers
+                    )
+                return await self.worker.query(query, accept, default_graphs, named_graphs, client)
+            except RegistryError as error:
+                if error.status == HTTPStatus.SERVICE_UNAVAILABLE and not await self._database_answers():
+                    raise DatabaseUnavailable(
+                        "The database is unavailable: a SPARQL query first brings the index up to every write "
+                        "acknowledged before it, which it reads from the database; retry shortly"
+                    ) from error
+                raise
+
+    @contextlib.contextmanager
+    def _in_flight_for(self, client: str) -> Iterator[None]:
+        """Count a SPARQL query of ``client`` in flight while it runs; 429 when it has ``per_client`` already."""
         if self.per_client and self._in_flight[client] >= self.per_client:
             raise TooManyRequests(
                 f"This client already has {self.per_client} SPARQL queries in flight "
@@ -125,25 +143,22 @@ class SearchService:
             )
         self._in_flight[client] += 1
         try:
-            if not readers.everything:
-                if not default_graphs and not named_graphs and (dataset := query_dataset(query)) is not None:
-                    # The query's own dataset, within what the reader sees (a side it leaves out is empty).
-                    default_graphs, named_graphs = dataset[0] or [NO_GRAPH], dataset[1] or [NO_GRAPH]
-                visible = {graph_name(thing_id).value async for thing_id in self.things.ids(readers)}
-                default_graphs = _within(default_graphs, visible)
-                named_graphs = _within(named_graphs, visible)
-            return await self.worker.query(query, accept, default_graphs, named_graphs, client)
-        except RegistryError as error:
-            if error.status == HTTPStatus.SERVICE_UNAVAILABLE and not await self._database_answers():
-                raise DatabaseUnavailable(
-                    "The database is unavailable: a SPARQL query first brings the index up to every write "
-                    "acknowledged before it, which it reads from the database; retry shortly"
-                ) from error
-            raise
+            yield
         finally:
             self._in_flight[client] -= 1
             if not self._in_flight[client]:
                 del self._in_flight[client]
+
+    async def _visible_dataset(
+        self, query: str, default_graphs: list[str], named_graphs: list[str], readers: TenantScope
+    ) -> tuple[list[str], list[str]]:
+        """The dataset (default graphs, named graphs) a reader of one tenant queries: the one the request names,
+        else the one the query's FROM clauses name, else every graph it sees; graphs it does not see dropped."""
+        if not default_graphs and not named_graphs and (dataset := query_dataset(query)) is not None:
+            # The query's own dataset, within what the reader sees (a side it leaves out is empty).
+            default_graphs, named_graphs = dataset[0] or [NO_GRAPH], dataset[1] or [NO_GRAPH]
+        visible = {graph_name(thing_id).value async for thing_id in self.things.ids(readers)}
+        return _within(default_graphs, visible), _within(named_graphs, visible)
 
     async def _database_answers(self) -> bool:
         """Whether the database answers now (within ``DATABASE_PROBE_TIMEOUT``): asked only when SPARQL could not

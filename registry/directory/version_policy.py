@@ -98,47 +98,63 @@ class VersionPolicy:
         if version is None or not kept:
             return []
         if version in kept:
-            kept_text = texts[(thing_id, version)]
-            if kept_text == text:
-                return []
-            kept_document = msgspec.json.decode(kept_text)
-            if kept_document == document:  # the same content, members in another order
-                return []
-            report = compare_documents(kept_document, document, version, version)
-            changes = (
-                f"{report.verdict}, {len(report.changes)} change(s){_first(report.changes)}"
-                if report.changes
-                else "no change to the contract"
-            )
-            needed = "patch" if report.required_bump == "none" else report.required_bump
-            return self._refuse_or_warn(
-                "version-content-changed",
-                f"version {version} is already registered with other content ({changes}); /versions keeps the "
-                f"first registration of {version}; register the change as a new {needed} version",
-                report.changes,
-            )
-        notices: list[Notice] = []
+            return self._content_changed(version, document, text, texts[(thing_id, version)])
+        return [
+            *self._downgrade(version, current),
+            *self._bump_too_small(thing_id, version, document, kept, texts),
+        ]
+
+    def _content_changed(self, version: str, document: dict[str, Any], text: str, kept_text: str) -> list[Notice]:
+        """``version-content-changed``: a kept version registered again, unless with its content."""
+        if kept_text == text:
+            return []
+        kept_document = msgspec.json.decode(kept_text)
+        if kept_document == document:  # the same content, members in another order
+            return []
+        report = compare_documents(kept_document, document, version, version)
+        changes = (
+            f"{report.verdict}, {len(report.changes)} change(s){_first(report.changes)}"
+            if report.changes
+            else "no change to the contract"
+        )
+        needed = "patch" if report.required_bump == "none" else report.required_bump
+        return self._refuse_or_warn(
+            "version-content-changed",
+            f"version {version} is already registered with other content ({changes}); /versions keeps the "
+            f"first registration of {version}; register the change as a new {needed} version",
+            report.changes,
+        )
+
+    def _downgrade(self, version: str, current: StoredDescription | None) -> list[Notice]:
+        """``version-downgrade``: a version lower than the one of the description it replaces."""
         current_version = None if current is None else version_of(current.document())
-        if current_version is not None and bump(current_version, version) == "downgrade":
-            notices += self._refuse_or_warn(
-                "version-downgrade",
-                f"version {version} is lower than {current_version}, the version it replaces; resolvers asking for "
-                f"the highest version in a range may now pick another provider",
-                [],
-            )
+        if current_version is None or bump(current_version, version) != "downgrade":
+            return []
+        return self._refuse_or_warn(
+            "version-downgrade",
+            f"version {version} is lower than {current_version}, the version it replaces; resolvers asking for "
+            f"the highest version in a range may now pick another provider",
+            [],
+        )
+
+    def _bump_too_small(
+        self, thing_id: str, version: str, document: dict[str, Any], kept: list[str], texts: KeptTexts
+    ) -> list[Notice]:
+        """``version-bump-too-small``: the changes since the highest kept version below it need a larger bump."""
         previous = previous_version(kept, version)
-        if previous is not None:
-            old = msgspec.json.decode(texts[(thing_id, previous)])
-            report = compare_documents(old, document, previous, version)
-            if report.honest is False:
-                required = [change for change in report.changes if change.bump == report.required_bump]
-                notices += self._refuse_or_warn(
-                    "version-bump-too-small",
-                    f"{previous} → {version} is a {report.declared_bump} bump, but the changes need a "
-                    f"{report.required_bump} bump{_first(required)}",
-                    required,
-                )
-        return notices
+        if previous is None:
+            return []
+        old = msgspec.json.decode(texts[(thing_id, previous)])
+        report = compare_documents(old, document, previous, version)
+        if report.honest is not False:
+            return []
+        required = [change for change in report.changes if change.bump == report.required_bump]
+        return self._refuse_or_warn(
+            "version-bump-too-small",
+            f"{previous} → {version} is a {report.declared_bump} bump, but the changes need a "
+            f"{report.required_bump} bump{_first(required)}",
+            required,
+        )
 
     def _refuse_or_warn(self, code: str, message: str, changes: list[Change]) -> list[Notice]:
         if self.mode == ENFORCE:

@@ -115,14 +115,17 @@ def invocation(document: dict[str, Any], matched: Collection[str] = ()) -> Invoc
     base = document.get("base") if isinstance(document.get("base"), str) else None
     declared = document.get("actions")
     actions: dict[str, Any] = declared if isinstance(declared, dict) else {}
-    first = [name for name in actions if name in matched]
-    rest = [name for name in actions if name not in matched]
     forms = [
-        *(form for name in first for form in _forms(actions[name], base, name)),
+        *_actions_forms(actions, [name for name in actions if name in matched], base),
         *_forms(document, base, None),
-        *(form for name in rest for form in _forms(actions[name], base, name)),
+        *_actions_forms(actions, [name for name in actions if name not in matched], base),
     ][:MAX_FORMS]
     return Invocation(endpoint=forms[0].href if forms else base, forms=forms)
+
+
+def _actions_forms(actions: dict[str, Any], names: list[str], base: str | None) -> list[Form]:
+    """The forms of the actions ``names``, in their order, each naming its action as the capability."""
+    return [form for name in names for form in _forms(actions[name], base, name)]
 
 
 def _forms(holder: Any, base: str | None, capability: str | None) -> list[Form]:

@@ -91,24 +91,37 @@ def unresolved(
     )
 
 
-def ranking_of(requirement: Requirement, version_range: str, versions: list[str | None], vendors: list[str]) -> Ranking:
-    """The strategy's order of the versions in range (equal precedence, equal rank; providers without a version
-    after every versioned one), and what the vendor rules say of each vendor name ("" for none)."""
+def _version_ranks(requirement: Requirement, version_range: str, versions: list[str | None]) -> dict[str | None, int]:
+    """The rank of each version in range: the strategy's order, equal precedence equal rank, and the providers
+    without a version after every versioned one."""
     in_range = [version for version in versions if offer_in_range(version, version_range)]
-    versioned = [version for version in in_range if version]
-    versioned.sort(key=precedence, reverse=requirement.strategy != "lowest")
-    if requirement.strategy == "closest":
-        target = requirement.closest_to or ""
-        versioned.sort(key=lambda version: distance(version, target))
     ranks: dict[str | None, int] = {}
     rank, previous = -1, ""
-    for version in versioned:
+    for version in _strategy_order(requirement, in_range):
         if rank < 0 or precedence(version) != precedence(previous):
             rank += 1
         ranks[version], previous = rank, version
     for unversioned in in_range:
         if not unversioned:
             ranks[unversioned] = rank + 1
+    return ranks
+
+
+def _strategy_order(requirement: Requirement, in_range: list[str | None]) -> list[str]:
+    """The versions (none empty) of ``in_range`` in the strategy's order: highest or lowest precedence first, or
+    nearest ``closest_to`` first (equally near ones highest first)."""
+    versioned = [version for version in in_range if version]
+    versioned.sort(key=precedence, reverse=requirement.strategy != "lowest")
+    if requirement.strategy == "closest":
+        target = requirement.closest_to or ""
+        versioned.sort(key=lambda version: distance(version, target))
+    return versioned
+
+
+def ranking_of(requirement: Requirement, version_range: str, versions: list[str | None], vendors: list[str]) -> Ranking:
+    """The strategy's order of the versions in range (equal precedence, equal rank; providers without a version
+    after every versioned one), and what the vendor rules say of each vendor name ("" for none)."""
+    ranks = _version_ranks(requirement, version_range, versions)
     notes = {name: note for name in vendors if (note := _vendor_note(requirement, name or None)) is not None}
     preferences = {name: _preference(requirement, name or None) for name in vendors}
     return Ranking(

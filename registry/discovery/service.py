@@ -10,6 +10,7 @@ import binascii
 import datetime as dt
 import functools
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -56,6 +57,8 @@ from registry.store import catalog
 from registry.store.catalog import (
     CatalogStore,
     Filters,
+    Outline,
+    RankedProvider,
     VersionRow,
 )
 from registry.wire import (
@@ -138,16 +141,112 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, str]:
         raise invalid from error
     if cursor_sort != sort or not isinstance(thing_id, str):
         raise invalid
-    if sort in {"modified", "expires"}:
-        try:
-            key = dt.datetime.fromisoformat(key)
-        except (TypeError, ValueError) as error:
-            raise invalid from error
-    elif not isinstance(key, float | int if sort == "relevance" else str):
-        raise invalid
+    key = _cursor_key(key, sort, invalid)
     if position_problem(thing_id) or (isinstance(key, str) and position_problem(key)):
         raise invalid
     return key, thing_id
+
+
+def _cursor_key(key: Any, sort: str, invalid: BadRequest) -> Any:
+    """A cursor's sort key as ``sort`` compares it: a time for modified and expires, a number for relevance, a
+    text for title; ``invalid`` raised for any other."""
+    if sort in {"modified", "expires"}:
+        try:
+            return dt.datetime.fromisoformat(key)
+        except (TypeError, ValueError) as error:
+            raise invalid from error
+    if not isinstance(key, float | int if sort == "relevance" else str):
+        raise invalid
+    return key
+
+
+def _check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
+    """400 unless ``value`` (None: not given) is one of ``choices``."""
+    if value is not None and value not in choices:
+        raise BadRequest(
+            f"{name} must be one of {', '.join(choices)}, got {value!r}",
+            invalidParams=[{"name": name, "reason": f"one of {', '.join(choices)}"}],
+        )
+
+
+def _capability_accepts(params: SearchParams) -> Callable[[str], bool] | None:
+    """Which versions of ``capability`` match, when ``capability_version`` constrains them (None: any)."""
+    if params.capability_version is None:
+        return None
+    if params.capability is None:
+        raise BadRequest(
+            "capability_version needs capability (the capability whose version is constrained)",
+            invalidParams=[{"name": "capability_version", "reason": "requires capability"}],
+        )
+    version_range = checked_range(params.capability_version, "capability_version")
+    return functools.partial(satisfies, version_range=version_range)
+
+
+def _check_vendor(vendor: str | None) -> None:
+    """400 for a vendor filter without a word to match."""
+    if vendor is not None and not vendor_words(vendor):
+        raise BadRequest(
+            "vendor must contain a word (letters or digits)",
+            invalidParams=[{"name": "vendor", "reason": "no word in it"}],
+        )
+
+
+def _check_terms(text: str | None) -> None:
+    """400 for a free text of more than ``MAX_QUERY_TERMS`` terms."""
+    if text and len(query_terms(text)) > MAX_QUERY_TERMS:
+        # Each term is one more full-text condition over every description (docs/performance.md).
+        raise BadRequest(
+            f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
+            invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
+        )
+
+
+def _sort_of(params: SearchParams, filters: Filters) -> str:
+    """The sort asked for, by default relevance for a text search and title otherwise (relevance needs a text)."""
+    sort = params.sort or ("relevance" if filters.text else "title")
+    return "title" if sort == "relevance" and filters.text is None else sort
+
+
+def _resolved(
+    requirement: Requirement, considered: int, chosen: list[RankedProvider], notes: list[CandidateNote]
+) -> Resolution:
+    """The resolution to the first of ``chosen``, the next ones its alternatives, the ones left out noted."""
+    first, *others = chosen
+    ordered = [
+        CandidateNote(
+            provider.offer.thing_id,
+            provider.offer.version,
+            "chosen" if index == 0 else "alternative",
+            provider.vendor_name,
+        )
+        for index, provider in enumerate(chosen)
+    ]
+    return Resolution(
+        capability=requirement.capability,
+        range=requirement.range,
+        strategy=requirement.strategy,
+        resolved=True,
+        provider=provider_of(first),
+        alternatives=[provider_of(provider) for provider in others[:MAX_ALTERNATIVES]],
+        explanation=Explanation(considered=considered, candidates=ordered + notes, rule=rule_of(requirement)),
+    )
+
+
+def _why_unresolved(requirement: Requirement, outline: Outline) -> tuple[str, str]:
+    """The reason and detail of a requirement no provider meets, from what the providers offer (``outline``)."""
+    wanted = requirement.capability
+    if outline.any_live_in_range:
+        return VENDOR_EXCLUDED, (
+            f"every live provider of {wanted!r} in range {requirement.range!r} is of a vendor "
+            "the vendor preferences leave out"
+        )
+    if outline.any_in_range or not outline.any_live:
+        scope = f" in range {requirement.range!r}" if outline.any_in_range else ""
+        return PROVIDER_EXPIRED, f"every provider of {wanted!r}{scope} has expired"
+    offered = sorted(outline.live_versions, key=version_order)
+    return NO_VERSION_IN_RANGE, (
+        f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}"
+    )
 
 
 def _search_item(
@@ -186,48 +285,15 @@ class DiscoveryService:
 
     @staticmethod
     def filters(params: SearchParams, readers: TenantScope = EVERYTHING) -> Filters:
-        if params.kind is not None and params.kind not in KINDS:
-            raise BadRequest(
-                f"kind must be one of {', '.join(KINDS)}, got {params.kind!r}",
-                invalidParams=[{"name": "kind", "reason": f"one of {', '.join(KINDS)}"}],
-            )
-        if params.convention is not None and params.convention not in CONVENTIONS:
-            raise BadRequest(
-                f"convention must be one of {', '.join(CONVENTIONS)}, got {params.convention!r}",
-                invalidParams=[{"name": "convention", "reason": f"one of {', '.join(CONVENTIONS)}"}],
-            )
-        accepts = None
-        if params.capability_version is not None:
-            if params.capability is None:
-                raise BadRequest(
-                    "capability_version needs capability (the capability whose version is constrained)",
-                    invalidParams=[{"name": "capability_version", "reason": "requires capability"}],
-                )
-            version_range = checked_range(params.capability_version, "capability_version")
-            accepts = functools.partial(satisfies, version_range=version_range)
+        _check_choice("kind", params.kind, KINDS)
+        _check_choice("convention", params.convention, CONVENTIONS)
+        accepts = _capability_accepts(params)
         text = params.q.strip() if params.q is not None else None
         vendor_match = params.vendor_match or "words"
-        if vendor_match not in VENDOR_MATCHES:
-            raise BadRequest(
-                f"vendor_match must be one of {', '.join(VENDOR_MATCHES)}, got {vendor_match!r}",
-                invalidParams=[{"name": "vendor_match", "reason": f"one of {', '.join(VENDOR_MATCHES)}"}],
-            )
-        if params.vendor is not None and not vendor_words(params.vendor):
-            raise BadRequest(
-                "vendor must contain a word (letters or digits)",
-                invalidParams=[{"name": "vendor", "reason": "no word in it"}],
-            )
-        if text and len(query_terms(text)) > MAX_QUERY_TERMS:
-            # Each term is one more full-text condition over every description (docs/performance.md).
-            raise BadRequest(
-                f"q has {len(query_terms(text))} terms; at most {MAX_QUERY_TERMS} are accepted (or not counted)",
-                invalidParams=[{"name": "q", "reason": f"at most {MAX_QUERY_TERMS} terms"}],
-            )
-        if params.match is not None and params.match not in MATCHES:
-            raise BadRequest(
-                f"match must be one of {', '.join(MATCHES)}, got {params.match!r}",
-                invalidParams=[{"name": "match", "reason": f"one of {', '.join(MATCHES)}"}],
-            )
+        _check_choice("vendor_match", vendor_match, VENDOR_MATCHES)
+        _check_vendor(params.vendor)
+        _check_terms(text)
+        _check_choice("match", params.match, MATCHES)
         return Filters(
             kind=params.kind,
             vendor=params.vendor,
@@ -243,20 +309,10 @@ class DiscoveryService:
         )
 
     async def search(self, params: SearchParams, max_page_size: int, readers: TenantScope = EVERYTHING) -> SearchResult:
-        if params.sort is not None and params.sort not in SORTS:
-            raise BadRequest(
-                f"sort must be one of {', '.join(SORTS)}, got {params.sort!r}",
-                invalidParams=[{"name": "sort", "reason": f"one of {', '.join(SORTS)}"}],
-            )
+        _check_choice("sort", params.sort, SORTS)
         filters = self.filters(params, readers)
-        sort = params.sort or ("relevance" if filters.text else "title")
-        if sort == "relevance" and filters.text is None:
-            sort = "title"
-        if params.mode is not None and params.mode not in MODES:
-            raise BadRequest(
-                f"mode must be one of {', '.join(MODES)}, got {params.mode!r}",
-                invalidParams=[{"name": "mode", "reason": f"one of {', '.join(MODES)}"}],
-            )
+        sort = _sort_of(params, filters)
+        _check_choice("mode", params.mode, MODES)
         if sort == "relevance" and filters.text_match == MATCH_ANY:
             return await self._need(params, filters, min(params.limit, max_page_size))
         after = None if params.cursor is None else _decode_cursor(params.cursor, sort)
@@ -386,41 +442,8 @@ class DiscoveryService:
             CandidateNote(item.thing_id, item.version, "excluded", item.vendor_name, item.reason) for item in left_out
         ]
         if chosen:
-            first, *others = chosen
-            ordered = [
-                CandidateNote(
-                    provider.offer.thing_id,
-                    provider.offer.version,
-                    "chosen" if index == 0 else "alternative",
-                    provider.vendor_name,
-                )
-                for index, provider in enumerate(chosen)
-            ]
-            return Resolution(
-                capability=wanted,
-                range=requirement.range,
-                strategy=requirement.strategy,
-                resolved=True,
-                provider=provider_of(first),
-                alternatives=[provider_of(provider) for provider in others[:MAX_ALTERNATIVES]],
-                explanation=Explanation(considered=considered, candidates=ordered + notes, rule=rule_of(requirement)),
-            )
-        outline = await self.catalog.outline(ranking, readers)
-        if outline.any_live_in_range:
-            reason = VENDOR_EXCLUDED
-            detail = (
-                f"every live provider of {wanted!r} in range {requirement.range!r} is of a vendor "
-                "the vendor preferences leave out"
-            )
-        elif outline.any_in_range or not outline.any_live:
-            scope = f" in range {requirement.range!r}" if outline.any_in_range else ""
-            reason, detail = PROVIDER_EXPIRED, f"every provider of {wanted!r}{scope} has expired"
-        else:
-            offered = sorted(outline.live_versions, key=version_order)
-            reason = NO_VERSION_IN_RANGE
-            detail = (
-                f"{wanted!r} is offered in versions {', '.join(offered) or '(none)'}, none in {requirement.range!r}"
-            )
+            return _resolved(requirement, considered, chosen, notes)
+        reason, detail = _why_unresolved(requirement, await self.catalog.outline(ranking, readers))
         return unresolved(requirement, reason, detail, considered, notes)
 
     # -- compatibility

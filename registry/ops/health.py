@@ -115,28 +115,22 @@ class Readiness:
         return checks
 
     async def _checks(self) -> list[Check]:
-        checks = [await self._database(), await self._sparql_worker(), self._change_feed()]
-        if self.vectors is not None:
-            degraded, detail = self.vectors.state()
-            checks.append(Check("embeddings", True, detail, counts=False, degraded=degraded, degrades_status=False))
-        if self.search_words is not None:
-            degraded, detail = self.search_words.state()
-            checks.append(Check("search_words", True, detail, counts=False, degraded=degraded, degrades_status=False))
-        if self.tokens is not None:
-            checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
+        checks = [await self._database(), await self._sparql_worker(), self._change_feed(), *self._part_checks()]
         if self.database.replicas:
             checks.append(_read_replicas(self.database.replicas))
             if any(replica.serving and replica.primary_unreachable for replica in self.database.replicas):
-                # Discovery through a failover: the primary is down (its own replicas lost it too), searches read
-                # a replica, and every other endpoint answers 503 with Retry-After meanwhile.
-                checks = [
-                    dataclasses.replace(
-                        check, counts=False, detail=f"{check.detail} (not counted: read replicas serve searches)"
-                    )
-                    if check.name in _PRIMARY_CHECKS and not check.ok
-                    else check
-                    for check in checks
-                ]
+                checks = _through_failover(checks)
+        return checks
+
+    def _part_checks(self) -> list[Check]:
+        """The checks of the optional parts this process runs with (never counted: the API serves without them)."""
+        checks = []
+        for name, part in (("embeddings", self.vectors), ("search_words", self.search_words)):
+            if part is not None:
+                degraded, detail = part.state()
+                checks.append(Check(name, True, detail, counts=False, degraded=degraded, degrades_status=False))
+        if self.tokens is not None:
+            checks.append(Check("identity_provider", self.tokens.problem is None, self.tokens.state(), counts=False))
         return checks
 
     async def _database(self) -> Check:
@@ -199,6 +193,18 @@ def status(checks: Sequence[Check]) -> str:
     if any(check.name == "database" and not check.ok for check in checks):
         return "ready for searches only"  # the primary is down: only a read replica's searches are served
     return "ready, degraded"
+
+
+def _through_failover(checks: list[Check]) -> list[Check]:
+    """``checks`` during discovery through a failover: the primary is down (its own replicas lost it too), searches
+    read a replica, and every other endpoint answers 503 with Retry-After meanwhile, so the primary's failing checks
+    are not counted."""
+    return [
+        dataclasses.replace(check, counts=False, detail=f"{check.detail} (not counted: read replicas serve searches)")
+        if check.name in _PRIMARY_CHECKS and not check.ok
+        else check
+        for check in checks
+    ]
 
 
 def _read_replicas(replicas: Sequence[ReadReplica]) -> Check:

@@ -175,22 +175,37 @@ class AccessLines:
         with self._writing:
             sent = False
             while batch := self._take():
-                if self._start_log_process is not None:
-                    self._log_process, self._start_log_process = self._start_log_process(), None
-                child = self._log_process
-                if child is not None and child.send(batch):
+                if self._send(batch):
                     sent = True
-                    continue
-                data = self._encode(batch)  # here: no log process, or it could not take the batch
-                try:
-                    for piece in [data] if self._chunk is None else chunks(data, self._chunk):
-                        self._write(piece)
-                except (OSError, ValueError):  # a closed or broken stream: the lines are lost, and counted
-                    self._lost += len(batch)
-            if sent and self._log_process is not None:
-                lost = self._log_process.sync()
-                if lost is not None:
-                    self._lost_there = lost
+                else:  # no log process, or it could not take the batch
+                    self._write_here(batch)
+            if sent:
+                self._sync_log_process()
+
+    def _send(self, batch: list[Entry]) -> bool:
+        """Hand ``batch`` to the log process (started with the first batch); False when there is none or it
+        could not take the batch."""
+        if self._start_log_process is not None:
+            self._log_process, self._start_log_process = self._start_log_process(), None
+        child = self._log_process
+        return child is not None and child.send(batch)
+
+    def _write_here(self, batch: list[Entry]) -> None:
+        """Encode and write ``batch`` in this process, in pieces of at most ``chunk`` bytes."""
+        data = self._encode(batch)
+        try:
+            for piece in [data] if self._chunk is None else chunks(data, self._chunk):
+                self._write(piece)
+        except (OSError, ValueError):  # a closed or broken stream: the lines are lost, and counted
+            self._lost += len(batch)
+
+    def _sync_log_process(self) -> None:
+        """Wait until the log process has written what it was handed, and keep its count of lost lines."""
+        if self._log_process is None:
+            return
+        lost = self._log_process.sync()
+        if lost is not None:
+            self._lost_there = lost
 
     def _run(self) -> None:
         while not self._stopped.wait(self.interval):

@@ -214,33 +214,9 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     """Route every logger through one structlog formatter on stderr (``log_format``: ``json``, ``console`` or
     ``auto`` = JSON unless stderr is a terminal)."""
     as_json = log_format == "json" or (log_format == "auto" and not sys.stderr.isatty())
-    shared: list[Processor] = [
-        structlog.contextvars.merge_contextvars,
-        _add_request_id,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
-    if process:
-        shared.append(_with_process(process))
-    renderer: Processor = (
-        structlog.processors.JSONRenderer(_json_text)
-        if as_json
-        else structlog.dev.ConsoleRenderer(
-            colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
-        )
-    )
-    formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[*shared, _record_extras],
-        processors=[
-            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-            structlog.processors.format_exc_info,
-            escape_control_characters,
-            renderer,
-        ],
-    )
+    shared = _shared_processors(process)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(formatter)
+    handler.setFormatter(_formatter(shared, as_json))
     handler.addFilter(RateLimit())
     root = logging.getLogger()
     for existing in list(root.handlers):
@@ -251,23 +227,69 @@ def configure_logging(level: str = "info", log_format: str = "auto", *, process:
     numeric = logging.getLevelName(level.upper())
     root.setLevel(numeric)
     if as_json and numeric <= logging.INFO:  # above, no access line is made (the middleware checks the level)
-        stream = _Stream(handler)
-        descriptor = stream.descriptor
-        helper = None if descriptor is None else partial(LogProcess.start, descriptor, logger=ACCESS, process=process)
-        chunk = CHUNK if descriptor is None else chunk_for(descriptor)
-        access_writer = AccessLines(stream, logger=ACCESS, process=process, log_process=helper, chunk=chunk).start()
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
-        uvicorn_logger = logging.getLogger(name)
-        uvicorn_logger.handlers.clear()
-        uvicorn_logger.propagate = True
-    for name in CHATTY:
-        logging.getLogger(name).setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
+        access_writer = _access_lines(handler, process)
+    _route_library_loggers(numeric)
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
+
+
+def _shared_processors(process: str | None) -> list[Processor]:
+    """The processors of every line, structlog's and the standard library's: context, request id, level, logger,
+    UTC timestamp, and the process's name when it has one."""
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        _add_request_id,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    if process:
+        shared.append(_with_process(process))
+    return shared
+
+
+def _formatter(shared: list[Processor], as_json: bool) -> structlog.stdlib.ProcessorFormatter:
+    """The formatter of the stderr handler: JSON lines, or the console's text (coloured on a terminal)."""
+    renderer: Processor = (
+        structlog.processors.JSONRenderer(_json_text)
+        if as_json
+        else structlog.dev.ConsoleRenderer(
+            colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
+    )
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, _record_extras],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            escape_control_characters,
+            renderer,
+        ],
+    )
+
+
+def _access_lines(handler: logging.StreamHandler[Any], process: str | None) -> AccessLines:
+    """The started writer of access lines to ``handler``'s stream, through a log process when the stream has a
+    descriptor."""
+    stream = _Stream(handler)
+    descriptor = stream.descriptor
+    helper = None if descriptor is None else partial(LogProcess.start, descriptor, logger=ACCESS, process=process)
+    chunk = CHUNK if descriptor is None else chunk_for(descriptor)
+    return AccessLines(stream, logger=ACCESS, process=process, log_process=helper, chunk=chunk).start()
+
+
+def _route_library_loggers(numeric: int) -> None:
+    """Uvicorn's loggers write through the root handler; chatty libraries' only at debug level or from warnings."""
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        uvicorn_logger = logging.getLogger(name)
+        uvicorn_logger.handlers.clear()
+        uvicorn_logger.propagate = True
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
 
 
 __all__ = [

@@ -210,22 +210,33 @@ class ReadReplica:
 
     async def _measure(self, now: float) -> float | _PrimaryUnreachable:
         """Seconds behind the primary; or, the primary being unreachable, why (see the module's docstring)."""
-        primary_unreachable: str | None = None
+        primary_unreachable = await self._note_primary_position(now)
+        replayed, receiving, replayed_all = await self._replica_position()
+        if primary_unreachable is not None:
+            return self._without_primary(primary_unreachable, replayed, receiving, replayed_all)
+        return self._lag_at(replayed)
+
+    async def _note_primary_position(self, now: float) -> str | None:
+        """Note the primary's WAL position at ``now`` (and what it has flushed); why it is unreachable, if it is."""
         try:
             # Half the bound: an unreachable primary host (no answer at all) leaves time to read the replica.
             async with asyncio.timeout(self.max_lag / 2):
                 inserted, flushed = await self._probe(self.primary, "replica-probe", _PRIMARY_POSITION)
         except DatabaseUnavailable as error:
-            primary_unreachable = str(error.__cause__ or error.detail)
+            return str(error.__cause__ or error.detail)
         except TimeoutError:
-            primary_unreachable = f"no answer within {self.max_lag / 2:g} s"
+            return f"no answer within {self.max_lag / 2:g} s"
         except RegistryError as error:
             raise _Unusable(f"the primary's WAL position could not be read ({error.detail})") from error
-        else:
-            if self._positions and inserted < self._positions[-1][1]:
-                self._positions.clear()  # another primary (a promoted replica): the old notes say nothing of it
-            self._positions.append((now, _record_boundary(int(inserted))))
-            self._flushed = _record_boundary(int(flushed))
+        if self._positions and inserted < self._positions[-1][1]:
+            self._positions.clear()  # another primary (a promoted replica): the old notes say nothing of it
+        self._positions.append((now, _record_boundary(int(inserted))))
+        self._flushed = _record_boundary(int(flushed))
+        return None
+
+    async def _replica_position(self) -> tuple[int, str | None, bool]:
+        """The replica's replayed WAL position, its WAL receiver's status and whether it has replayed all it
+        received; ``_Unusable`` unless it is a streaming replica with this code's schema."""
         try:
             if not self.database.is_open:
                 await self.database.open()
@@ -238,8 +249,10 @@ class ReadReplica:
             raise _Unusable("not a streaming replica (not in recovery): its lag cannot be measured")
         if revision != self.schema_revision:
             raise _Unusable(f"its schema is at revision {revision}, this code needs {self.schema_revision}")
-        if primary_unreachable is not None:
-            return self._without_primary(primary_unreachable, replayed, receiving, replayed_all)
+        return replayed, receiving, replayed_all
+
+    def _lag_at(self, replayed: int) -> float:
+        """The age of the newest note of the primary's position the replica has reached at ``replayed``."""
         # The oldest note kept becomes the newest one the replica has reached.
         while len(self._positions) > 1 and self._positions[1][1] <= replayed:
             self._positions.popleft()

@@ -90,8 +90,21 @@ def test_several_read_replicas_are_named_one_per_line_or_separated_by_spaces(tmp
             {"REGISTRY_DATABASE_READ_URL": "postgresql://replica/registry", "REGISTRY_DB_READ_POOL_SIZE": "0"},
             "REGISTRY_DB_READ_POOL_SIZE must be at least 1",
         ),
+        ({"REGISTRY_DB_READ_MAX_LAG": "nan"}, "REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds"),
+        (
+            {"REGISTRY_DATABASE_READ_URL": "postgresql://replica/registry", "REGISTRY_DB_READ_MAX_LAG": "0.5"},
+            "REGISTRY_DB_READ_MAX_LAG must be a finite number of seconds, at least 1",
+        ),
+        (
+            {"REGISTRY_EMBEDDINGS": "openai", "REGISTRY_EMBEDDINGS_URL": "http://embed/v1"},
+            "REGISTRY_EMBEDDINGS=openai needs REGISTRY_EMBEDDINGS_URL",
+        ),
     ],
 )
 def test_an_unusable_read_replica_setting_is_refused_at_start(environment: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Settings.from_env(environment)
+
+
+def test_a_lag_bound_below_a_second_is_kept_without_read_replicas() -> None:
+    assert Settings.from_env({"REGISTRY_DB_READ_MAX_LAG": "0.5"}).db_read_max_lag == 0.5

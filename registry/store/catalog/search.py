@@ -94,23 +94,11 @@ def reader_conditions(filters: Filters, *, expired_too: bool = False) -> list[Co
 
 def summary_conditions(filters: Filters, versions: list[str] | None) -> list[ColumnElement[bool]]:
     """The conditions of ``filters`` on the summaries (and, for capability versions, their offers)."""
-    clauses: list[ColumnElement[bool]] = []
     # Kind, vendor words and capability are keys of one GIN index (thing_summaries.filter_keys): one scan that
     # skips to the rows holding every key, where an index per filter built a bitmap of each filter's matches.
     required = [] if filters.kind is None else [kind_key(filters.kind)]
-    if filters.vendor is not None:
-        if filters.vendor_match == "exact":
-            clauses.append(thing_summaries.c.vendor_key == filters.vendor.lower())
-        elif filters.vendor_match == "fuzzy":
-            clauses.append(thing_summaries.c.vendor_key.in_(filters.vendor_keys))
-        else:
-            words = vendor_words(filters.vendor)
-            required += [vendor_prefix_key(word) for word in words if _PLAIN_WORD.fullmatch(word)]
-            if not all(_PLAIN_WORD.fullmatch(word) and len(word) <= VENDOR_PREFIX_CHARS for word in words):
-                # The keys decide for plain words the prefixes cover (a word is a key exactly when a word of the
-                # name starts with it); the words' own condition decides for the others.
-                prefixes = func.to_tsquery(_WORDS_CONFIG, vendor_prefix_query(filters.vendor))
-                clauses.append(thing_summaries.c.vendor_words.op("@@")(prefixes))
+    vendor_keys, clauses = _vendor_conditions(filters)
+    required += vendor_keys
     if required:
         clauses.append(thing_summaries.c.filter_keys.contains(required))
     if filters.type is not None:
@@ -119,13 +107,39 @@ def summary_conditions(filters: Filters, versions: list[str] | None) -> list[Col
         clauses.append(convention_of_summary() == filters.convention)
     if filters.text is not None:
         clauses.append(thing_summaries.c.search.op("@@")(_query(filters)))
-    if filters.capability is not None:
-        # The keys a filter for an id or a name matches, in the same index as the kind and vendor keys.
-        clauses.append(thing_summaries.c.filter_keys.overlap(capability_keys(filters.capability, filters.capability)))
-        if versions is not None:  # and among the candidates, those that offer it in a version accepted
-            offered = capability_match(filters.capability, filters.capability.lower())
-            condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
-            clauses.append(exists().where(condition, thing_capabilities.c.version.in_(versions)))
+    return clauses + _capability_conditions(filters, versions)
+
+
+def _vendor_conditions(filters: Filters) -> tuple[list[str], list[ColumnElement[bool]]]:
+    """The filter keys and the conditions of the vendor filter: its name's key (exact, fuzzy), or its words' prefix
+    keys and, for words those keys do not decide, a condition on the name's words."""
+    vendor = filters.vendor
+    if vendor is None:
+        return [], []
+    if filters.vendor_match == "exact":
+        return [], [thing_summaries.c.vendor_key == vendor.lower()]
+    if filters.vendor_match == "fuzzy":
+        return [], [thing_summaries.c.vendor_key.in_(filters.vendor_keys)]
+    words = vendor_words(vendor)
+    keys = [vendor_prefix_key(word) for word in words if _PLAIN_WORD.fullmatch(word)]
+    if all(_PLAIN_WORD.fullmatch(word) and len(word) <= VENDOR_PREFIX_CHARS for word in words):
+        return keys, []
+    # The keys decide for plain words the prefixes cover (a word is a key exactly when a word of the name starts
+    # with it); the words' own condition decides for the others.
+    prefixes = func.to_tsquery(_WORDS_CONFIG, vendor_prefix_query(vendor))
+    return keys, [thing_summaries.c.vendor_words.op("@@")(prefixes)]
+
+
+def _capability_conditions(filters: Filters, versions: list[str] | None) -> list[ColumnElement[bool]]:
+    """The conditions of the capability filter: its keys, and among the candidates an offer in ``versions``."""
+    if filters.capability is None:
+        return []
+    # The keys a filter for an id or a name matches, in the same index as the kind and vendor keys.
+    clauses = [thing_summaries.c.filter_keys.overlap(capability_keys(filters.capability, filters.capability))]
+    if versions is not None:  # and among the candidates, those that offer it in a version accepted
+        offered = capability_match(filters.capability, filters.capability.lower())
+        condition = and_(thing_capabilities.c.thing_id == thing_summaries.c.thing_id, offered)
+        clauses.append(exists().where(condition, thing_capabilities.c.version.in_(versions)))
     return clauses
 
 
