@@ -3,16 +3,16 @@
     python bench/tune_nl_search.py                 # embedded PostgreSQL in a temporary directory
     python bench/tune_nl_search.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
 
-The corpus goes into a fresh database through the application in process (embeddings off: the vectors are computed
-here, with the same provider and texts as the server's backfill). For every need, every description is scored by the
-server's own functions (``needs.score`` with the constants under test) from its full-text rank (as the server ranks a need: rarity-weighted words, the table analysed)
-and the similarities of its parts; the grid's best on the dev split by nDCG@10 is printed with its test figures, and
-the threshold of ``strong`` that best separates dev needs with an answer from those without (Youden's J on the top
-score). Needs are widened as the server widens them (registry/discovery/expansion.py; ``--no-widening`` to compare
-without), the shift of their similarities taken over every part. Candidates are every description, where the server
-takes the best of each retrieval: figures can differ a little from bench_nl_search.py's. The test split's figures
-are printed only with ``--test``: tune on dev, confirm on test once.
-"""
+The corpus goes into a fresh database through the application in process (embeddings off: the vectors are computed here,
+with the same provider and texts as the server's backfill). For every need, every description is scored by the server's
+own functions (``needs.score`` with the constants under test) from its full-text rank (as the server ranks a need: its
+words weighted by rarity, the table analysed) and the similarities of its parts; the grid's best on the dev split by
+nDCG@10 is printed with its test figures, and the threshold of ``strong`` that best separates dev needs with an answer
+from those without (Youden's J on the top score). Needs are widened as the server widens them
+(registry/discovery/expansion.py; ``--no-widening`` to compare without), the shift of their similarities taken over
+every part. Candidates are every description, where the server takes the best of each retrieval: figures can differ a
+little from bench_nl_search.py's. The test split's figures are printed only with ``--test``: tune on dev, confirm on
+test once."""
 
 from __future__ import annotations
 
