@@ -162,7 +162,7 @@ def _weighted_relevance(search: Any, weights: tuple[tuple[str, float], ...]) -> 
     normalisation 32 does for one rank). Words all in every description weigh alike (none is rarer)."""
     if not any(weight > 0.0 for _, weight in weights):
         weights = tuple((word, 1.0) for word, _ in weights)
-    classes = literal_column(f"'{{{','.join(map(str, NEED_CLASS_WEIGHTS))}}}'::float4[]")
+    classes: Any = literal_column(f"'{{{','.join(map(str, NEED_CLASS_WEIGHTS))}}}'::float4[]")
     ranks = [
         func.ts_rank_cd(classes, search, func.to_tsquery(TEXT_CONFIG, word), literal_column("0"))
         * literal_column(f"{weight:.6f}")
