@@ -124,21 +124,25 @@ async def lexical_ranks(database_url: str, needs: Sequence[Need]) -> dict[str, d
         await connection.execute("ANALYZE thing_summaries")
         row = await connection.fetchrow(_STATISTICS)
         frequencies = catalog_words.Frequencies.of(*row) if row is not None else catalog_words.Frequencies()
-        ranks = {}
-        for need in needs:
-            plain = words(read_constraints(need.text).text or need.text)
-            terms = [(word, await connection.fetchval(_LEXEME, word)) for word in plain]
-            weighted = catalog_words.weights(terms, frequencies, text.PREFIX_FROM)
-            if not any(weight > 0.0 for _, weight in weighted):
-                weighted = tuple((query, 1.0) for query, _ in weighted)
-            total: dict[str, float] = {}
-            for query, weight in weighted:
-                for found in await connection.fetch(_WORD_RANK, query, list(NEED_CLASS_WEIGHTS)):
-                    total[found[0]] = total.get(found[0], 0.0) + weight * float(found[1])
-            ranks[need.need_id] = {thing_id: value / (value + 1.0) for thing_id, value in total.items()}
-        return ranks
+        return {need.need_id: await need_ranks(connection, frequencies, need) for need in needs}
     finally:
         await connection.close()
+
+
+async def need_ranks(
+    connection: asyncpg.Connection, frequencies: catalog_words.Frequencies, need: Need
+) -> dict[str, float]:
+    """The full-text rank of every description matching one need (see ``lexical_ranks``)."""
+    plain = words(read_constraints(need.text).text or need.text)
+    terms = [(word, await connection.fetchval(_LEXEME, word)) for word in plain]
+    weighted = catalog_words.weights(terms, frequencies, text.PREFIX_FROM)
+    if not any(weight > 0.0 for _, weight in weighted):
+        weighted = tuple((query, 1.0) for query, _ in weighted)
+    total: dict[str, float] = {}
+    for query, weight in weighted:
+        for found in await connection.fetch(_WORD_RANK, query, list(NEED_CLASS_WEIGHTS)):
+            total[found[0]] = total.get(found[0], 0.0) + weight * float(found[1])
+    return {thing_id: value / (value + 1.0) for thing_id, value in total.items()}
 
 
 def part_vectors(summaries: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, list[float]]]]:
