@@ -3,16 +3,16 @@
     python bench/tune_nl_search.py                 # embedded PostgreSQL in a temporary directory
     python bench/tune_nl_search.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
 
-The corpus goes into a fresh database through the application in process (embeddings off: the vectors are computed
-here, with the same provider and texts as the server's backfill). For every need, every description is scored by the
-server's own functions (``needs.score`` with the constants under test) from its full-text rank (the server's SQL)
-and the similarities of its parts; the grid's best on the dev split by nDCG@10 is printed with its test figures, and
-the threshold of ``strong`` that best separates dev needs with an answer from those without (Youden's J on the top
-score). Needs are widened as the server widens them (registry/discovery/expansion.py; ``--no-widening`` to compare
-without), the shift of their similarities taken over every part. Candidates are every description, where the server
-takes the best of each retrieval: figures can differ a little from bench_nl_search.py's. The test split's figures
-are printed only with ``--test``: tune on dev, confirm on test once.
-"""
+The corpus goes into a fresh database through the application in process (embeddings off: the vectors are computed here,
+with the same provider and texts as the server's backfill). For every need, every description is scored by the server's
+own functions (``needs.score`` with the constants under test) from its full-text rank (as the server ranks a need: its
+words weighted by rarity, the table analysed) and the similarities of its parts; the grid's best on the dev split by
+nDCG@10 is printed with its test figures, and the threshold of ``strong`` that best separates dev needs with an answer
+from those without (Youden's J on the top score). Needs are widened as the server widens them
+(registry/discovery/expansion.py; ``--no-widening`` to compare without), the shift of their similarities taken over
+every part. Candidates are every description, where the server takes the best of each retrieval: figures can differ a
+little from bench_nl_search.py's. The test split's figures are printed only with ``--test``: tune on dev, confirm on
+test once."""
 
 from __future__ import annotations
 
@@ -53,9 +53,11 @@ from registry.descriptions.gazetteer import listed_purposes  # noqa: E402
 from registry.discovery import expansion, text  # noqa: E402
 from registry.discovery import needs as fusion  # noqa: E402
 from registry.discovery.constraints import read_constraints  # noqa: E402
-from registry.discovery.text import any_words_query  # noqa: E402
+from registry.discovery.text import words  # noqa: E402
 from registry.embeddings.indexer import texts_of  # noqa: E402
 from registry.embeddings.wordllama import embed_blocking  # noqa: E402
+from registry.store.catalog import words as catalog_words  # noqa: E402
+from registry.store.catalog.search import NEED_CLASS_WEIGHTS  # noqa: E402
 from tests.support.in_process import local_client  # noqa: E402
 from tests.support.servers import fresh_database, release_template  # noqa: E402
 
@@ -67,10 +69,17 @@ GRID: dict[str, Sequence[float]] = {
     "VENDOR_BOOST": (0.1, 0.2),
     "VERSION_BOOST": (0.05, 0.1),
 }
-_LEXICAL = (
-    "SELECT thing_id, ts_rank_cd(search, to_tsquery('english', $1), 32) FROM thing_summaries "
+#: A word's own rank, as the server ranks a need's candidates (registry/store/catalog/search.py).
+_WORD_RANK = (
+    "SELECT thing_id, ts_rank_cd($2::float4[], search, to_tsquery('english', $1), 0) FROM thing_summaries "
     "WHERE search @@ to_tsquery('english', $1)"
 )
+_STATISTICS = (
+    "SELECT most_common_elems::text::text[], most_common_elem_freqs, "
+    "(SELECT reltuples FROM pg_class WHERE oid = 'thing_summaries'::regclass) "
+    "FROM pg_stats WHERE tablename = 'thing_summaries' AND attname = 'search'"
+)
+_LEXEME = "SELECT (tsvector_to_array(to_tsvector('english', $1)))[1]"
 
 
 @contextlib.contextmanager
@@ -107,16 +116,33 @@ async def loaded(database_url: str) -> dict[str, dict[str, Any]]:
 
 
 async def lexical_ranks(database_url: str, needs: Sequence[Need]) -> dict[str, dict[str, float]]:
+    """Every matching description's full-text rank for each need, as the server ranks a need's candidates: the sum
+    over the need's words of their rarity weight (from the statistics of an analysed table) times their own rank
+    with the server's class weights, over that sum + 1 (registry/store/catalog/words.py, search.py)."""
     connection = await asyncpg.connect(database_url)
     try:
-        ranks = {}
-        for need in needs:
-            text = read_constraints(need.text).text or need.text
-            rows = await connection.fetch(_LEXICAL, any_words_query(text))
-            ranks[need.need_id] = {row[0]: float(row[1]) for row in rows}
-        return ranks
+        await connection.execute("ANALYZE thing_summaries")
+        row = await connection.fetchrow(_STATISTICS)
+        frequencies = catalog_words.Frequencies.of(*row) if row is not None else catalog_words.Frequencies()
+        return {need.need_id: await need_ranks(connection, frequencies, need) for need in needs}
     finally:
         await connection.close()
+
+
+async def need_ranks(
+    connection: asyncpg.Connection, frequencies: catalog_words.Frequencies, need: Need
+) -> dict[str, float]:
+    """The full-text rank of every description matching one need (see ``lexical_ranks``)."""
+    plain = words(read_constraints(need.text).text or need.text)
+    terms = [(word, await connection.fetchval(_LEXEME, word)) for word in plain]
+    weighted = catalog_words.weights(terms, frequencies, text.PREFIX_FROM)
+    if not any(weight > 0.0 for _, weight in weighted):
+        weighted = tuple((query, 1.0) for query, _ in weighted)
+    total: dict[str, float] = {}
+    for query, weight in weighted:
+        for found in await connection.fetch(_WORD_RANK, query, list(NEED_CLASS_WEIGHTS)):
+            total[found[0]] = total.get(found[0], 0.0) + weight * float(found[1])
+    return {thing_id: value / (value + 1.0) for thing_id, value in total.items()}
 
 
 def part_vectors(summaries: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, list[float]]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from registry.descriptions.gazetteer import HOSTING
 from registry.descriptions.summary import name_words
 from registry.descriptions.versions import satisfies
 
@@ -33,6 +34,10 @@ _VENDOR = (
 )
 
 
+#: Labels that end a domain and start a namespace (``stripe.com``, ``com.stripe``).
+_TOP_LEVEL = frozenset({"io", "com", "org", "net", "dev", "app", "co", "ai"})
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Constraints:
     #: The words of the vendor named, in lower case (``["eclipse", "lmos"]``).
@@ -49,7 +54,7 @@ class Constraints:
             return False
         joined = "".join(self.vendor)
         for name in [vendor_name or "", *names]:
-            words = [word.lower() for word in name_words(name)]
+            words = owner_words(name)
             if joined in words or all(word in words for word in self.vendor):
                 return True
         return False
@@ -62,6 +67,28 @@ class Constraints:
             return satisfies(version, self.versions)
         except ValueError:
             return None
+
+
+def owner_words(name: str) -> list[str]:
+    """The words of a name that may say who publishes: a plain name's words (``Microsoft Learn Docs``); of a name
+    spelled as a namespace (``io.github.ddukbg/github-enterprise-mcp``, ``com.stripe``) or a domain
+    (``stripe.com``), its labels without those that say where it is hosted, from the top-level end (``ddukbg``,
+    ``stripe``; ``io.github.github`` is ``github``): the repository's words say what it works with, and every server
+    published under ``io.github`` shares those."""
+    text = name.strip()
+    if " " in text or not any(joiner in text for joiner in "./"):
+        return [word.lower() for word in name_words(text)]
+    return _owner_labels([word.lower() for word in name_words(text.split("/", 1)[0])])
+
+
+def _owner_labels(labels: list[str]) -> list[str]:
+    """A namespace's or domain's labels from its top level, those that say where it is hosted left out (the last
+    one kept)."""
+    if labels and labels[-1] in _TOP_LEVEL and labels[0] not in _TOP_LEVEL:
+        labels.reverse()  # a domain: read from its top level, as a namespace is
+    while len(labels) > 1 and (labels[0] in HOSTING or labels[0] in _TOP_LEVEL):
+        labels.pop(0)
+    return labels
 
 
 def read_constraints(need: str) -> Constraints:
@@ -81,4 +108,4 @@ def read_constraints(need: str) -> Constraints:
     return Constraints(vendor=vendor, versions=versions, text=text)
 
 
-__all__ = ["Constraints", "read_constraints"]
+__all__ = ["Constraints", "owner_words", "read_constraints"]

@@ -193,26 +193,23 @@ class NeedSearch:
         )
         if failure is not None:  # the embeddings endpoint failed: the need is answered by its words
             retrieval, note = LEXICAL, f"answered by full-text search alone: {failure}"
-            if not lexical:
-                lexical = await self._lexical(lexical_filters)
-        candidates = {candidate.thing_id: candidate for candidate in lexical}
-        for found in near:
-            candidate = candidates.setdefault(
-                found.thing_id, Candidate(found.thing_id, found.summary, found.modified, found.expires)
-            )
-            candidate.parts = found.parts
-        for candidate in candidates.values():
-            candidate.shift = shift
-        unscored = [thing_id for thing_id, candidate in candidates.items() if not candidate.parts]
-        if vector is not None and unscored:
-            for thing_id, parts in (await self._similarities(unscored, vector)).items():
-                candidates[thing_id].parts = parts
+            lexical = lexical or await self._lexical(lexical_filters)
+        candidates = _merged(lexical, near, shift)
+        await self._complete(candidates, vector)
         scored = sorted(
             ((score(candidate, retrieval, constraints), candidate) for candidate in candidates.values()),
             key=lambda pair: (-pair[0], pair[1].thing_id),
         )
         items = [_item(candidate, value, matched(candidate, text)) for value, candidate in scored[:limit]]
         return Answer(items, retrieval, note)
+
+    async def _complete(self, candidates: dict[str, Candidate], vector: list[float] | None) -> None:
+        """The similarities of the candidates that only the full text brought (none without a vector)."""
+        unscored = [thing_id for thing_id, candidate in candidates.items() if not candidate.parts]
+        if vector is None or not unscored:
+            return
+        for thing_id, parts in (await self._similarities(unscored, vector)).items():
+            candidates[thing_id].parts = parts
 
     async def _lexical(self, filters: Filters) -> list[Candidate]:
         rows = await self.catalog.need_matches(filters, words(filters.text or ""), PREFIX_FROM, LEXICAL_CANDIDATES)
@@ -253,6 +250,20 @@ class NeedSearch:
             return await vectors.similarities(tx, thing_ids, vector, dimensions=dimensions, model=model)
 
         return await self.catalog.filtered_read(Filters(), read)
+
+
+def _merged(lexical: list[Candidate], near: list[vectors.Near], shift: float) -> dict[str, Candidate]:
+    """The candidates of both retrievals by id: the full text's, with the parts the vectors found for them, and the
+    vectors' others; every one with the need's ``shift``."""
+    candidates = {candidate.thing_id: candidate for candidate in lexical}
+    for found in near:
+        candidate = candidates.setdefault(
+            found.thing_id, Candidate(found.thing_id, found.summary, found.modified, found.expires)
+        )
+        candidate.parts = found.parts
+    for candidate in candidates.values():
+        candidate.shift = shift
+    return candidates
 
 
 def _shift(near: list[vectors.Near]) -> float:

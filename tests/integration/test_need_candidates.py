@@ -119,3 +119,24 @@ async def test_a_word_in_every_description_still_answers_within_filters(catalogu
     filters = dataclasses.replace(need("service"), kind="tool")
     rows = await store.need_matches(filters, ["service"], PREFIX_FROM, 20)
     assert len(rows) == 20
+
+
+#: The same word once among what a description's products are known for (class D) and once in another's
+#: capabilities (class C).
+_CLASSED_SUMMARY = """
+    INSERT INTO thing_summaries (thing_id, kind, title, title_key, types, summary, search)
+    VALUES (:id, 'tool', 'Plain Tool', 'plain tool', ARRAY['Thing'], '{{}}'::jsonb,
+            setweight(to_tsvector('english', 'Plain Tool'), 'A')
+            || setweight(to_tsvector('english', 'quokkaflux telemetry'), '{weight}'))
+"""
+
+
+async def test_what_products_are_known_for_counts_above_capability_words(catalogue: Database) -> None:
+    """The lowest class holds the words of tasks a need uses (the gazetteer's purposes): a need's ranking weighs it
+    0.25, above a capability's words (0.2), where PostgreSQL's default weighs it 0.1."""
+    known_for, capability = "urn:test:need:known-for", "urn:test:need:capability"
+    async with catalogue.transaction() as tx:
+        for thing_id, weight in ((known_for, "D"), (capability, "C")):
+            await tx.execute(_BEST_DESCRIPTION, id=thing_id)
+            await tx.execute(text(_CLASSED_SUMMARY.format(weight=weight)), id=thing_id)
+    assert await matches(catalogue, "quokkaflux") == [known_for, capability]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from registry.discovery.constraints import read_constraints
+from registry.discovery.constraints import owner_words, read_constraints
 from registry.discovery.text import any_words_query, match_of, terms
 
 
@@ -59,3 +59,31 @@ def test_a_vendor_named_matches_its_namespace_and_a_version_its_range() -> None:
     assert read.version_matches("1.2.0") is True
     assert read.version_matches("0.9.0") is False
     assert read.version_matches(None) is None
+
+
+def test_a_vendor_named_is_the_owner_of_a_namespace_not_where_it_is_hosted() -> None:
+    read = read_constraints("a GitHub tool made by GitHub itself")
+    assert read.vendor_matches("io.github.github", ["GitHub", "io.github.github/github-mcp-server"])
+    assert read.vendor_matches("github.com", [])
+    # Every server under io.github is hosted there, and a repository named after GitHub works with it.
+    assert not read.vendor_matches("io.github.ddukbg", ["io.github.ddukbg/github-enterprise-mcp"])
+    stripe = read_constraints("Stripe's own payments tool")
+    assert stripe.vendor_matches("com.stripe", [])
+    assert stripe.vendor_matches("www.stripe.com", [])
+    assert not stripe.vendor_matches("io.github.someone", ["io.github.someone/stripe-mcp"])
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("io.github.github", ["github"]),
+        ("io.github.ddukbg/github-enterprise-mcp", ["ddukbg"]),
+        ("com.stripe", ["stripe"]),
+        ("stripe.com", ["stripe"]),
+        ("ai.exa/exa-mcp", ["exa"]),
+        ("Microsoft Learn Docs", ["microsoft", "learn", "docs"]),
+        ("", []),
+    ],
+)
+def test_owner_words(name: str, words: list[str]) -> None:
+    assert owner_words(name) == words

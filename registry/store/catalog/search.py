@@ -68,6 +68,11 @@ _PLAIN_WORD = re.compile(r"[a-z]+|[0-9]+")
 #: Matches a relevance-sorted search of all words (``match=all``) ranks at most, the first in title order (see
 #: :func:`search_query`; a need in plain words picks its candidates by its words' frequencies: :func:`need_query`).
 RANK_CANDIDATES = 1000
+#: ``ts_rank_cd``'s weights of the full-text classes (D, C, B, A) in a need's ranking. D holds what the products a
+#: description names are known for (registry/descriptions/gazetteer.py) and its examples: the words of tasks a need
+#: in plain words uses, so they count a little more than PostgreSQL's default 0.1 (tuned on bench/nl_eval's dev
+#: split, docs/performance.md). Titles (A), descriptions (B) and capabilities (C) keep the default.
+NEED_CLASS_WEIGHTS = (0.25, 0.2, 0.4, 1.0)
 
 
 def capability_match(capability: Any, name_key: Any) -> ColumnElement[bool]:
@@ -171,8 +176,9 @@ def _weighted_relevance(search: Any, weights: tuple[tuple[str, float], ...]) -> 
     normalisation 32 does for one rank). Words all in every description weigh alike (none is rarer)."""
     if not any(weight > 0.0 for _, weight in weights):
         weights = tuple((word, 1.0) for word, _ in weights)
+    classes: Any = literal_column(f"'{{{','.join(map(str, NEED_CLASS_WEIGHTS))}}}'::float4[]")
     ranks = [
-        func.ts_rank_cd(search, func.to_tsquery(TEXT_CONFIG, word), literal_column("0"))
+        func.ts_rank_cd(classes, search, func.to_tsquery(TEXT_CONFIG, word), literal_column("0"))
         * literal_column(f"{weight:.6f}")
         for word, weight in weights
         if weight > 0.0

@@ -140,8 +140,23 @@ def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, pr
     independent) stay within ``SELECTIVE_ROWS``; words not among the frequent ones always are. A catalogue of at
     most ``SELECTIVE_ROWS`` descriptions has every word in the first pass. Words of ``prefix_from`` letters or more
     match as prefixes."""
-    shared: list[tuple[float, int, str]] = []
+    selective, shared = _listed_apart(terms, frequencies, prefix_from)
+    common = _taken_while_selective(sorted(shared), selective, frequencies.rows)
+    matches = (1.0 - math.prod(1.0 - share for share, _ in common)) * frequencies.rows
+    return Passes(
+        selective=" | ".join(selective) or None,
+        common=" | ".join(query for _, query in common) or None,
+        sample=_sample_percent(matches, frequencies.rows) if common else None,
+    )
+
+
+def _listed_apart(
+    terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, prefix_from: int
+) -> tuple[list[str], list[tuple[float, int, str]]]:
+    """The ``to_tsquery`` texts of the words that are selective whatever their company (not among the frequent
+    ones, or every word of a small catalogue), and the others with their share and position; stop words left out."""
     selective: list[str] = []
+    shared: list[tuple[float, int, str]] = []
     for position, (word, lexeme) in enumerate(terms):
         if lexeme is None:
             continue
@@ -151,21 +166,23 @@ def passes(terms: Sequence[tuple[str, str | None]], frequencies: Frequencies, pr
             selective.append(query)
         else:
             shared.append((share, position, query))
-    shared.sort()
+    return selective, shared
+
+
+def _taken_while_selective(
+    shared: Sequence[tuple[float, int, str]], selective: list[str], rows: float
+) -> list[tuple[float, str]]:
+    """Moves the least frequent of ``shared`` (sorted by share) into ``selective`` while the rows their union is
+    estimated to match stay within ``SELECTIVE_ROWS``; the rest, with their shares, are the common words."""
     missing = 1.0  # the share of descriptions matching none of the selective words taken so far
     common: list[tuple[float, str]] = []
     for share, _, query in shared:
-        if not common and (1.0 - missing * (1.0 - share)) * frequencies.rows <= SELECTIVE_ROWS:
+        if not common and (1.0 - missing * (1.0 - share)) * rows <= SELECTIVE_ROWS:
             missing *= 1.0 - share
             selective.append(query)
         else:
             common.append((share, query))
-    matches = (1.0 - math.prod(1.0 - share for share, _ in common)) * frequencies.rows
-    return Passes(
-        selective=" | ".join(selective) or None,
-        common=" | ".join(query for _, query in common) or None,
-        sample=_sample_percent(matches, frequencies.rows) if common else None,
-    )
+    return common
 
 
 def _term_query(word: str, prefix_from: int) -> tuple[str, bool]:
