@@ -30,6 +30,7 @@ from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
+from registry.descriptions.summary import version_of
 from registry.descriptions.validation import validate
 from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
@@ -393,12 +394,14 @@ class DirectoryService:
             else:
                 stored_document, lifetime, document_text = await asyncio.to_thread(self._checked, document, encoded)
             projections = await self.projections.compute(thing_id, stored_document, len(document_text))
+            version = version_of(stored_document)
         return Candidate(
             document=stored_document,
             document_text=document_text,
             lifetime=lifetime,
             projections=projections,
             notices=[notice for projection in projections for notice in projection.notices],
+            version=version,
         )
 
     async def _save(self, pending: PendingWrite, *, grouped: bool = True) -> WriteOutcome:

@@ -111,7 +111,7 @@ class WriteSteps:
         compared = [
             (
                 each.write.thing_id,
-                self.version_policy.compared_with(each.candidate.document, seen[each.write.thing_id]),
+                self.version_policy.compared_with(each.candidate.version, seen[each.write.thing_id]),
             )
             for each in authorized
         ]
@@ -138,7 +138,13 @@ class WriteSteps:
                 if each.counted is not None:
                     await self._check_owned(tx, each.counted, owned)
                 notices = candidate.notices + self.version_policy.check(
-                    thing_id, each.replaced, candidate.document, candidate.document_text, seen[thing_id], texts
+                    thing_id,
+                    each.replaced,
+                    candidate.document,
+                    candidate.document_text,
+                    seen[thing_id],
+                    texts,
+                    version=candidate.version,
                 )
                 if each.counted is not None:
                     owned[each.counted] += 1
