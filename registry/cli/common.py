@@ -58,21 +58,38 @@ API_NAMES = {"q": ("words", "text"), "type": ("type_",), "range": ("version_rang
 def typed_name(api_name: str) -> str:
     """How the user gave the parameter the directory calls ``api_name``: the option as typed, or the argument."""
     ctx = click.get_current_context(silent=True)
-    if ctx is None:
-        return f"parameter {api_name}"
+    if ctx is not None:
+        param = _parameter_for(ctx, api_name)
+        if param is not None:
+            return _as_typed(param, ctx.meta.get(TYPED_ARGS, []))
+    return f"parameter {api_name}"
+
+
+def _parameter_for(ctx: click.Context, api_name: str) -> click.Parameter | None:
+    """The command's parameter that carries ``api_name``: the first given on the command line, else the first that
+    may carry it."""
     params = {param.name: param for param in ctx.command.params}
     member = re.sub(r"^requirements\[\d+\]\.", "", api_name)  # `registry resolve` sends one requirement
     candidates = [params[name] for name in API_NAMES.get(member, (member,)) if name in params]
     given = [param for param in candidates if ctx.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE]
-    typed = ctx.meta.get(TYPED_ARGS, [])
-    for param in given or candidates:
-        if isinstance(param, click.Argument):
-            return param.human_readable_name
-        for flag in [*param.opts, *param.secondary_opts]:
-            if any(arg == flag or arg.startswith(flag if len(flag) == 2 else f"{flag}=") for arg in typed):
-                return flag
-        return max(param.opts, key=len)
-    return f"parameter {api_name}"
+    return next(iter(given or candidates), None)
+
+
+def _as_typed(param: click.Parameter, typed: list[str]) -> str:
+    """An argument by its name; an option by the flag the user typed (of ``typed``, the arguments after the verb),
+    else by its longest flag."""
+    if isinstance(param, click.Argument):
+        return param.human_readable_name
+    for flag in [*param.opts, *param.secondary_opts]:
+        if any(_spells(arg, flag) for arg in typed):
+            return flag
+    return max(param.opts, key=len)
+
+
+def _spells(arg: str, flag: str) -> bool:
+    """Whether a typed argument gives ``flag``: as it is, a short flag with its value attached (``-kagent``), or a
+    long one with ``=value``."""
+    return arg == flag or arg.startswith(flag if len(flag) == 2 else f"{flag}=")
 
 
 def problem_lines(error: ProblemError) -> list[str]:

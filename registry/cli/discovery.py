@@ -20,12 +20,14 @@ from registry.client import (
     KINDS,
     SEARCH_SORTS,
     VENDOR_MATCHES,
+    Capability,
     ExportFormat,
     Facets,
     Found,
     Kind,
     SearchItem,
     SearchSort,
+    ThingSummary,
     VendorMatch,
 )
 
@@ -185,6 +187,21 @@ def find(
         out.print(f"retrieval: {found.retrieval}", highlight=False)
 
 
+def _summary_line(found: ThingSummary) -> str:
+    """The id, title, kind, vendor and version of a description, ``-`` for what it does not state."""
+    vendor = found.vendor.name if found.vendor and found.vendor.name else "-"
+    return f"{found.id}  {found.title or ''}  ({found.kind}, vendor {vendor}, version {found.version or '-'})"
+
+
+def _capabilities_table(capabilities: list[Capability]) -> Table:
+    table = Table("capability", "version", "source", "description", box=None, header_style="bold")
+    for capability in capabilities:
+        table.add_row(
+            capability.id or capability.name, capability.version or "", capability.source, capability.description or ""
+        )
+    return table
+
+
 @click.command()
 @click.argument("thing_id")
 @client_options
@@ -195,14 +212,8 @@ def summary(thing_id: str, url: str | None, as_json: bool) -> None:
     if as_json:
         print_json(found)
         return
-    vendor = found.vendor.name if found.vendor and found.vendor.name else "-"
-    out.print(f"{found.id}  {found.title or ''}  ({found.kind}, vendor {vendor}, version {found.version or '-'})")
-    table = Table("capability", "version", "source", "description", box=None, header_style="bold")
-    for capability in found.capabilities:
-        table.add_row(
-            capability.id or capability.name, capability.version or "", capability.source, capability.description or ""
-        )
-    print_table(table)
+    out.print(_summary_line(found))
+    print_table(_capabilities_table(found.capabilities))
     for warning in found.lint:
         out.print(f"  lint {warning.code} at {warning.field}: {warning.message}", highlight=False, markup=False)
 

@@ -19,6 +19,8 @@ from registry.cli.literal import literal
 from registry.client import (
     GRAPH_MEDIA_TYPES,
     GraphMediaType,
+    RegistryClient,
+    SparqlResults,
     UnexpectedResponse,
 )
 
@@ -58,16 +60,26 @@ def sparql(
         if graph_type is not None and not as_json:
             click.echo(literal(client.sparql_graph(text, media_type=graph_type, post=post)))
             return
-        result = None
-        if graph_type is None:
-            try:
-                result = client.sparql(text, post=post)
-            except UnexpectedResponse as error:  # a CONSTRUCT or DESCRIBE query
-                if not as_json:
-                    raise ClientFailure(f"{error}; with this command use --graph text/turtle") from error
+        result = None if graph_type is not None else _results(client, text, post=post, as_json=as_json)
         if result is None:  # a graph, printed as JSON-LD
             print_json(json.loads(client.sparql_graph(text, media_type=JSON_LD, post=post)))
             return
+    _print_results(result, as_json=as_json)
+
+
+def _results(client: RegistryClient, text: str, *, post: bool, as_json: bool) -> SparqlResults | None:
+    """The results of a SELECT or ASK query; None for a CONSTRUCT or DESCRIBE query, which only --json prints
+    without --graph (as JSON-LD)."""
+    try:
+        return client.sparql(text, post=post)
+    except UnexpectedResponse as error:  # a CONSTRUCT or DESCRIBE query
+        if not as_json:
+            raise ClientFailure(f"{error}; with this command use --graph text/turtle") from error
+        return None
+
+
+def _print_results(result: SparqlResults, *, as_json: bool) -> None:
+    """SPARQL JSON results with --json; else an ASK query's answer, or a SELECT query's rows as a table."""
     if as_json:
         print_json(result)
     elif result.boolean is not None:

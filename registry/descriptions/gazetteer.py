@@ -142,11 +142,7 @@ def parse(lines: Iterable[str]) -> tuple[dict[str, Product], dict[str, Product]]
     for line in lines:
         if not line.strip() or line.startswith("#"):
             continue
-        names, _, purpose = line.partition(":")
-        spelled = [name.strip() for name in names.split("|") if name.strip()]
-        if not spelled or not purpose.strip():
-            raise ValueError(f"a gazetteer line without names or purpose: {line!r}")
-        product = Product(spelled[0].lstrip("~"), purpose.strip())
+        spelled, product = _product_line(line)
         for name in spelled:
             parts = words_of(name)
             if not parts or len(parts) > MAX_NAME_WORDS:
@@ -155,6 +151,15 @@ def parse(lines: Iterable[str]) -> tuple[dict[str, Product], dict[str, Product]]
             for key in {" ".join(parts), "".join(parts)}:
                 table.setdefault(key, product)
     return free, guarded
+
+
+def _product_line(line: str) -> tuple[list[str], Product]:
+    """The names a line of the list spells (``~`` kept) and its product."""
+    names, _, purpose = line.partition(":")
+    spelled = [name.strip() for name in names.split("|") if name.strip()]
+    if not spelled or not purpose.strip():
+        raise ValueError(f"a gazetteer line without names or purpose: {line!r}")
+    return spelled, Product(spelled[0].lstrip("~"), purpose.strip())
 
 
 @functools.cache
@@ -177,23 +182,46 @@ def listed_purposes() -> tuple[str, ...]:
 def _name_fields(title: str | None, vendor: str | None, url: str | None) -> Iterator[str]:
     """The text of each field that may name a product, as matching reads it."""
     for text in (title, vendor):
-        if not text:
-            continue
-        if " " not in text.strip() and "/" in text:  # a path-like name: its last segment
-            yield text.rsplit("/", 1)[-1]
-        elif " " not in text.strip() and "." in text:  # a namespace or domain: its labels that are not hosting's
-            yield " ".join(word for word in words_of(text) if word not in HOSTING)
-        else:
-            yield text
+        if text:
+            yield _name_in_text(text)
     if url:
-        parts = urlsplit(url if "//" in url else f"//{url}")
-        host = (parts.hostname or "").lower()
-        if host in CODE_HOSTS:
-            segments = [segment for segment in parts.path.split("/") if segment]
-            yield segments[-1] if segments else ""
-        elif host:
-            labels = host.split(".")
-            yield " ".join(label for label in labels[:-1] if label != "www") if len(labels) > 1 else host
+        named = _name_in_url(url)
+        if named is not None:
+            yield named
+
+
+def _name_in_text(text: str) -> str:
+    """A title or vendor name as matching reads it: a path-like name by its last segment, a namespace or domain by
+    its labels that are not hosting's, anything else as it is."""
+    if " " in text.strip():
+        return text
+    if "/" in text:
+        return text.rsplit("/", 1)[-1]
+    if "." in text:
+        return " ".join(word for word in words_of(text) if word not in HOSTING)
+    return text
+
+
+def _name_in_url(url: str) -> str | None:
+    """A vendor URL as matching reads it: a code host's by its repository's name, any other by its host's name;
+    None without a host."""
+    parts = urlsplit(url if "//" in url else f"//{url}")
+    host = (parts.hostname or "").lower()
+    if host in CODE_HOSTS:
+        return _repository_name(parts.path)
+    return _host_name(host) if host else None
+
+
+def _repository_name(path: str) -> str:
+    """The last segment of a code host's URL path (``/redis/mcp-redis`` → ``mcp-redis``)."""
+    segments = [segment for segment in path.split("/") if segment]
+    return segments[-1] if segments else ""
+
+
+def _host_name(host: str) -> str:
+    """A host's labels without ``www`` and the top-level domain (``www.linear.app`` → ``linear``)."""
+    labels = host.split(".")
+    return " ".join(label for label in labels[:-1] if label != "www") if len(labels) > 1 else host
 
 
 def _in_field(field: list[str], table: Gazetteer) -> Iterator[Product]:

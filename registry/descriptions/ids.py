@@ -155,47 +155,69 @@ def _part_problem(value: str, start: int) -> IdProblem:
         if problem is not None:
             return problem
         path_start = authority_end
-    for index in range(path_start, path_end):
-        if value[index] in "[]" or _IPRIVATE_CHARACTER.match(value[index]):
-            return _character_problem(value, index, "in the path of an IRI")
-    for index in range(path_end, end):
-        if value[index] in "[]":
-            return _character_problem(value, index, "in the query of an IRI")
-    for index in range(end + 1, len(value)):
-        if value[index] in "[]#" or _IPRIVATE_CHARACTER.match(value[index]):
-            return _character_problem(value, index, "in the fragment of an IRI")
-    return IdProblem("it is not an IRI (RFC 3987)")
+    return (
+        _misplaced(value, path_start, path_end, "[]", "in the path of an IRI")
+        or _misplaced(value, path_end, end, "[]", "in the query of an IRI", private_use=True)
+        or _misplaced(value, end + 1, len(value), "[]#", "in the fragment of an IRI")
+        or IdProblem("it is not an IRI (RFC 3987)")
+    )
+
+
+def _misplaced(
+    value: str, start: int, end: int, delimiters: str, where: str, *, private_use: bool = False
+) -> IdProblem | None:
+    """The first character of ``value[start:end]`` that is one of ``delimiters`` or, unless ``private_use`` allows
+    them (the query), a private-use character; None when there is none."""
+    for index in range(start, end):
+        character = value[index]
+        if character in delimiters or (not private_use and _IPRIVATE_CHARACTER.match(character)):
+            return _character_problem(value, index, where)
+    return None
 
 
 def _authority_problem(value: str, start: int, end: int) -> IdProblem | None:
+    """What is out of place in the authority ``value[start:end]``: its user information, host or port."""
     at = value.find("@", start, end)
     host_start = start if at < 0 else at + 1
-    for index in range(start, host_start):
-        if value[index] in "[]" or _IPRIVATE_CHARACTER.match(value[index]):
-            return _character_problem(value, index, "in the user information of an IRI")
+    problem = _misplaced(value, start, host_start, "[]", "in the user information of an IRI")
+    if problem is not None:
+        return problem
     if value.startswith("[", host_start):
-        closing = value.find("]", host_start, end)
-        if closing < 0:
-            return IdProblem(f"the IP-literal host starting at position {host_start + 1} has no closing ]")
-        host_end = closing + 1
-        problem = _host_problem(value[host_start:host_end])
-        if problem is not None:
-            return IdProblem(problem)
+        host_end, problem = _ip_literal_problem(value, host_start, end)
     else:
-        colon = value.rfind(":", host_start, end)
-        host_end = end if colon < 0 else colon
-        for index in range(host_start, host_end):
-            if value[index] in "[]@:" or _IPRIVATE_CHARACTER.match(value[index]):
-                return _character_problem(value, index, "in the host of an IRI")
-    if host_end < end:
-        if value[host_end] != ":":
-            where = "after the host of an IRI (a port follows a colon)"
-            return _character_problem(value, host_end, where, encodable=False)
-        port = value[host_end + 1 : end]
-        if not _PORT.fullmatch(port):
-            index = host_end + 1 + next(i for i, digit in enumerate(port) if not digit.isascii() or not digit.isdigit())
-            return _character_problem(value, index, "in the port of an IRI (digits only)", encodable=False)
-    return None
+        host_end, problem = _host_name_problem(value, host_start, end)
+    return problem or _port_problem(value, host_end, end)
+
+
+def _ip_literal_problem(value: str, start: int, end: int) -> tuple[int, IdProblem | None]:
+    """Where the IP-literal host starting at ``start`` ends, and what is wrong with it."""
+    closing = value.find("]", start, end)
+    if closing < 0:
+        return end, IdProblem(f"the IP-literal host starting at position {start + 1} has no closing ]")
+    problem = _host_problem(value[start : closing + 1])
+    return closing + 1, None if problem is None else IdProblem(problem)
+
+
+def _host_name_problem(value: str, start: int, end: int) -> tuple[int, IdProblem | None]:
+    """Where the host starting at ``start`` ends (at the last colon, before a port), and its first character out
+    of place."""
+    colon = value.rfind(":", start, end)
+    host_end = end if colon < 0 else colon
+    return host_end, _misplaced(value, start, host_end, "[]@:", "in the host of an IRI")
+
+
+def _port_problem(value: str, host_end: int, end: int) -> IdProblem | None:
+    """What is wrong with what follows the host up to ``end``: nothing, or a colon and a port of digits."""
+    if host_end >= end:
+        return None
+    if value[host_end] != ":":
+        where = "after the host of an IRI (a port follows a colon)"
+        return _character_problem(value, host_end, where, encodable=False)
+    port = value[host_end + 1 : end]
+    if _PORT.fullmatch(port):
+        return None
+    index = host_end + 1 + next(i for i, digit in enumerate(port) if not digit.isascii() or not digit.isdigit())
+    return _character_problem(value, index, "in the port of an IRI (digits only)", encodable=False)
 
 
 def id_problem(value: str) -> IdProblem | None:

@@ -17,39 +17,57 @@ SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_DESCRIPTION = 200
 
 
+#: Keywords that say what a schema admits: one of them spares the schema an explicit ``type``.
+_TYPING_KEYWORDS = ("type", "oneOf", "anyOf", "allOf", "enum", "const")
+
+
 def _schema_warnings(schema: Any, path: list[str], action: str) -> list[LintWarning]:
     warnings: list[LintWarning] = []
     if not isinstance(schema, dict):
         return warnings
-    if "type" not in schema and not any(key in schema for key in ("oneOf", "anyOf", "allOf", "enum", "const")):
+    if not any(key in schema for key in _TYPING_KEYWORDS):
         warnings.append(
             LintWarning("schema-type-missing", f"{action}: give this schema an explicit type", pointer(path))
         )
     properties = schema.get("properties")
     if isinstance(properties, dict) and properties:
-        if not isinstance(schema.get("required"), list):
-            warnings.append(
-                LintWarning(
-                    "schema-required-missing",
-                    f"{action}: list the required properties (an empty list if none are)",
-                    pointer(path),
-                )
-            )
-        for name, child in properties.items():
-            child_path = [*path, "properties", name]
-            if isinstance(child, dict) and not (isinstance(child.get("description"), str) and child["description"]):
-                warnings.append(
-                    LintWarning(
-                        "schema-description-missing",
-                        f"{action}: describe the property {name!r} for the model",
-                        pointer(child_path),
-                    )
-                )
-            warnings.extend(_schema_warnings(child, child_path, action))
+        warnings.extend(_object_warnings(schema, properties, path, action))
     items = schema.get("items")
     if isinstance(items, dict):
         warnings.extend(_schema_warnings(items, [*path, "items"], action))
     return warnings
+
+
+def _object_warnings(
+    schema: dict[str, Any], properties: dict[str, Any], path: list[str], action: str
+) -> list[LintWarning]:
+    """An object schema lists its required properties, and describes each property for the model."""
+    warnings: list[LintWarning] = []
+    if not isinstance(schema.get("required"), list):
+        warnings.append(
+            LintWarning(
+                "schema-required-missing",
+                f"{action}: list the required properties (an empty list if none are)",
+                pointer(path),
+            )
+        )
+    for name, child in properties.items():
+        child_path = [*path, "properties", name]
+        if isinstance(child, dict) and not _described(child):
+            warnings.append(
+                LintWarning(
+                    "schema-description-missing",
+                    f"{action}: describe the property {name!r} for the model",
+                    pointer(child_path),
+                )
+            )
+        warnings.extend(_schema_warnings(child, child_path, action))
+    return warnings
+
+
+def _described(schema: dict[str, Any]) -> bool:
+    description = schema.get("description")
+    return isinstance(description, str) and bool(description)
 
 
 def lint(document: dict[str, Any], summary: Summary) -> list[LintWarning]:

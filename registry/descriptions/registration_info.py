@@ -57,23 +57,34 @@ def split_registration(
     document: dict[str, Any], policy: LifetimePolicy, now: dt.datetime
 ) -> tuple[dict[str, Any], Lifetime, list[FieldError]]:
     """The document without ``registration``, the lifetime it asks for, and what is wrong with that request."""
-    registration = document.get("registration")
     stored = {key: value for key, value in document.items() if key != "registration"}
     errors: list[FieldError] = []
+    registration = _registration_request(document.get("registration"), errors)
+    lifetime = _lifetime(registration, policy, now, errors)
+    if policy.mandate_ttl and lifetime.ttl is None and not errors:
+        errors.append(FieldError("registration.ttl", "this directory requires a ttl on every registration"))
+    return stored, lifetime, errors
+
+
+def _registration_request(registration: Any, errors: list[FieldError]) -> dict[str, Any]:
+    """The ``registration`` object a client sent (empty without one); one of another type is added to ``errors``."""
     if registration is not None and not isinstance(registration, dict):
         errors.append(FieldError("registration", "registration must be an object"))
-        registration = None
-    registration = registration or {}
+        return {}
+    return registration or {}
+
+
+def _lifetime(
+    registration: dict[str, Any], policy: LifetimePolicy, now: dt.datetime, errors: list[FieldError]
+) -> Lifetime:
+    """The ``ttl`` or, without one, the ``expires`` a registration asks for."""
     raw_ttl = registration.get("ttl")
-    ttl = None if raw_ttl is None else _ttl(raw_ttl, policy, now, errors)
+    if raw_ttl is not None:
+        # With a ttl the server MUST ignore a client's expires (tdd-registrationinfo-vocab-expires).
+        return Lifetime(ttl=_ttl(raw_ttl, policy, now, errors))
     raw_expires = registration.get("expires")
-    expires: dt.datetime | None = None
-    # With a ttl the server MUST ignore a client's expires (tdd-registrationinfo-vocab-expires).
-    if raw_ttl is None and raw_expires is not None:
-        expires = _expires(raw_expires, policy, now, errors)
-    if policy.mandate_ttl and ttl is None and not errors:
-        errors.append(FieldError("registration.ttl", "this directory requires a ttl on every registration"))
-    return stored, Lifetime(ttl=ttl, expires=expires), errors
+    expires = None if raw_expires is None else _expires(raw_expires, policy, now, errors)
+    return Lifetime(expires=expires)
 
 
 def _ttl(raw_ttl: Any, policy: LifetimePolicy, now: dt.datetime, errors: list[FieldError]) -> float | None:

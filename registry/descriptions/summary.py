@@ -230,6 +230,22 @@ def summarise(document: dict[str, Any]) -> Summary:
     title, title_languages = _texts(document, "title", "titles")
     description, description_languages = _texts(document, "description", "descriptions")
     version = _version_of(document)
+    return Summary(
+        kind=kind,
+        title=title,
+        description=description,
+        languages=sorted(set(title_languages) | set(description_languages)),
+        vendor=_vendor_of(document),
+        version=version,
+        types=types_of(document),
+        capabilities=[*_lmos_capabilities(document, version), *_action_capabilities(document, kind, version)],
+        convention=convention_of(types_of(document), kind != KIND_THING),
+    )
+
+
+def _lmos_capabilities(document: dict[str, Any], version: str | None) -> list[Capability]:
+    """The entries of the LMOS capability lists that are objects with a name or an id; an entry without a version
+    of its own has the description's."""
     capabilities: list[Capability] = []
     for entry in _capability_entries(document):
         if not isinstance(entry, dict):
@@ -248,28 +264,22 @@ def summarise(document: dict[str, Any]) -> Summary:
                 tags=strings_of(_field(entry, "tags")),
             )
         )
+    return capabilities
+
+
+def _action_capabilities(document: dict[str, Any], kind: str, version: str | None) -> list[Capability]:
+    """Every action of the description (a tool's functions), with the description's version."""
     actions = document.get("actions")
-    for name, action in (actions if isinstance(actions, dict) else {}).items():
-        if not isinstance(action, dict):
-            continue
-        capabilities.append(
-            Capability(
-                name=name,
-                source=SOURCE_FUNCTION if kind == KIND_TOOL else SOURCE_ACTION,
-                version=version,
-                description=_text(action.get("description")) or _text(action.get("title")),
-                input=_schema(action.get("input")),
-                output=_schema(action.get("output")),
-            )
+    source = SOURCE_FUNCTION if kind == KIND_TOOL else SOURCE_ACTION
+    return [
+        Capability(
+            name=name,
+            source=source,
+            version=version,
+            description=_text(action.get("description")) or _text(action.get("title")),
+            input=_schema(action.get("input")),
+            output=_schema(action.get("output")),
         )
-    return Summary(
-        kind=kind,
-        title=title,
-        description=description,
-        languages=sorted(set(title_languages) | set(description_languages)),
-        vendor=_vendor_of(document),
-        version=version,
-        types=types_of(document),
-        capabilities=capabilities,
-        convention=convention_of(types_of(document), kind != KIND_THING),
-    )
+        for name, action in (actions if isinstance(actions, dict) else {}).items()
+        if isinstance(action, dict)
+    ]

@@ -22,7 +22,7 @@ import functools
 import json
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema_rs
 import msgspec
@@ -196,23 +196,45 @@ _IMPORTERS: dict[str, Callable[[dict[str, Any]], ToolFunction]] = {
 }
 
 
+def _is_mcp(body: dict[str, Any]) -> bool:
+    return "inputSchema" in body or "outputSchema" in body
+
+
+def _is_anthropic(body: dict[str, Any]) -> bool:
+    return "input_schema" in body
+
+
+def _is_lmkit(body: dict[str, Any]) -> bool:
+    return "Name" in body or "InputSchema" in body
+
+
+def _is_allos(body: dict[str, Any]) -> bool:
+    return isinstance(body.get("parameters"), list) or "permission" in body
+
+
+def _is_openai(body: dict[str, Any]) -> bool:
+    """A wrapped function, or a bare or flat one (a name and the function's members only)."""
+    return isinstance(body.get("function"), dict) or (
+        isinstance(body.get("name"), str) and set(body) <= _MEMBERS["openai"][2]
+    )
+
+
+#: The members that give a tool's format away, asked in this order: the first format whose members a body has is
+#: its format.
+_FORMAT_SIGNS: tuple[tuple[str, Callable[[dict[str, Any]], bool]], ...] = (
+    ("mcp", _is_mcp),
+    ("anthropic", _is_anthropic),
+    ("lmkit", _is_lmkit),
+    ("allos", _is_allos),
+    ("openai", _is_openai),
+)
+
+
 def detect_format(body: Any) -> str | None:
     """The format a tool's members say it is in (OpenAI for the descriptor OpenAI and Mojentic share)."""
     if not isinstance(body, dict):
         return None
-    if "inputSchema" in body or "outputSchema" in body:
-        return "mcp"
-    if "input_schema" in body:
-        return "anthropic"
-    if "Name" in body or "InputSchema" in body:
-        return "lmkit"
-    if isinstance(body.get("parameters"), list) or "permission" in body:
-        return "allos"
-    if isinstance(body.get("function"), dict) or (
-        isinstance(body.get("name"), str) and set(body) <= _MEMBERS["openai"][2]
-    ):
-        return "openai"
-    return None
+    return next((tool_format for tool_format, is_format in _FORMAT_SIGNS if is_format(body)), None)
 
 
 def _check_members(tool_format: str, body: dict[str, Any]) -> None:
@@ -242,30 +264,14 @@ def import_tool(tool_format: str, body: Any) -> ToolFunction:
     return _IMPORTERS[tool_format](body)
 
 
+#: TD action members ↔ the MCP annotation hints that say the same.
+_HINTS = (("safe", "readOnlyHint"), ("idempotent", "idempotentHint"))
+
+
 def tool_description(
     function: ToolFunction, thing_id: str, *, vendor: str | None = None, version: str | None = None, href: str | None
 ) -> dict[str, Any]:
     """The ``lmos:Tool`` TD of ``function``. Without ``href`` the form names the tool (no endpoint is known)."""
-    action: dict[str, Any] = {}
-    if function.title is not None:
-        action["title"] = function.title
-    if function.description is not None:
-        action["description"] = function.description
-    if function.input_schema is not None:
-        action["input"] = function.input_schema
-    if function.output_schema is not None:
-        action["output"] = function.output_schema
-    if function.annotations is not None:
-        action["lmos:annotations"] = function.annotations
-        if isinstance(function.annotations.get("readOnlyHint"), bool):
-            action["safe"] = function.annotations["readOnlyHint"]
-        if isinstance(function.annotations.get("idempotentHint"), bool):
-            action["idempotent"] = function.annotations["idempotentHint"]
-    if function.permission is not None:
-        action["lmos:permission"] = function.permission
-    if function.strict is not None:
-        action["lmos:strict"] = function.strict
-    action["forms"] = [{"href": href or f"urn:lmos:tool:{function.name}", "op": "invokeaction"}]
     document: dict[str, Any] = {
         "@context": [TD11_CONTEXT, {"lmos": LMOS_NAMESPACE}],
         "@type": "lmos:Tool",
@@ -280,8 +286,37 @@ def tool_description(
         document["lmos:metadata"] = {"lmos:vendor": {"lmos:name": vendor}}
     document["securityDefinitions"] = {"nosec_sc": {"scheme": "nosec"}}
     document["security"] = "nosec_sc"
-    document["actions"] = {function.name: action}
+    document["actions"] = {function.name: _tool_action(function, href)}
     return document
+
+
+def _tool_action(function: ToolFunction, href: str | None) -> dict[str, Any]:
+    """The TD action of ``function``: its members that are set, in the order a TD lists them, and one form."""
+    action = _present(
+        {
+            "title": function.title,
+            "description": function.description,
+            "input": function.input_schema,
+            "output": function.output_schema,
+            "lmos:annotations": function.annotations,
+        }
+    )
+    action.update(_hinted_members(function.annotations))
+    action.update(_present({"lmos:permission": function.permission, "lmos:strict": function.strict}))
+    action["forms"] = [{"href": href or f"urn:lmos:tool:{function.name}", "op": "invokeaction"}]
+    return action
+
+
+def _present(members: dict[str, Any]) -> dict[str, Any]:
+    """The members that have a value (not None)."""
+    return {key: value for key, value in members.items() if value is not None}
+
+
+def _hinted_members(annotations: dict[str, Any] | None) -> dict[str, bool]:
+    """``safe`` and ``idempotent`` as the MCP annotations' boolean hints say."""
+    if annotations is None:
+        return {}
+    return {member: annotations[hint] for member, hint in _HINTS if isinstance(annotations.get(hint), bool)}
 
 
 # -- export
@@ -290,32 +325,42 @@ def tool_description(
 def tool_functions(document: dict[str, Any]) -> list[ToolFunction]:
     """Every action of a description as a tool function."""
     actions = document.get("actions")
-    functions: list[ToolFunction] = []
-    for name, action in (actions if isinstance(actions, dict) else {}).items():
-        if not isinstance(action, dict):
-            continue
-        annotations = lmos_member(action, "annotations")[1]
-        if not isinstance(annotations, dict):
-            derived = {
-                hint: action[key]
-                for key, hint in (("safe", "readOnlyHint"), ("idempotent", "idempotentHint"))
-                if isinstance(action.get(key), bool)
-            }
-            annotations = derived or None
-        permission, strict = lmos_member(action, "permission")[1], lmos_member(action, "strict")[1]
-        functions.append(
-            ToolFunction(
-                name=name,
-                title=action.get("title") if isinstance(action.get("title"), str) else None,
-                description=action.get("description") if isinstance(action.get("description"), str) else None,
-                input_schema=action.get("input") if isinstance(action.get("input"), dict) else None,
-                output_schema=action.get("output") if isinstance(action.get("output"), dict) else None,
-                annotations=annotations,
-                permission=permission if isinstance(permission, str) else None,
-                strict=strict if isinstance(strict, bool) else None,
-            )
-        )
-    return functions
+    return [
+        _tool_function(name, action)
+        for name, action in (actions if isinstance(actions, dict) else {}).items()
+        if isinstance(action, dict)
+    ]
+
+
+_T = TypeVar("_T")
+
+
+def _typed(value: Any, kind: type[_T]) -> _T | None:
+    """``value`` if it is a ``kind``, else None (a member of another type is left out)."""
+    return value if isinstance(value, kind) else None
+
+
+def _tool_function(name: str, action: dict[str, Any]) -> ToolFunction:
+    return ToolFunction(
+        name=name,
+        title=_typed(action.get("title"), str),
+        description=_typed(action.get("description"), str),
+        input_schema=_typed(action.get("input"), dict),
+        output_schema=_typed(action.get("output"), dict),
+        annotations=_annotations(action),
+        permission=_typed(lmos_member(action, "permission")[1], str),
+        strict=_typed(lmos_member(action, "strict")[1], bool),
+    )
+
+
+def _annotations(action: dict[str, Any]) -> dict[str, Any] | None:
+    """The MCP annotations of an action: as kept (``lmos:annotations``), else the hints its ``safe`` and
+    ``idempotent`` give; None without either."""
+    annotations = lmos_member(action, "annotations")[1]
+    if isinstance(annotations, dict):
+        return annotations
+    derived = {hint: action[member] for member, hint in _HINTS if isinstance(action.get(member), bool)}
+    return derived or None
 
 
 #: The schema of a tool without input, for formats that require one.

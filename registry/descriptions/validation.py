@@ -137,22 +137,26 @@ def _vendor_errors(reading: dict[str, Any], kind: LmosKind | None) -> Iterator[F
             yield FieldError(metadata_key, f"{metadata_key} must be an object")
         return
     vendor_key, vendor = lmos_member(metadata, "vendor")
-    if vendor_key is None:
-        return
-    path = f"{metadata_key}.{vendor_key}"
+    if vendor_key is not None:
+        yield from _vendor_object_errors(f"{metadata_key}.{vendor_key}", vendor)
+
+
+def _vendor_object_errors(path: str, vendor: Any) -> Iterator[FieldError]:
+    """The vendor at ``path``: one object with one non-empty name and an optional absolute http(s) url."""
     if isinstance(vendor, list):
         yield FieldError(path, f"the vendor {_ONCE}")
-    elif not isinstance(vendor, dict):
+        return
+    if not isinstance(vendor, dict):
         yield FieldError(path, "the vendor must be an object with a name and an optional url")
-    else:
-        name_key, name = lmos_member(vendor, "name")
-        if isinstance(name, list):
-            yield FieldError(f"{path}.{name_key}", f"the vendor name {_ONCE}")
-        elif not isinstance(name, str) or not name.strip():
-            yield FieldError(f"{path}.{name_key or 'lmos:name'}", "the vendor needs a non-empty name")
-        url_key, url = lmos_member(vendor, "url")
-        if url_key is not None and not (isinstance(url, str) and _HTTP_URL.match(url)):
-            yield FieldError(f"{path}.{url_key}", "the vendor url must be an absolute http(s) URL")
+        return
+    name_key, name = lmos_member(vendor, "name")
+    if isinstance(name, list):
+        yield FieldError(f"{path}.{name_key}", f"the vendor name {_ONCE}")
+    elif not isinstance(name, str) or not name.strip():
+        yield FieldError(f"{path}.{name_key or 'lmos:name'}", "the vendor needs a non-empty name")
+    url_key, url = lmos_member(vendor, "url")
+    if url_key is not None and not (isinstance(url, str) and _HTTP_URL.match(url)):
+        yield FieldError(f"{path}.{url_key}", "the vendor url must be an absolute http(s) URL")
 
 
 def _lmos_errors(document: dict[str, Any], kind: LmosKind) -> Iterator[FieldError]:
@@ -190,12 +194,30 @@ def _capability_entry_errors(where: list[str | int], entry: Any) -> Iterator[Fie
         yield FieldError(field_path(where), f"a capability must be an object with an id or a name, not {shown}")
         return
     members = {lmos_local_name(key) if ":" in key else key: key for key in entry}
+    yield from _capability_identifier_errors(where, entry, members)
+    yield from _capability_text_errors(where, entry, members)
+    examples_key = members.get("examples")
+    if examples_key is not None and not _strings(entry[examples_key]):
+        yield FieldError(field_path([*where, examples_key]), "the capability examples must be strings")
+
+
+def _capability_identifier_errors(
+    where: list[str | int], entry: dict[str, Any], members: dict[str | None, str]
+) -> Iterator[FieldError]:
+    """A capability has an id or a name (or both), each a non-empty string. ``members``: each key by its LMOS
+    name (None for a key of another vocabulary)."""
     identifiers = [members[name] for name in ("id", "name") if name in members]
     if not identifiers:
         yield FieldError(field_path(where), "a capability needs an id or a name")
     for key in identifiers:
         if not isinstance(entry[key], str) or not entry[key].strip():
             yield FieldError(field_path([*where, key]), f"the capability {key} must be a non-empty string")
+
+
+def _capability_text_errors(
+    where: list[str | int], entry: dict[str, Any], members: dict[str | None, str]
+) -> Iterator[FieldError]:
+    """A capability's version and description are strings, and its version a semantic version."""
     for name in ("version", "description"):
         key = members.get(name)
         if key is not None and not isinstance(entry[key], str):
@@ -203,9 +225,6 @@ def _capability_entry_errors(where: list[str | int], entry: Any) -> Iterator[Fie
     version_key = members.get("version")
     if version_key is not None and isinstance(entry[version_key], str):
         yield from _capability_version_errors([*where, version_key], entry[version_key])
-    examples_key = members.get("examples")
-    if examples_key is not None and not _strings(entry[examples_key]):
-        yield FieldError(field_path([*where, examples_key]), "the capability examples must be strings")
 
 
 def _capability_version_errors(where: list[str | int], version: str) -> Iterator[FieldError]:

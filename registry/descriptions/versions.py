@@ -74,25 +74,32 @@ def maven_to_npm(text: str) -> str:
         match = _INTERVAL.match(stripped, position)
         if match is None:
             raise RangeError(f"{text!r} is not an Ivy/Maven range such as [1.0,2.0)")
-        opening, low, high, closing = match.groups()
-        single = match.group(3) is None
-        if single:
-            if opening != "[" or closing != "]" or not low:
-                raise RangeError(f"{match.group(0)!r}: an exact version is written [1.0]")
-            alternatives.append(f"={_maven_bound(low)}")
-        else:
-            comparators = []
-            if low:
-                comparators.append((">=" if opening == "[" else ">") + _maven_bound(low))
-            if high:
-                comparators.append(("<=" if closing == "]" else "<") + _maven_bound(high))
-            alternatives.append(" ".join(comparators) or "*")
-        position = match.end()
-        rest = stripped[position:].lstrip()
-        if rest.startswith(","):
-            rest = rest[1:].lstrip()
-        position = len(stripped) - len(rest)
+        alternatives.append(_interval_to_npm(match))
+        position = _after_separator(stripped, match.end())
     return " || ".join(alternatives)
+
+
+def _interval_to_npm(interval: re.Match[str]) -> str:
+    """One interval in npm syntax: ``[1.5]`` → ``=1.5.0``, ``[1.0,2.0)`` → ``>=1.0.0 <2.0.0``, ``(,)`` → ``*``."""
+    opening, low, high, closing = interval.groups()
+    if high is None:
+        if opening != "[" or closing != "]" or not low:
+            raise RangeError(f"{interval.group(0)!r}: an exact version is written [1.0]")
+        return f"={_maven_bound(low)}"
+    comparators = []
+    if low:
+        comparators.append((">=" if opening == "[" else ">") + _maven_bound(low))
+    if high:
+        comparators.append(("<=" if closing == "]" else "<") + _maven_bound(high))
+    return " ".join(comparators) or "*"
+
+
+def _after_separator(text: str, position: int) -> int:
+    """Where the next interval of ``text`` starts: past blanks and one comma from ``position``."""
+    rest = text[position:].lstrip()
+    if rest.startswith(","):
+        rest = rest[1:].lstrip()
+    return len(text) - len(rest)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -25,6 +25,16 @@ _DEFAULT_OPS = {
     "": ("readallproperties",),
 }
 
+#: A form of an affordance: its index in ``forms``, the form, and the operations it serves.
+_Form = tuple[int, dict[str, Any], frozenset[str]]
+#: Form members compared between paired forms: the member, the kind of its change, and its value when absent.
+_FORM_MEMBERS: tuple[tuple[str, str, Any], ...] = (
+    ("href", "form_href_changed", ABSENT),
+    ("contentType", "form_content_type_changed", "application/json"),
+    ("subprotocol", "form_subprotocol_changed", ABSENT),
+    ("htv:methodName", "form_method_changed", ABSENT),
+)
+
 
 class ContractDiff(SchemaDiff):
     """The changes of the whole contract a caller depends on: the affordances with their schemas and forms, and
@@ -109,13 +119,10 @@ class ContractDiff(SchemaDiff):
         label: str,
     ) -> None:
         """Forms are paired by the operations they serve (then by order among those), not by position."""
-        before, after = _forms(old, collection), _forms(new, collection)
-        unmatched_new = list(after)
-        pairs: list[tuple[tuple[int, dict[str, Any], frozenset[str]], tuple[int, dict[str, Any], frozenset[str]]]] = []
-        for entry in before:
-            match = next((other for other in unmatched_new if other[2] == entry[2]), None)
-            if match is None:
-                match = next((other for other in unmatched_new if other[2] & entry[2]), None)
+        unmatched_new = _forms(new, collection)
+        pairs: list[tuple[_Form, _Form]] = []
+        for entry in _forms(old, collection):
+            match = _counterpart(entry, unmatched_new)
             if match is None:
                 self.emit(
                     "form_removed", [*path, "forms", entry[0]], "old", f"{label}: form for {_ops(entry[2])} removed"
@@ -127,39 +134,50 @@ class ContractDiff(SchemaDiff):
             self.emit("form_added", [*path, "forms", index], "new", f"{label}: form for {_ops(ops)} added")
         for (_, old_form, old_ops), (new_index, new_form, new_ops) in pairs:
             where: Path = [*path, "forms", new_index]
-            if old_ops - new_ops:
-                self.emit(
-                    "form_op_removed",
-                    [*where, "op"] if "op" in new_form else where,
-                    "new",
-                    f"{label}: form no longer serves {_ops(old_ops - new_ops)}",
-                )
-            if new_ops - old_ops:
-                self.emit(
-                    "form_op_added",
-                    [*where, "op"] if "op" in new_form else where,
-                    "new",
-                    f"{label}: form now also serves {_ops(new_ops - old_ops)}",
-                )
-            for key, kind, default in (
-                ("href", "form_href_changed", ABSENT),
-                ("contentType", "form_content_type_changed", "application/json"),
-                ("subprotocol", "form_subprotocol_changed", ABSENT),
-                ("htv:methodName", "form_method_changed", ABSENT),
-            ):
-                was, now = old_form.get(key, default), new_form.get(key, default)
-                if was != now:
-                    place, document = self.place(where, key, old_form, new_form)
-                    self.emit(kind, place, document, f"{label}: form {key} {show(was)} → {show(now)}")
-            before_security, after_security = in_force(old_form, old_doc), in_force(new_form, new_doc)
-            if before_security is not None or after_security is not None:
-                # A form without security of its own has the document's.
-                self.security(
-                    before_security if before_security is not None else in_force(old_doc, old_doc),
-                    after_security if after_security is not None else in_force(new_doc, new_doc),
-                    *self.place(where, "security", old_form, new_form),
-                    f"{label}: form security",
-                )
+            self._form_ops(old_ops, new_ops, where, new_form, label)
+            self._form_members(old_form, new_form, where, label)
+            self._form_security(old_form, new_form, old_doc, new_doc, where, label)
+
+    def _form_ops(
+        self, old_ops: frozenset[str], new_ops: frozenset[str], where: Path, new_form: dict[str, Any], label: str
+    ) -> None:
+        """The operations a paired form no longer serves, then those it serves besides."""
+        place = [*where, "op"] if "op" in new_form else where
+        for kind, ops, serves in (
+            ("form_op_removed", old_ops - new_ops, "no longer serves"),
+            ("form_op_added", new_ops - old_ops, "now also serves"),
+        ):
+            if ops:
+                self.emit(kind, place, "new", f"{label}: form {serves} {_ops(ops)}")
+
+    def _form_members(self, old_form: dict[str, Any], new_form: dict[str, Any], where: Path, label: str) -> None:
+        """The members of a paired form that say where and how to call it."""
+        for key, kind, default in _FORM_MEMBERS:
+            was, now = old_form.get(key, default), new_form.get(key, default)
+            if was != now:
+                place, document = self.place(where, key, old_form, new_form)
+                self.emit(kind, place, document, f"{label}: form {key} {show(was)} → {show(now)}")
+
+    def _form_security(
+        self,
+        old_form: dict[str, Any],
+        new_form: dict[str, Any],
+        old_doc: dict[str, Any],
+        new_doc: dict[str, Any],
+        where: Path,
+        label: str,
+    ) -> None:
+        """The security of a paired form, when either form states its own."""
+        before, after = in_force(old_form, old_doc), in_force(new_form, new_doc)
+        if before is None and after is None:
+            return
+        # A form without security of its own has the document's.
+        self.security(
+            before if before is not None else in_force(old_doc, old_doc),
+            after if after is not None else in_force(new_doc, new_doc),
+            *self.place(where, "security", old_form, new_form),
+            f"{label}: form security",
+        )
 
     def security(self, before: Any, after: Any, where: Path, document: str, label: str) -> None:
         """Schemes in force compared by what they are, not by the names the documents gave them."""
@@ -179,7 +197,7 @@ def _ops(ops: frozenset[str]) -> str:
     return ", ".join(sorted(ops))
 
 
-def _forms(affordance: dict[str, Any], collection: str) -> list[tuple[int, dict[str, Any], frozenset[str]]]:
+def _forms(affordance: dict[str, Any], collection: str) -> list[_Form]:
     forms = affordance.get("forms")
     result = []
     for index, form in enumerate(forms if isinstance(forms, list) else []):
@@ -188,6 +206,13 @@ def _forms(affordance: dict[str, Any], collection: str) -> list[tuple[int, dict[
             ops = frozenset(strings_of(form.get("op"))) or frozenset(_DEFAULT_OPS.get(collection, ()))
             result.append((index, form, ops))
     return result
+
+
+def _counterpart(entry: _Form, candidates: list[_Form]) -> _Form | None:
+    """The first of ``candidates`` that serves the same operations as ``entry``, else the first that serves one of
+    them; None when none does."""
+    same = next((other for other in candidates if other[2] == entry[2]), None)
+    return same if same is not None else next((other for other in candidates if other[2] & entry[2]), None)
 
 
 def _resolve_scheme(name: str, definitions: dict[str, Any], depth: int = 0) -> Any:

@@ -50,6 +50,16 @@ def _capabilities(document: dict[str, Any]) -> dict[str, CapabilityEntry]:
     return result
 
 
+#: The change kind of a capability's version change, by the bump it is (registry/descriptions/versions.py).
+_VERSION_CHANGES = {
+    "major": "capability_major_bump",
+    "minor": "capability_minor_bump",
+    "patch": "capability_patch_bump",
+    "prerelease": "capability_patch_bump",
+    "downgrade": "capability_downgrade",
+}
+
+
 def capability_changes(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> None:
     before, after = _capabilities(old), _capabilities(new)
     for key, entry in before.items():
@@ -58,20 +68,18 @@ def capability_changes(diff: Diff, old: dict[str, Any], new: dict[str, Any]) -> 
     for key, entry in after.items():
         if key not in before:
             diff.emit("capability_added", entry.path, "new", f"capability {key!r} added")
-            continue
-        was, now = before[key].version, entry.version
-        if was == now:
-            continue
-        version_key = next((key for key in entry.entry if _local(key) == "version"), None)
-        where = entry.path if version_key is None else [*entry.path, version_key]
-        change = bump(was, now) if isinstance(was, str) and isinstance(now, str) else "unknown"
-        kind = {
-            "major": "capability_major_bump",
-            "minor": "capability_minor_bump",
-            "patch": "capability_patch_bump",
-            "prerelease": "capability_patch_bump",
-            "downgrade": "capability_downgrade",
-        }.get(change, "capability_version_changed")
-        if change == "none":
-            continue
-        diff.emit(kind, where, "new", f"capability {key!r} version {show(was)} → {show(now)}")
+        elif before[key].version != entry.version:
+            _version_change(diff, key, before[key].version, entry)
+
+
+def _version_change(diff: Diff, key: str, was: Any, entry: CapabilityEntry) -> None:
+    """A kept capability whose version changed from ``was`` to ``entry.version``: the bump that change is, pointed
+    at the new version member."""
+    now = entry.version
+    change = bump(was, now) if isinstance(was, str) and isinstance(now, str) else "unknown"
+    if change == "none":
+        return
+    version_key = next((member for member in entry.entry if _local(member) == "version"), None)
+    where = entry.path if version_key is None else [*entry.path, version_key]
+    kind = _VERSION_CHANGES.get(change, "capability_version_changed")
+    diff.emit(kind, where, "new", f"capability {key!r} version {show(was)} → {show(now)}")

@@ -56,21 +56,11 @@ class SchemaDiff(Diff):
         before, after = _allowed_values(old), _allowed_values(new)
         if before == after:
             return
-        key = "enum" if "enum" in new or ("enum" in old and "const" not in new) else "const"
-        where, document = self.place(path, key, old, new)
-        if before is None or after is None:
-            kind = "enum_narrowed" if before is None else "enum_widened"
-            detail = f"{label}: values {'now limited to ' + show(after) if before is None else 'no longer limited'}"
-            self.emit(kind, where, document, detail, role)
-            return
-        removed = [value for value in before if value not in after]
-        added = [value for value in after if value not in before]
-        if not removed and not added:
-            return
-        parts = [f"removed {show(removed)}"] if removed else []
-        parts += [f"added {show(added)}"] if added else []
-        kind = "enum_changed" if removed and added else "enum_narrowed" if removed else "enum_widened"
-        self.emit(kind, where, document, f"{label}: values {', '.join(parts)}", role)
+        where, document = self.place(path, _values_keyword(old, new), old, new)
+        change = _limit_change(before, after) if before is None or after is None else _values_change(before, after)
+        if change is not None:
+            kind, detail = change
+            self.emit(kind, where, document, f"{label}: values {detail}", role)
 
     def _bounds(self, old: dict[str, Any], new: dict[str, Any], path: Path, role: Role, label: str) -> None:
         for keyword in (*_LOWER_BOUNDS, *_UPPER_BOUNDS, "multipleOf"):
@@ -137,11 +127,15 @@ class SchemaDiff(Diff):
                 required = "required" if name in new_required else "optional"
                 self.emit(kind, place, "new", f"{label}: new {required} property {name!r}", role)
                 continue
-            if name in new_required and name not in old_required:
-                self.emit("became_required", place, "new", f"{label}: property {name!r} is now required", role)
-            elif name in old_required and name not in new_required:
-                self.emit("became_optional", place, "new", f"{label}: property {name!r} is no longer required", role)
+            self._requirement(name, name in old_required, name in new_required, place, role, label)
             self.schema(old_properties[name], schema, place, role, f"{label}.{name}")
+
+    def _requirement(self, name: str, was: bool, now: bool, place: Path, role: Role, label: str) -> None:
+        """A property kept in both schemas that became required, or optional."""
+        if now and not was:
+            self.emit("became_required", place, "new", f"{label}: property {name!r} is now required", role)
+        elif was and not now:
+            self.emit("became_optional", place, "new", f"{label}: property {name!r} is no longer required", role)
 
     def _items(self, old: dict[str, Any], new: dict[str, Any], path: Path, role: Role, label: str) -> None:
         before, after = old.get("items"), new.get("items")
@@ -211,3 +205,31 @@ def _allowed_values(schema: dict[str, Any]) -> list[Any] | None:
         return [schema["const"]]
     enum = schema.get("enum")
     return enum if isinstance(enum, list) else None
+
+
+def _values_keyword(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """Where a change of the allowed values is pointed at: ``enum`` where the new schema has one (or the old one
+    had one the new did not turn into a ``const``), else ``const``."""
+    return "enum" if "enum" in new or ("enum" in old and "const" not in new) else "const"
+
+
+def _limit_change(before: list[Any] | None, after: list[Any] | None) -> tuple[str, str]:
+    """The kind and detail of values that became limited (``before`` None) or are no longer limited."""
+    if before is None:
+        return "enum_narrowed", f"now limited to {show(after)}"
+    return "enum_widened", "no longer limited"
+
+
+def _values_change(before: list[Any], after: list[Any]) -> tuple[str, str] | None:
+    """The kind and detail of a change of the allowed values: which were removed and which added; None when the
+    same values are only in another order or repeated."""
+    removed, added = _missing_from(before, after), _missing_from(after, before)
+    if not removed and not added:
+        return None
+    parts = [f"{change} {show(values)}" for change, values in (("removed", removed), ("added", added)) if values]
+    kind = "enum_changed" if removed and added else "enum_narrowed" if removed else "enum_widened"
+    return kind, ", ".join(parts)
+
+
+def _missing_from(values: list[Any], others: list[Any]) -> list[Any]:
+    return [value for value in values if value not in others]
