@@ -110,6 +110,9 @@ class Gazetteer:
     guarded: dict[str, Product]
     #: A digest of the list: part of the vectors' model key, so that a change of the list embeds everything again.
     version: str
+    #: The products each field text read names (see :func:`named_in`): vendors' names and URLs recur on many
+    #: descriptions, and each write reads them.
+    named: dict[str, tuple[Product, ...]] = dataclasses.field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
         return len({id(product) for product in (*self.free.values(), *self.guarded.values())})
@@ -239,12 +242,28 @@ def _in_field(field: list[str], table: Gazetteer) -> Iterator[Product]:
                 yield product
 
 
+#: Field texts whose products a gazetteer keeps at most (then it starts again).
+NAMED_KEPT = 10_000
+
+
 def _found(fields: Iterable[str], table: Gazetteer) -> Iterator[Product]:
     for text in fields:
-        found = [product for product in _in_field(_field_words(text), table) if product.name not in CONVENTIONS]
+        yield from named_in(text, table)
+
+
+def named_in(text: str, table: Gazetteer) -> tuple[Product, ...]:
+    """The products one field's ``text`` names, read once per text and table."""
+    found = table.named.get(text)
+    if found is None:
+        found = tuple(product for product in _in_field(_field_words(text), table) if product.name not in CONVENTIONS)
         if not found:
-            found = [product for product in _in_field(_camel_words(text), table) if product.name not in CONVENTIONS]
-        yield from found
+            found = tuple(
+                product for product in _in_field(_camel_words(text), table) if product.name not in CONVENTIONS
+            )
+        if len(table.named) >= NAMED_KEPT:
+            table.named.clear()
+        table.named[text] = found
+    return found
 
 
 def products(title: str | None, vendor: str | None = None, url: str | None = None) -> list[Product]:

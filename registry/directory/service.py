@@ -30,6 +30,7 @@ from registry.auth.principal import Principal
 from registry.auth.tenancy import EVERYTHING, TenantScope, writer_scope
 from registry.config import Settings
 from registry.descriptions.registration_info import Lifetime, LifetimePolicy, enrich, enrich_json, split_registration
+from registry.descriptions.summary import version_of
 from registry.descriptions.validation import validate
 from registry.directory.group_commit import CONCURRENCY, GroupCommit
 from registry.directory.response_cache import ResponseCache
@@ -51,6 +52,7 @@ from registry.directory.writes import (
 from registry.errors import BadRequest, InvalidDescription, InvalidId, NotFound, RegistryError
 from registry.ops.metrics import REGISTRATIONS
 from registry.projections import INLINE_PROJECTION_BYTES, Projections
+from registry.semantic.rdf import reading_carried, readings_kept
 from registry.store.changes import last_tenant
 from registry.store.database import Database, Transaction
 from registry.store.leases import Lease, LeaseRenewer, LeaseState, lease_of
@@ -365,31 +367,41 @@ class DirectoryService:
             raise NotFound(f"No Thing Description with id {thing_id!r}")
         return now, current
 
-    def _checked(self, document: Any) -> tuple[dict[str, Any], Lifetime, str]:
-        """Validate ``document`` and split off its lifetime: the stored document, its lifetime and its JSON."""
+    def _checked(self, document: Any, encoded: bytes) -> tuple[dict[str, Any], Lifetime, str]:
+        """Validate ``document`` (``encoded``: its JSON) and split off its lifetime: the stored document, its
+        lifetime and its JSON."""
         errors = validate(document)
         if errors:
             raise InvalidDescription(errors)
         stored_document, lifetime, lifetime_errors = split_registration(document, self.policy, dt.datetime.now(dt.UTC))
         if lifetime_errors:
             raise InvalidDescription(lifetime_errors)
+        # The projections read the stored document's LMOS members as validation read the document's
+        # (``readings_kept``): the stored document is the document itself, or its reading is carried over.
+        if "registration" not in document:
+            return document, lifetime, encoded.decode()
+        reading_carried(document, stored_document, "registration")
         return stored_document, lifetime, msgspec.json.encode(stored_document).decode()
 
     async def _candidate(self, thing_id: str, document: Any) -> Candidate:
         # Every write of a description computes its candidate here: no id the directory does not accept is stored.
         InvalidId.check(thing_id)
-        # Validating a large document takes long enough to stall every other request: off the event loop then.
-        if len(msgspec.json.encode(document)) <= INLINE_PROJECTION_BYTES:
-            stored_document, lifetime, document_text = self._checked(document)
-        else:
-            stored_document, lifetime, document_text = await asyncio.to_thread(self._checked, document)
-        projections = await self.projections.compute(thing_id, stored_document, len(document_text))
+        encoded = msgspec.json.encode(document)
+        with readings_kept():
+            # Validating a large document takes long enough to stall every other request: off the event loop then.
+            if len(encoded) <= INLINE_PROJECTION_BYTES:
+                stored_document, lifetime, document_text = self._checked(document, encoded)
+            else:
+                stored_document, lifetime, document_text = await asyncio.to_thread(self._checked, document, encoded)
+            projections = await self.projections.compute(thing_id, stored_document, len(document_text))
+            version = version_of(stored_document)
         return Candidate(
             document=stored_document,
             document_text=document_text,
             lifetime=lifetime,
             projections=projections,
             notices=[notice for projection in projections for notice in projection.notices],
+            version=version,
         )
 
     async def _save(self, pending: PendingWrite, *, grouped: bool = True) -> WriteOutcome:

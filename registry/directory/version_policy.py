@@ -61,9 +61,9 @@ class VersionPolicy:
         return found
 
     @staticmethod
-    def compared_with(document: dict[str, Any], kept: list[str]) -> str | None:
-        """The kept version :meth:`check` compares ``document`` with (None: none), to read their texts at once."""
-        version = version_of(document)
+    def compared_with(version: str | None, kept: list[str]) -> str | None:
+        """The kept version :meth:`check` compares a document declaring ``version`` with (None: none), to read
+        their texts at once."""
         if version is None or not kept:
             return None
         return version if version in kept else previous_version(kept, version)
@@ -89,12 +89,14 @@ class VersionPolicy:
         text: str,
         kept: list[str],
         texts: KeptTexts,
+        *,
+        version: str | None,
     ) -> list[Notice]:
-        """Notices for writing ``document`` (encoded: ``text``) over ``current`` (None: a new id), given the versions
+        """Notices for writing ``document`` (encoded: ``text``, declaring ``version``: :func:`version_of`) over
+        ``current`` (None: a new id), given the versions
         ``kept`` for the id (:meth:`kept`) and the ``texts`` of those it is compared with (:meth:`compared_with`,
         :meth:`texts`); raises Conflict under ``enforce``. Runs under the id's lock, so two writes of one version
         cannot both pass."""
-        version = version_of(document)
         if version is None or not kept:
             return []
         if version in kept:

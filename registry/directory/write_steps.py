@@ -12,6 +12,7 @@ import json_merge_patch
 import msgspec
 
 from registry.auth.ownership import Grant, authorize_write
+from registry.auth.principal import Principal
 from registry.auth.tenancy import writer_scope
 from registry.directory.version_policy import KeptTexts, VersionPolicy, kept_for
 from registry.directory.writes import Candidate, PendingWrite, WriteOutcome, etag_matches, precondition_failed
@@ -110,7 +111,7 @@ class WriteSteps:
         compared = [
             (
                 each.write.thing_id,
-                self.version_policy.compared_with(each.candidate.document, seen[each.write.thing_id]),
+                self.version_policy.compared_with(each.candidate.version, seen[each.write.thing_id]),
             )
             for each in authorized
         ]
@@ -137,7 +138,13 @@ class WriteSteps:
                 if each.counted is not None:
                     await self._check_owned(tx, each.counted, owned)
                 notices = candidate.notices + self.version_policy.check(
-                    thing_id, each.replaced, candidate.document, candidate.document_text, seen[thing_id], texts
+                    thing_id,
+                    each.replaced,
+                    candidate.document,
+                    candidate.document_text,
+                    seen[thing_id],
+                    texts,
+                    version=candidate.version,
                 )
                 if each.counted is not None:
                     owned[each.counted] += 1
@@ -157,18 +164,14 @@ class WriteSteps:
         _check_quota(counted[0], owned[counted], self.max_owned)
 
     async def _authorized(self, index: int, write: PendingWrite, held: Held) -> Authorized:
-        """``write`` past its preconditions and the ownership check (registry/auth/ownership.py), or its refusal."""
+        """``write`` past its preconditions and the ownership check (registry/auth/ownership.py), or its refusal.
+
+        The checks run in this order: what the author may see, the preconditions on it, then the candidate made
+        from it and the ownership rules on that candidate."""
         thing_id, principal = write.thing_id, write.principal
         stored = held.currents.get(thing_id)
-        # A description the author cannot see is a missing one to it, for every check below.
-        current = stored if stored is not None and writer_scope(principal).sees(stored.tenant) else None
-        if write.create_only and current is not None:
-            raise PreconditionFailed(
-                f"If-None-Match: * given, but a description with id {thing_id!r} exists",
-                headers={"ETag": current.etag},
-            )
-        if write.if_match is not None and (current is None or not etag_matches(write.if_match, current.etag)):
-            raise precondition_failed(current, thing_id)
+        current = _visible(stored, principal)
+        _check_preconditions(write, current)
         candidate = await write.produce(current)
         grant = authorize_write(
             principal,
@@ -180,10 +183,17 @@ class WriteSteps:
             derived=write.derived,
         )
         replaced = None if grant.takes_over else current
-        # A new description counts towards its owner's quota.
-        counted = (principal.owner, principal.tenant) if principal and replaced is None and self.max_owned else None
+        counted = self._counted(principal, replaced)
         taken_over = stored if grant.takes_over else None
         return Authorized(index, write, replaced, taken_over, candidate, grant, counted)
+
+    def _counted(
+        self, principal: Principal | None, replaced: StoredDescription | None
+    ) -> tuple[str, str | None] | None:
+        """The owner whose quota a write counts towards: a new description's, when there is a cap."""
+        if principal is None or replaced is not None or not self.max_owned:
+            return None
+        return principal.owner, principal.tenant
 
     async def _release_previous_holders(
         self, tx: Transaction, accepted: Sequence[Authorized], held: Held, now: dt.datetime
@@ -192,17 +202,20 @@ class WriteSteps:
         rightful party) with its projections and kept versions, and the tombstones of ids registered again are
         forgotten."""
         taken = [each for each in accepted if each.grant.takes_over]
-        for each in taken:
-            if each.taken_over is not None:
-                actor = each.write.principal.actor if each.write.principal else None
-                await self.things.delete(tx, each.taken_over, now, actor)
         if taken:
-            ids = [each.write.thing_id for each in taken]
-            await self.projections.remove(tx, [each.write.thing_id for each in taken if each.taken_over is not None])
-            await self.version_policy.forget(tx, ids)
+            await self._take_over(tx, taken, now)
         tombstoned = [each.write.thing_id for each in accepted if each.write.thing_id in held.tombstones]
         if tombstoned:
             await self.things.drop_claims(tx, tombstoned)
+
+    async def _take_over(self, tx: Transaction, taken: Sequence[Authorized], now: dt.datetime) -> None:
+        """Delete the live descriptions ``taken`` takes over, their projections, and the kept versions of every id
+        of ``taken``."""
+        deleted = [(each, each.taken_over) for each in taken if each.taken_over is not None]
+        for each, description in deleted:
+            await self.things.delete(tx, description, now, _actor(each.write.principal))
+        await self.projections.remove(tx, [each.write.thing_id for each, _ in deleted])
+        await self.version_policy.forget(tx, [each.write.thing_id for each in taken])
 
     @staticmethod
     def _write(authorized: Authorized, now: dt.datetime) -> Write:
@@ -227,9 +240,29 @@ class WriteSteps:
             ttl=candidate.lifetime.ttl,
             owner=current.owner if current else principal.owner if principal else None,
             tenant=current.tenant if current else principal.tenant if principal else None,
-            actor=principal.actor if principal else None,
+            actor=_actor(principal),
             rightful=authorized.grant.rightful,
         )
+
+
+def _visible(stored: StoredDescription | None, principal: Principal | None) -> StoredDescription | None:
+    """A description the author cannot see is a missing one to it, for every check of its write."""
+    return stored if stored is not None and writer_scope(principal).sees(stored.tenant) else None
+
+
+def _check_preconditions(write: PendingWrite, current: StoredDescription | None) -> None:
+    """``If-None-Match: *`` then ``If-Match`` of ``write`` against the description its author sees."""
+    if write.create_only and current is not None:
+        raise PreconditionFailed(
+            f"If-None-Match: * given, but a description with id {write.thing_id!r} exists",
+            headers={"ETag": current.etag},
+        )
+    if write.if_match is not None and (current is None or not etag_matches(write.if_match, current.etag)):
+        raise precondition_failed(current, write.thing_id)
+
+
+def _actor(principal: Principal | None) -> str | None:
+    return principal.actor if principal else None
 
 
 def _check_quota(owner: str, owned: int, cap: int) -> None:

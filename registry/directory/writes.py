@@ -27,13 +27,15 @@ class WriteOutcome:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Candidate:
     """What a write will store: the document (with ``id``, without ``registration``), its lifetime, its
-    projections and the notices they raised."""
+    projections and the notices they raised, and the version it declares (``version_of``: read with the
+    projections, not again under the id's lock)."""
 
     document: dict[str, Any]
     document_text: str
     lifetime: Lifetime
     projections: Sequence[Projection]
     notices: list[Notice]
+    version: str | None
 
 
 #: Makes the candidate of a write from the current description (None if there is none), under the id's lock.

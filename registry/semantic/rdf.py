@@ -229,7 +229,11 @@ _kept: contextvars.ContextVar[dict[int, tuple[Any, Any]] | None] = contextvars.C
 @contextlib.contextmanager
 def readings_kept() -> Iterator[None]:
     """Within it, :func:`lmos_normalised` reads each document once: for the projections of one write, which each
-    read the same stored document (which nothing changes meanwhile) and took a normalisation each."""
+    read the same stored document (which nothing changes meanwhile) and took a normalisation each. Opened within
+    another, it keeps its readings in the outer one's: a write's validation and its projections share them."""
+    if _kept.get() is not None:
+        yield
+        return
     token = _kept.set({})
     try:
         yield
@@ -237,13 +241,31 @@ def readings_kept() -> Iterator[None]:
         _kept.reset(token)
 
 
+def reading_carried(document: dict[str, Any], stored: dict[str, Any], key: str) -> None:
+    """Within :func:`readings_kept`, keep the reading of ``stored``, which is ``document`` without its member
+    ``key``, as ``document``'s reading without that member: each member is read apart from the others, so that
+    is what reading ``stored`` gives. Only when ``key`` reads as itself (not as an LMOS member) and ``document``
+    was read already; otherwise ``stored`` is read when asked for."""
+    kept = _kept.get()
+    reading = _kept_reading(kept, document)
+    if kept is not None and isinstance(reading, dict) and key in document and reading.get(key) is document[key]:
+        kept[id(stored)] = (stored, {name: value for name, value in reading.items() if name != key})
+
+
+def _kept_reading(kept: dict[int, tuple[Any, Any]] | None, document: Any) -> Any:
+    """The reading of ``document`` in ``kept``, or None."""
+    found = kept.get(id(document)) if kept is not None else None
+    return found[1] if found is not None and found[0] is document else None
+
+
 def lmos_normalised(document: Any) -> Any:
     """``document`` with its LMOS members keyed ``lmos:<name>`` by what their keys expand to
     (:meth:`RdfConverter.lmos_normalised`): what every rule on LMOS members reads."""
     global _reading
     kept = _kept.get()
-    if kept is not None and (found := kept.get(id(document))) is not None and found[0] is document:
-        return found[1]
+    found = _kept_reading(kept, document)
+    if found is not None:
+        return found
     if _reading is None:
         _reading = RdfConverter(ContextLibrary.load())
     reading = _reading.lmos_normalised(document)

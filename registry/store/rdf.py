@@ -7,7 +7,20 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, FromClause, Text, any_, bindparam, cast, delete, func, select, text, true
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    FromClause,
+    Text,
+    any_,
+    bindparam,
+    cast,
+    delete,
+    func,
+    select,
+    text,
+    true,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -25,12 +38,21 @@ class StoredRdf:
 
 
 def _upsert_statement() -> Any:
-    row = pg_insert(description_rdf).values(
-        thing_id=bindparam("thing_id"),
-        revision=bindparam("revision"),
-        ntriples=bindparam("ntriples"),
-        unknown_contexts=cast(bindparam("unknown_contexts", type_=Text), JSONB),
-        error=bindparam("error", type_=Text),
+    """The RDF of every description of a write, one row per element of the arrays: one statement for a batch."""
+    rows = (
+        func.unnest(
+            bindparam("thing_ids", type_=ARRAY(Text)),
+            bindparam("revisions", type_=ARRAY(BigInteger)),
+            bindparam("ntriples", type_=ARRAY(Text)),
+            bindparam("unknown_contexts", type_=ARRAY(Text)),
+            bindparam("errors", type_=ARRAY(Text)),
+        )
+        .table_valued("thing_id", "revision", "ntriples", "unknown_contexts", "error")
+        .render_derived()
+    )
+    row = pg_insert(description_rdf).from_select(
+        ["thing_id", "revision", "ntriples", "unknown_contexts", "error"],
+        select(rows.c.thing_id, rows.c.revision, rows.c.ntriples, cast(rows.c.unknown_contexts, JSONB), rows.c.error),
     )
     return row.on_conflict_do_update(
         index_elements=[description_rdf.c.thing_id],
@@ -71,18 +93,16 @@ class RdfWrite:
 
 
 async def store_rdf(tx: Transaction, writes: Sequence[RdfWrite]) -> None:
-    await tx.executemany(
+    """Store the RDF of ``writes`` (distinct ids) in one statement."""
+    if not writes:
+        return
+    await tx.execute(
         _UPSERT,
-        [
-            {
-                "thing_id": write.thing_id,
-                "revision": write.revision,
-                "ntriples": write.ntriples,
-                "unknown_contexts": write.unknown_contexts_json,
-                "error": write.error,
-            }
-            for write in writes
-        ],
+        thing_ids=[write.thing_id for write in writes],
+        revisions=[write.revision for write in writes],
+        ntriples=[write.ntriples for write in writes],
+        unknown_contexts=[write.unknown_contexts_json for write in writes],
+        errors=[write.error for write in writes],
     )
 
 

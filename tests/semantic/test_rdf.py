@@ -12,6 +12,7 @@ import rdflib
 from pyld import jsonld
 from rdflib.compare import isomorphic
 
+from registry.semantic import rdf as readings
 from registry.semantic.loader import ContextLibrary
 from registry.semantic.rdf import LMOS_IRI, RdfConverter
 from tests.conftest import REAL_TDS
@@ -205,3 +206,43 @@ def test_compiled_contexts_give_oxigraphs_rdf(document: dict[str, Any]) -> None:
     assert fast.error is None
     assert general.error is None
     assert canonical(fast.ntriples) == canonical(general.ntriples)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        ["https://www.w3.org/2022/wot/td/v1.1", {"lmos": "https://eclipse.dev/lmos/protocol/v1"}],
+        # ``registration`` made an LMOS member: its reading is not the document's without it, so none is carried.
+        [
+            "https://www.w3.org/2022/wot/td/v1.1",
+            {"lmos": "https://eclipse.dev/lmos/protocol/v1", "registration": "lmos:metadata"},
+        ],
+    ],
+)
+def test_a_reading_carried_to_the_document_without_a_member_is_the_one_reading_it_gives(context: Any) -> None:
+    document = {
+        "@context": context,
+        "id": "urn:test:carried",
+        "@type": "lmos:Agent",
+        "title": "Carried",
+        "lmos:metadata": {"lmos:vendor": {"lmos:name": "Acme"}},
+        "registration": {"ttl": 60},
+    }
+    stored = {key: value for key, value in document.items() if key != "registration"}
+    read_alone = readings.lmos_normalised(stored)
+    with readings.readings_kept():
+        read = readings.lmos_normalised(document)
+        readings.reading_carried(document, stored, "registration")
+        with readings.readings_kept():  # a nested one keeps its readings in the outer one's
+            assert readings.lmos_normalised(document) is read
+            assert readings.lmos_normalised(stored) == read_alone
+    assert "registration" in read or "lmos:metadata" in read
+
+
+def test_nothing_is_carried_outside_readings_kept_or_from_a_document_not_read() -> None:
+    document = {"@context": "https://www.w3.org/2022/wot/td/v1.1", "id": "urn:test:x", "registration": {}}
+    stored = {"@context": document["@context"], "id": "urn:test:x"}
+    readings.reading_carried(document, stored, "registration")  # no readings kept: nothing happens
+    with readings.readings_kept():
+        readings.reading_carried(document, stored, "registration")
+        assert readings._kept_reading(readings._kept.get(), stored) is None

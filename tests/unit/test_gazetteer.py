@@ -151,3 +151,26 @@ def test_the_vectors_and_the_full_text_read_the_purposes() -> None:
     assert "forecasts" in texts[3]
     assert "forecasts" not in " ".join(texts[:3])
     assert Summary(kind="tool", title="A calculator").search_texts()[3] == ""
+
+
+def test_a_field_text_read_again_names_the_same_products_from_what_was_kept() -> None:
+    table = gazetteer.gazetteer()
+    table.named.clear()
+    first = names("Weather Agent", "Google LLC", "https://github.com/acme/slack-bridge")
+    kept = dict(table.named)
+    assert set(kept) == {"Weather Agent", "Google LLC", "slack-bridge"}
+    assert names("Weather Agent", "Google LLC", "https://github.com/acme/slack-bridge") == first
+    assert table.named == kept
+    # What is kept is what reading the text gives.
+    table.named.clear()
+    assert all(gazetteer.named_in(text, table) == products for text, products in kept.items())
+
+
+def test_the_texts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = gazetteer.gazetteer()
+    table.named.clear()
+    monkeypatch.setattr(gazetteer, "NAMED_KEPT", 3)
+    for number in range(7):
+        gazetteer.named_in(f"Agent {number}", table)
+    assert 1 <= len(table.named) <= 3
+    assert "Agent 6" in table.named

@@ -3,13 +3,14 @@ capability rows (and its first kept version) in one statement, their removal whe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import BigInteger, Text, any_, bindparam, cast, delete, exists, func, literal_column, select, tuple_
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from registry.store.catalog.rows import SummaryWrite
+from registry.store.catalog.rows import CapabilityRow, NewVersion, SummaryRow, SummaryWrite
 from registry.store.catalog.search import TEXT_CONFIG
 from registry.store.database import Statement
 from registry.store.tables import capability_keys, thing_capabilities, thing_summaries, thing_versions
@@ -127,7 +128,15 @@ REMOVE_CAPABILITIES = Statement.of(
 
 
 def summary_values(write: SummaryWrite) -> dict[str, Any]:
-    row, capabilities, first_version = write.row, write.capabilities, write.first_version
+    """The parameters of :data:`WRITE_SUMMARY` for one description: its summary, capabilities and first version."""
+    return {
+        **_summary_row_values(write.row, write.capabilities),
+        **_capability_values(write.capabilities),
+        **_first_version_values(write.first_version),
+    }
+
+
+def _summary_row_values(row: SummaryRow, capabilities: Sequence[CapabilityRow]) -> dict[str, Any]:
     title_text, body_text, capability_text, example_text = row.search_texts
     return {
         "thing_id": row.thing_id,
@@ -145,14 +154,26 @@ def summary_values(write: SummaryWrite) -> dict[str, Any]:
         "capability_text": capability_text,
         "example_text": example_text,
         "search_version": row.search_version,
+    }
+
+
+def _capability_values(capabilities: Sequence[CapabilityRow]) -> dict[str, Any]:
+    return {
         "sources": [capability.source for capability in capabilities],
         "capability_ids": [capability.capability_id for capability in capabilities],
         "names": [capability.name for capability in capabilities],
         "name_keys": [capability.name.lower() for capability in capabilities],
         "versions": [capability.version for capability in capabilities],
-        "first_version": None if first_version is None else first_version.version,
-        "document_text": None if first_version is None else first_version.document_text,
-        "revision": None if first_version is None else first_version.revision,
+    }
+
+
+def _first_version_values(first_version: NewVersion | None) -> dict[str, Any]:
+    if first_version is None:
+        return {"first_version": None, "document_text": None, "revision": None}
+    return {
+        "first_version": first_version.version,
+        "document_text": first_version.document_text,
+        "revision": first_version.revision,
     }
 
 
