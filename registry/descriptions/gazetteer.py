@@ -244,6 +244,9 @@ def _in_field(field: list[str], table: Gazetteer) -> Iterator[Product]:
 
 #: Field texts whose products a gazetteer keeps at most (then it starts again).
 NAMED_KEPT = 10_000
+#: Longest field text whose products are kept: names and URLs recur, long titles seldom do, and a bound on the
+#: texts keeps a registrant's long titles from filling the process's memory.
+NAMED_KEPT_LENGTH = 200
 
 
 def _found(fields: Iterable[str], table: Gazetteer) -> Iterator[Product]:
@@ -260,9 +263,10 @@ def named_in(text: str, table: Gazetteer) -> tuple[Product, ...]:
             found = tuple(
                 product for product in _in_field(_camel_words(text), table) if product.name not in CONVENTIONS
             )
-        if len(table.named) >= NAMED_KEPT:
-            table.named.clear()
-        table.named[text] = found
+        if len(text) <= NAMED_KEPT_LENGTH:
+            if len(table.named) >= NAMED_KEPT:
+                table.named.clear()
+            table.named[text] = found
     return found
 
 

@@ -174,3 +174,13 @@ def test_the_texts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         gazetteer.named_in(f"Agent {number}", table)
     assert 1 <= len(table.named) <= 3
     assert "Agent 6" in table.named
+
+
+def test_long_field_texts_are_read_but_not_kept() -> None:
+    table = gazetteer.gazetteer()
+    table.named.clear()
+    long_title = "OpenWeatherMap " + "tools " * gazetteer.NAMED_KEPT_LENGTH
+    assert [product.name for product in gazetteer.named_in(long_title, table)] == ["openweathermap"]
+    assert [product.name for product in gazetteer.named_in("OpenWeatherMap tools", table)] == ["openweathermap"]
+    assert long_title not in table.named
+    assert "OpenWeatherMap tools" in table.named
