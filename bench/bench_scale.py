@@ -441,7 +441,8 @@ def embedded_generated_run(args: argparse.Namespace, data_dir: Path) -> None:
     latencies of every request, SPARQL and hybrid needs included (``--reuse DIR`` starts there)."""
     directory = Directory(data_dir)
     if not args.reuse:
-        subprocess.run([sys.executable, "-m", "registry", "migrate"], cwd=REPO_ROOT, env=directory.environment())
+        migrate = [sys.executable, "-m", "registry", "migrate"]
+        subprocess.run(migrate, cwd=REPO_ROOT, env=directory.environment(), check=True)
         from registry.config import Settings
         from registry.store.embedded import database_url
 
