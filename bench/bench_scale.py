@@ -241,13 +241,16 @@ def report_disk(data_dir: Path, size: int) -> None:
 Request = Callable[[random.Random], tuple[str, str, dict[str, object] | None]]
 
 
-def requests_of(size: int, generated: bool) -> dict[str, Request]:
-    """The requests timed; over ``generated`` rows, their vocabulary (25 vendors, 300 capabilities) and no SPARQL
-    (the rows have no RDF)."""
+def requests_of(size: int, generated: bool, sparql_over_generated: bool = False) -> dict[str, Request]:
+    """The requests timed; over ``generated`` rows, their vocabulary (25 vendors, 300 capabilities), and SPARQL only
+    when they were generated with their RDF (``sparql_over_generated``)."""
     needs = [need.text for need in read_needs(NL_EVAL / "needs.jsonl", NL_EVAL / "qrels.jsonl")]
 
     def listing_first(_: random.Random) -> tuple[str, str, dict[str, object] | None]:
         return "GET", "/things?limit=50", None
+
+    def collection_first(_: random.Random) -> tuple[str, str, dict[str, object] | None]:
+        return "GET", "/things?format=collection&limit=50", None
 
     def listing_deep(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
         return "GET", f"/things?limit=50&offset={rng.randrange(size // 2, size)}", None
@@ -265,7 +268,8 @@ def requests_of(size: int, generated: bool) -> dict[str, Request]:
         return "POST", "/api/v1/resolve", {"requirements": [requirement]}
 
     def sparql(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
-        query = f'SELECT ?thing WHERE {{ ?thing lmos:capabilities/lmos:name "{rng.choice(CAPABILITIES)}" }} LIMIT 50'
+        name = f"capability{rng.randrange(300)}" if generated else rng.choice(CAPABILITIES)
+        query = f'SELECT ?thing WHERE {{ ?thing lmos:capabilities/lmos:name "{name}" }} LIMIT 50'
         return "GET", f"/search/sparql?query={quote(query)}", None
 
     def need(rng: random.Random) -> tuple[str, str, dict[str, object] | None]:
@@ -274,12 +278,13 @@ def requests_of(size: int, generated: bool) -> dict[str, Request]:
     requests: dict[str, Request] = {
         "listing, first page (limit 50)": listing_first,
         "listing, a page past offset size/2": listing_deep,
+        "format=collection, first page (exact total)": collection_first,
         "filtered search (kind + vendor + capability)": filtered,
         "capability resolution": resolve,
         "SPARQL capability LIMIT 50": sparql,
         "natural-language need": need,
     }
-    if generated:
+    if generated and not sparql_over_generated:
         del requests["SPARQL capability LIMIT 50"]
     return requests
 
@@ -300,8 +305,8 @@ def timed_round(client: httpx.Client, request: Request, rng: random.Random, coun
     return timings, unavailable
 
 
-def latencies(base_url: str, size: int, rounds: int, count: int, generated: bool = False) -> None:
-    requests = requests_of(size, generated)
+def latencies(base_url: str, size: int, rounds: int, count: int, generated: bool = False, sparql: bool = False) -> None:
+    requests = requests_of(size, generated, sparql)
     rng = random.Random(size)
     rounds_by_name: dict[str, list[tuple[float, float]]] = {name: [] for name in requests}
     refused = dict.fromkeys(requests, 0)
@@ -365,8 +370,9 @@ def import_phase(directory: Directory, size: int, niceness: int, limit: float | 
     return count
 
 
-async def generated_rows(url: str, size: int) -> None:
-    """``generate``'s rows, their summaries given what a search item shows (as bench/bench_nl_scale.py does)."""
+async def generated_rows(url: str, size: int, rdf: bool = False) -> None:
+    """``generate``'s rows (with ``rdf``, their stored RDF), their summaries given what a search item shows (as
+    bench/bench_nl_scale.py does)."""
     import asyncpg
 
     from bench.bench_nl_scale import _SUMMARIES
@@ -377,13 +383,15 @@ async def generated_rows(url: str, size: int) -> None:
     database = database_module.Database(url, connections=2)
     await database.open()
     try:
-        await generate(database, size)
+        await generate(database, size, rdf=rdf)
         await database.execute(_SUMMARIES)
     finally:
         await database.close()
     connection = await asyncpg.connect(url)
     try:
         await connection.execute("VACUUM ANALYZE thing_summaries")
+        if rdf:
+            await connection.execute("VACUUM ANALYZE description_rdf")
     finally:
         await connection.close()
 
@@ -426,9 +434,54 @@ def generated_run(args: argparse.Namespace, data_dir: Path) -> None:
             run_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def niced(niceness: int, function: Callable[[str, int], Awaitable[None]], url: str, size: int) -> None:
+def embedded_generated_run(args: argparse.Namespace, data_dir: Path) -> None:
+    """``--generated embedded``: ``--size`` rows with their stored RDF written straight into the tables of the
+    embedded PostgreSQL of ``data_dir`` (``--keep``), then `registry serve` on it in its default configuration at
+    ``--nice`` until its SPARQL index is built and its vectors are backfilled; then the restart, disk, and the
+    latencies of every request, SPARQL and hybrid needs included (``--reuse DIR`` starts there)."""
+    directory = Directory(data_dir)
+    if not args.reuse:
+        migrate = [sys.executable, "-m", "registry", "migrate"]
+        subprocess.run(migrate, cwd=REPO_ROOT, env=directory.environment(), check=True)
+        from registry.config import Settings
+        from registry.store.embedded import database_url
+
+        started = time.monotonic()
+        with database_url(Settings.from_env(directory.environment())) as url:
+            writer = multiprocessing.Process(target=niced, args=(args.nice, generated_rows, url, args.size, True))
+            writer.start()
+            writer.join()
+        if writer.exitcode != 0:
+            raise RuntimeError(f"generating the rows failed ({writer.exitcode})")
+        say(f"generated {args.size:,} rows with their RDF in {time.monotonic() - started:.0f} s")
+        try:
+            say(f"start at nice {args.nice}: Things API answers after {directory.start(args.nice):.1f} s")
+            started = time.monotonic()
+            last = f"urn:gen:{args.size}"
+            say(f"SPARQL index built: {wait_for(index_holds(directory.base_url, last), every=10):.0f} s after")
+            say(f"vectors backfilled {wait_for(lambda: to_embed(directory.base_url) == 0, every=10):.0f} s after")
+            report_rss(directory, "once built")
+        finally:
+            directory.stop()
+    try:
+        api = directory.start(0)
+        sparql = api + wait_for(index_holds(directory.base_url, "urn:gen:1"), every=0.1)
+        ready = api + wait_for(lambda: directory.answers("/readyz"), every=0.1)
+        say(
+            f"restart with {args.size:,} rows: Things API answers after {api:.1f} s, SPARQL after {sparql:.1f} s, "
+            f"/readyz 200 after {ready:.1f} s"
+        )
+        report_disk(data_dir, args.size)
+        report_rss(directory, "after the restart")
+        latencies(directory.base_url, args.size, args.rounds, args.requests, generated=True, sparql=True)
+        report_rss(directory, "after the rounds")
+    finally:
+        directory.stop()
+
+
+def niced(niceness: int, function: Callable[..., Awaitable[None]], *arguments: object) -> None:
     os.nice(niceness)  # in a process of its own
-    asyncio.run(function(url, size))
+    asyncio.run(function(*arguments))
 
 
 def run_admin(admin_url: str, *statements: str) -> None:
@@ -467,12 +520,20 @@ def main() -> None:
     parser.add_argument("--nice", type=int, default=10, help="niceness of the long steps")
     parser.add_argument("--import-for", type=float, help="stop the import after this many seconds")
     parser.add_argument(
-        "--generated", metavar="ADMIN_URL", help="rows straight into the tables of a PostgreSQL (see generated_run)"
+        "--generated",
+        metavar="ADMIN_URL",
+        help="rows straight into the tables of a PostgreSQL (see generated_run); 'embedded': of the embedded "
+        "PostgreSQL of --keep DIR, with their RDF (see embedded_generated_run)",
     )
     parser.add_argument("--keep", help="the data directory to create and keep")
     parser.add_argument("--reuse", help="a data directory kept by --keep with --size descriptions: skip the import")
     args = parser.parse_args()
     say(f"{machine()}; nice {os.nice(0)}; {args.size:,} descriptions")
+    if args.generated == "embedded":
+        with data_directory(args.reuse, args.keep) as data_dir:
+            embedded_generated_run(args, data_dir)
+        say("done")
+        return
     if args.generated:
         with data_directory(None, None) as data_dir:
             generated_run(args, data_dir)

@@ -8,7 +8,7 @@ Two generators, one vocabulary (vendors, capabilities, a word in every descripti
   projection runs. Deterministic: ``description(index)`` is the same document in every run.
 - ``generate(database, count)``: rows written straight into the tables in three ``INSERT … SELECT`` statements
   (descriptions, summaries, capabilities): 10⁵ rows in seconds, for query plans. Realistic in shape, not in
-  content (no RDF, a stub document).
+  content (a stub document; with ``rdf=True``, stored RDF of ``description``'s shape, for a SPARQL index).
 """
 
 from __future__ import annotations
@@ -170,11 +170,52 @@ FROM generate_series(1, :count) AS n, generate_series(0, 2) AS k,
 FLUSH_STATISTICS = text("SELECT pg_stat_force_next_flush()")
 
 
-async def generate(database: Database, count: int) -> None:
+#: The stored RDF of a generated row: ``description(4)``'s (an agent with three capabilities, 80 statements), its
+#: id, blank node labels, kind, title, vendor and capabilities those of the row (``rdf_template``).
+_RDF = f"""
+INSERT INTO description_rdf (thing_id, revision, ntriples, unknown_contexts)
+SELECT summary.thing_id, n,
+       replace(replace(replace(replace(replace(replace(replace(replace(replace(
+           :template, '@ID@', summary.thing_id), '@LABEL@', 'g' || n || 'n'),
+           '@KIND@', CASE summary.kind WHEN 'tool' THEN 'Tool' ELSE 'Agent' END), '@TITLE@', summary.title),
+           '@VENDOR@', summary.vendor_name),
+           '@CAPABILITY0@', 'capability' || ({_random("capability")}) % {_SQL_CAPABILITIES}),
+           '@CAPABILITY1@', 'capability' || ({_random("capability")} + 101) % {_SQL_CAPABILITIES}),
+           '@CAPABILITY2@', 'capability' || ({_random("capability")} + 202) % {_SQL_CAPABILITIES}),
+           '@VERSION@', '.' || n % 3 || '.0'),
+       '[]'::jsonb
+FROM generate_series(1, :count) AS n
+JOIN thing_summaries AS summary ON summary.thing_id = 'urn:gen:' || n
+"""
+
+
+def rdf_template() -> str:
+    """N-Triples of ``description(4)`` with placeholders for what differs between generated rows (``_RDF``)."""
+    from registry.semantic.loader import ContextLibrary
+    from registry.semantic.rdf import RdfConverter
+
+    document = description(4)
+    ntriples = RdfConverter(ContextLibrary.load(None)).convert(document).ntriples
+    label = ntriples.split("_:", 1)[1].split("n", 1)[0]
+    ntriples = ntriples.replace(f"_:{label}n", "_:@LABEL@").replace(document["id"], "@ID@")
+    ntriples = ntriples.replace("#Agent>", "#@KIND@>").replace(f'"{document["title"]}"', '"@TITLE@"')
+    vendor = document["lmos:metadata"]["lmos:vendor"]["lmos:name"]
+    ntriples = ntriples.replace(f'"{vendor}"', '"@VENDOR@"')
+    for position, capability in enumerate(document["lmos:capabilities"]):
+        ntriples = ntriples.replace(f'"{capability["id"]}"', f'"urn:capability:@CAPABILITY{position}@"')
+        ntriples = ntriples.replace(f'"{capability["name"]}"', f'"@CAPABILITY{position}@"')
+        ntriples = ntriples.replace(f'"{capability["version"]}"', f'"{1 + position}@VERSION@"')
+    return ntriples
+
+
+async def generate(database: Database, count: int, *, rdf: bool = False) -> None:
     """``count`` rows ``urn:gen:1…`` (25 vendors, 300 capabilities, three each, in three versions) with their
-    summaries and capabilities, then fresh statistics (as after an import)."""
+    summaries and capabilities (and with ``rdf``, their stored RDF), then fresh statistics (as after an import)."""
     async with database.transaction() as tx:
         for statement in (_DESCRIPTIONS, _CAPABILITIES, _SUMMARIES):  # summaries list capabilities
             await tx.execute(text(statement).bindparams(bindparam("count", type_=Integer)), count=count)
+        if rdf:
+            statement = text(_RDF).bindparams(bindparam("count", type_=Integer))
+            await tx.execute(statement, count=count, template=rdf_template())
         await tx.execute(FLUSH_STATISTICS)  # the rows written are counted before the ANALYZE, not after it
     await refresh_statistics(database)

@@ -4,11 +4,14 @@ description, which the next page starts past)."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from sqlalchemy import text
 
 from bench.catalogue import generate
 from registry.store.database import Database
-from registry.store.things import ThingStore, Window
+from registry.store.things import _COUNT, ThingStore, Window
 
 INSERT = text(
     "INSERT INTO descriptions (id, document_text, anonymous, created, modified, last_seen, revision) "
@@ -37,5 +40,65 @@ async def test_a_write_between_a_pages_head_and_its_descriptions_is_not_seen(own
         assert after_head.version == head.version  # the change log was not written to
         _, fresh = await things.listing(Window(limit=10))
         assert "urn:gen:10a" in [stored.id async for stored in fresh]
+    finally:
+        await database.close()
+
+
+async def test_the_collections_total_counts_the_live_descriptions_of_its_snapshot(own_database_url: str) -> None:
+    """The total is every row less the expired ones not purged yet (leased rows count until their lease ends), and
+    comes from the page's snapshot."""
+    database = Database(own_database_url, connections=4)
+    await database.open()
+    try:
+        await generate(database, 30)
+        await database.execute(text("UPDATE descriptions SET expires = now() + interval '1 hour' WHERE revision <= 5"))
+        await database.execute(
+            text("UPDATE descriptions SET expires = now() - interval '1 second' WHERE revision > 25")
+        )
+        things = ThingStore(database)
+        assert await things.count() == 25
+        head, rows = await things.listing(Window(limit=10), counted=True)
+        await database.execute(INSERT, id="urn:gen:10a")
+        assert head.total == 25
+        assert len([stored.id async for stored in rows]) == 10
+        assert await things.count() == 26
+    finally:
+        await database.close()
+
+
+def scans(node: dict[str, Any]) -> list[tuple[str, str]]:
+    """(node type, index or relation) of every scan in the plan."""
+    found = (
+        [(node["Node Type"], node.get("Index Name", node.get("Relation Name", "")))]
+        if "Scan" in node["Node Type"]
+        else []
+    )
+    for child in node.get("Plans", []):
+        found += scans(child)
+    return found
+
+
+async def test_the_collections_total_reads_the_id_index_not_the_documents(own_database_url: str) -> None:
+    """With documents of a real description's size in the table (1.6 KB each, stored inline), the total is an
+    index-only scan of the primary key and a range of the partial index on ``expires``: a pass over the ids, not
+    over the documents."""
+    database = Database(own_database_url, connections=2)
+    await database.open()
+    try:
+        await generate(database, 20_000)
+        await database.execute(
+            text(
+                "UPDATE descriptions "
+                "SET document_text = json_build_object('id', id, 'description', repeat('a', 1600))::text"
+            )
+        )
+        await database.execute(text("VACUUM ANALYZE descriptions"))  # as the statistics refresher leaves it
+        async with database.pool.acquire() as connection:
+            plan = await connection.fetchval("EXPLAIN (FORMAT JSON) " + _COUNT.sql)
+        read = scans((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"])
+        assert sorted(read) == [
+            ("Index Only Scan", "ix_descriptions_expires"),
+            ("Index Only Scan", "pk_descriptions"),
+        ], read
     finally:
         await database.close()
