@@ -17,10 +17,11 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from registry.descriptions.model import A2A_CARD_TYPE, A2A_NAMESPACE, LMOS_NAMESPACE, TD11_CONTEXT, lmos_member
-from registry.descriptions.summary import summarise
+from registry.descriptions.summary import Summary, summarise
 from registry.descriptions.validation import SEMVER, FieldError
 from registry.descriptions.versions import version_problem
 from registry.semantic.rdf import lmos_normalised
@@ -63,6 +64,8 @@ _SKILL_MEMBERS = {
     "inputModes": "lmos:inputModes",
     "outputModes": "lmos:outputModes",
 }
+#: The skill member of each capability member: the skill's own names, and their LMOS names.
+_SKILL_KEYS = {**{value: key for key, value in _SKILL_MEMBERS.items()}, **{key: key for key in _SKILL_MEMBERS}}
 _DEFAULT_MODES = ["text/plain", "application/json"]
 
 
@@ -241,30 +244,59 @@ def _form(interface: dict[str, Any]) -> dict[str, Any]:
     return form
 
 
-#: TD security schemes of A2A schemes (the A2A original is kept under ``a2a:scheme`` for the way back).
 def _td_scheme(scheme: Any) -> dict[str, Any]:
-    if isinstance(scheme, dict) and isinstance(scheme.get("type"), str):
-        inner_name, inner = _legacy_scheme(scheme)
-    else:
-        inner_name, inner = next(iter(scheme.items())) if isinstance(scheme, dict) and len(scheme) == 1 else ("", {})
-    inner = inner if isinstance(inner, dict) else {}
-    td: dict[str, Any]
-    if inner_name == "apiKeySecurityScheme":
-        td = {"scheme": "apikey", "in": inner.get("location", "header"), "name": inner.get("name")}
-    elif inner_name == "httpAuthSecurityScheme" and str(inner.get("scheme", "")).lower() in ("basic", "bearer"):
-        td = {"scheme": str(inner["scheme"]).lower()}
-        if inner.get("bearerFormat"):
-            td["format"] = inner["bearerFormat"]
-    elif inner_name == "oauth2SecurityScheme":
-        td = {"scheme": "oauth2", **_oauth2_flow(inner.get("flows"))}
-    else:
-        # OpenID Connect, mutual TLS and legacy 0.3 shapes have no TD scheme: "auto" says the client finds out.
-        td = {"scheme": "auto"}
+    """The TD security scheme of an A2A scheme (the A2A original is kept under ``a2a:scheme`` for the way back)."""
+    kind, inner = _scheme_kind(scheme)
+    td = _TD_SCHEMES.get(kind, _auto_scheme)(inner)
     if isinstance(inner.get("description"), str):
         td["description"] = inner["description"]
     td = {key: value for key, value in td.items() if value is not None}
     td[SCHEME_MEMBER] = scheme
     return td
+
+
+def _scheme_kind(scheme: Any) -> tuple[str, dict[str, Any]]:
+    """The A2A 1.0 member an A2A scheme is held in (``apiKeySecurityScheme``…) and its content; ``""`` and ``{}``
+    for a scheme of neither shape."""
+    if isinstance(scheme, dict) and isinstance(scheme.get("type"), str):
+        kind, inner = _legacy_scheme(scheme)
+    elif isinstance(scheme, dict) and len(scheme) == 1:
+        kind, inner = next(iter(scheme.items()))
+    else:
+        kind, inner = "", {}
+    return kind, inner if isinstance(inner, dict) else {}
+
+
+def _apikey_scheme(inner: dict[str, Any]) -> dict[str, Any]:
+    return {"scheme": "apikey", "in": inner.get("location", "header"), "name": inner.get("name")}
+
+
+def _http_scheme(inner: dict[str, Any]) -> dict[str, Any]:
+    """Basic and Bearer authentication; any other HTTP scheme has no TD counterpart."""
+    kind = str(inner.get("scheme", "")).lower()
+    if kind not in ("basic", "bearer"):
+        return _auto_scheme(inner)
+    td = {"scheme": kind}
+    if inner.get("bearerFormat"):
+        td["format"] = inner["bearerFormat"]
+    return td
+
+
+def _oauth2_scheme(inner: dict[str, Any]) -> dict[str, Any]:
+    return {"scheme": "oauth2", **_oauth2_flow(inner.get("flows"))}
+
+
+def _auto_scheme(inner: dict[str, Any]) -> dict[str, Any]:
+    """OpenID Connect, mutual TLS and legacy 0.3 shapes have no TD scheme: "auto" says the client finds out."""
+    return {"scheme": "auto"}
+
+
+#: The TD scheme of each A2A 1.0 scheme member with a TD counterpart.
+_TD_SCHEMES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "apiKeySecurityScheme": _apikey_scheme,
+    "httpAuthSecurityScheme": _http_scheme,
+    "oauth2SecurityScheme": _oauth2_scheme,
+}
 
 
 def _legacy_scheme(scheme: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -319,14 +351,21 @@ def _alternatives(requirements: Any, definitions: dict[str, Any], *, legacy: boo
     without repeats; ``[]`` (an empty requirement) is an alternative needing nothing. Names the card does not define
     are left out, and a requirement naming none it defines is left out whole (it never means "nothing needed")."""
     alternatives: list[list[str]] = []
-    for requirement in requirements if isinstance(requirements, list) else []:
-        schemes = requirement if legacy else requirement.get("schemes") if isinstance(requirement, dict) else None
+    for requirement in _list(requirements):
+        schemes = _required_schemes(requirement, legacy=legacy)
         if not isinstance(schemes, dict):
             continue
         names = sorted(name for name in schemes if name in definitions)
         if (names or not schemes) and names not in alternatives:
             alternatives.append(names)
     return alternatives
+
+
+def _required_schemes(requirement: Any, *, legacy: bool) -> Any:
+    """The ``{name: scopes}`` of a requirement: the requirement itself (0.3), or its ``schemes`` (1.0)."""
+    if legacy:
+        return requirement
+    return requirement.get("schemes") if isinstance(requirement, dict) else None
 
 
 def _td_security(alternatives: list[list[str]], definitions: dict[str, Any]) -> list[str]:
@@ -382,12 +421,19 @@ def _card_basics(document: dict[str, Any], card: dict[str, Any]) -> None:
         card["description"] = summary.description or card["name"]
     if "version" not in card:
         card["version"] = summary.version or "0.0.0"
-    if "provider" not in card and summary.vendor is not None and summary.vendor.name and summary.vendor.url:
-        card["provider"] = {"organization": summary.vendor.name, "url": summary.vendor.url}
+    provider = _provider(summary)
+    if "provider" not in card and provider is not None:
+        card["provider"] = provider
     if "skills" not in card:
-        reading = lmos_normalised(document)
-        _, metadata = lmos_member(reading, "metadata")
-        card["skills"] = _skills(reading, metadata if isinstance(metadata, dict) else {})
+        card["skills"] = _skills(document)
+
+
+def _provider(summary: Summary) -> dict[str, Any] | None:
+    """The card's provider: the TD's vendor, when it has both a name and a URL."""
+    vendor = summary.vendor
+    if vendor is None or not (vendor.name and vendor.url):
+        return None
+    return {"organization": vendor.name, "url": vendor.url}
 
 
 def _card_link_members(document: dict[str, Any], card: dict[str, Any]) -> None:
@@ -400,16 +446,24 @@ def _card_link_members(document: dict[str, Any], card: dict[str, Any]) -> None:
             card[member] = link["href"]
 
 
-def _skills(document: dict[str, Any], metadata: dict[str, Any]) -> list[dict[str, Any]]:
+def _skills(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The skills of the TD's LMOS capabilities (top level or in ``lmos:metadata``, whatever the spelling), or of
+    its actions when it lists no capability."""
+    reading = lmos_normalised(document)
+    _, metadata = lmos_member(reading, "metadata")
     entries = [
         entry
-        for holder in (document, metadata)
+        for holder in (reading, metadata if isinstance(metadata, dict) else {})
         for entry in _list(lmos_member(holder, "capabilities")[1])
         if isinstance(entry, dict)
     ]
-    skills = [_skill(entry) for entry in entries]
-    if skills:
-        return [skill for skill in skills if skill is not None]
+    if entries:
+        return [skill for skill in map(_skill, entries) if skill is not None]
+    return _action_skills(reading)
+
+
+def _action_skills(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """A skill per action: its name, title and description."""
     actions = document.get("actions")
     return [
         {
@@ -428,14 +482,9 @@ def _list(value: Any) -> list[Any]:
 
 
 def _skill(entry: dict[str, Any]) -> dict[str, Any] | None:
-    reverse = {value: key for key, value in _SKILL_MEMBERS.items()}
-    skill: dict[str, Any] = {}
-    for key, value in entry.items():
-        local = key if key in _SKILL_MEMBERS else reverse.get(key)
-        if local is None and key.startswith("lmos:"):
-            local = reverse.get("lmos:" + key.split(":", 1)[1])
-        if local is not None:
-            skill[local] = value
+    """The skill of a capability (None without an id or a name): its members, its ``a2a:skill`` ones, and for a
+    capability that was not a skill the required members it lacks."""
+    skill = {_SKILL_KEYS[key]: value for key, value in entry.items() if key in _SKILL_KEYS}
     rest = entry.get(SKILL_MEMBER)
     if isinstance(rest, dict):
         skill.update(rest)
@@ -443,6 +492,11 @@ def _skill(entry: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if isinstance(rest, dict) or set(skill) >= {"id", "name", "description", "tags"}:
         return skill
+    return _completed_skill(skill)
+
+
+def _completed_skill(skill: dict[str, Any]) -> dict[str, Any]:
+    """The skill with the members A2A requires, each defaulting to its id or name."""
     skill.setdefault("id", skill.get("name"))
     skill.setdefault("name", skill["id"])
     skill.setdefault("description", skill["name"])
@@ -452,35 +506,54 @@ def _skill(entry: dict[str, Any]) -> dict[str, Any] | None:
 
 def _interfaces(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Interfaces from the A2A forms; an agent without them is reached at its actions' forms (HTTP+JSON)."""
-    interfaces = []
-    for form in document.get("forms", []) if isinstance(document.get("forms"), list) else []:
-        if isinstance(form, dict) and BINDING in form and isinstance(form.get("href"), str):
-            interface = {"url": form["href"], "protocolBinding": form[BINDING]}
-            if PROTOCOL_VERSION in form:
-                interface["protocolVersion"] = form[PROTOCOL_VERSION]
-            if TENANT in form:
-                interface["tenant"] = form[TENANT]
-            interfaces.append(interface)
-    if interfaces:
-        return interfaces
-    hrefs: list[str] = []
+    interfaces = [_interface(form) for form in _list(document.get("forms")) if _is_interface_form(form)]
+    return interfaces or [{"url": _action_url(document), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]
+
+
+def _is_interface_form(form: Any) -> bool:
+    return isinstance(form, dict) and BINDING in form and isinstance(form.get("href"), str)
+
+
+def _interface(form: dict[str, Any]) -> dict[str, Any]:
+    interface = {"url": form["href"], "protocolBinding": form[BINDING]}
+    for key, member in ((PROTOCOL_VERSION, "protocolVersion"), (TENANT, "tenant")):
+        if key in form:
+            interface[member] = form[key]
+    return interface
+
+
+def _action_url(document: dict[str, Any]) -> str:
+    """Where an agent without A2A forms is reached: its first action form's href, else its base, else its id."""
+    for form in _action_forms(document):
+        if isinstance(form.get("href"), str):
+            return str(form["href"])
+    base = document.get("base")
+    return base if isinstance(base, str) else str(document.get("id", ""))
+
+
+def _action_forms(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The forms of the TD's actions, in order."""
     actions = document.get("actions")
     for action in actions.values() if isinstance(actions, dict) else []:
         for form in action.get("forms", []) if isinstance(action, dict) else []:
-            if isinstance(form, dict) and isinstance(form.get("href"), str) and form["href"] not in hrefs:
-                hrefs.append(form["href"])
-    base = document.get("base")
-    if not hrefs and isinstance(base, str):
-        hrefs.append(base)
-    return [{"url": href, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"} for href in hrefs[:1]] or [
-        {"url": str(document.get("id", "")), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
-    ]
+            if isinstance(form, dict):
+                yield form
 
 
 def _card_security(document: dict[str, Any], card: dict[str, Any]) -> None:
     definitions = document.get("securityDefinitions")
     if "securitySchemes" in card or not isinstance(definitions, dict):
         return
+    schemes = _a2a_schemes(definitions)
+    if not schemes:
+        return
+    card["securitySchemes"] = schemes
+    _card_requirements(document, definitions, schemes, card)
+
+
+def _a2a_schemes(definitions: dict[str, Any]) -> dict[str, Any]:
+    """The A2A scheme of each TD scheme: the card's own when it was imported, else converted (when A2A can
+    express it)."""
     schemes = {}
     for name, scheme in definitions.items():
         if not isinstance(scheme, dict):
@@ -488,9 +561,14 @@ def _card_security(document: dict[str, Any], card: dict[str, Any]) -> None:
         a2a_scheme = scheme.get(SCHEME_MEMBER, _a2a_scheme(scheme))
         if a2a_scheme is not None:
             schemes[name] = a2a_scheme
-    if not schemes:
-        return
-    card["securitySchemes"] = schemes
+    return schemes
+
+
+def _card_requirements(
+    document: dict[str, Any], definitions: dict[str, Any], schemes: dict[str, Any], card: dict[str, Any]
+) -> None:
+    """The card's security requirements: the imported card's own (A2A 0.3 or 1.0 shape), else those of the TD's
+    security alternatives that name only schemes the card has (none when every alternative needs nothing)."""
     if document.get(LEGACY_REQUIREMENTS_MEMBER) is not None:
         card["security"] = document[LEGACY_REQUIREMENTS_MEMBER]
     elif document.get(REQUIREMENTS_MEMBER) is not None:
@@ -529,40 +607,69 @@ def _alternatives_of(name: str, definitions: dict[str, Any], seen: frozenset[str
         return [[]]
     if scheme.get("scheme") != "combo":
         return [[name]]
-    members = [member for member in _list(scheme.get("oneOf") or scheme.get("allOf")) if isinstance(member, str)]
-    if "oneOf" in scheme:
-        found = [names for member in members for names in _alternatives_of(member, definitions, seen | {name})]
+    return _combo_alternatives(scheme, definitions, seen | {name})
+
+
+def _combo_alternatives(combo: dict[str, Any], definitions: dict[str, Any], seen: frozenset[str]) -> list[list[str]]:
+    """A ``oneOf`` combo's members' alternatives, one after the other; an ``allOf`` combo's, combined."""
+    members = [member for member in _list(combo.get("oneOf") or combo.get("allOf")) if isinstance(member, str)]
+    if "oneOf" in combo:
+        found = [names for member in members for names in _alternatives_of(member, definitions, seen)]
         return found[:MAX_REQUIREMENT_ALTERNATIVES]
-    return _all_of(members, definitions, seen | {name})
+    return _all_of(members, definitions, seen)
 
 
 def _a2a_scheme(scheme: dict[str, Any]) -> dict[str, Any] | None:
     """The A2A scheme of a TD scheme; None for schemes A2A cannot express (nosec, psk, digest, combo…)."""
     kind = scheme.get("scheme")
+    convert = _A2A_SCHEMES.get(kind) if isinstance(kind, str) else None
+    if convert is None:
+        return None
     described = {"description": scheme["description"]} if isinstance(scheme.get("description"), str) else {}
-    if kind in ("basic", "bearer"):
-        http = {"scheme": "Basic" if kind == "basic" else "Bearer", **described}
-        if kind == "bearer" and isinstance(scheme.get("format"), str):
-            http["bearerFormat"] = scheme["format"]
-        return {"httpAuthSecurityScheme": http}
-    if kind == "apikey":
-        location = scheme.get("in", "header")
-        return {
-            "apiKeySecurityScheme": {
-                "location": location if location in ("header", "query", "cookie") else "header",
-                "name": scheme.get("name") or "Authorization",
-                **described,
-            }
+    return convert(scheme, described)
+
+
+def _http_auth_scheme(scheme: dict[str, Any], described: dict[str, Any]) -> dict[str, Any]:
+    kind = scheme["scheme"]
+    http = {"scheme": "Basic" if kind == "basic" else "Bearer", **described}
+    if kind == "bearer" and isinstance(scheme.get("format"), str):
+        http["bearerFormat"] = scheme["format"]
+    return {"httpAuthSecurityScheme": http}
+
+
+def _api_key_scheme(scheme: dict[str, Any], described: dict[str, Any]) -> dict[str, Any]:
+    location = scheme.get("in", "header")
+    return {
+        "apiKeySecurityScheme": {
+            "location": location if location in ("header", "query", "cookie") else "header",
+            "name": scheme.get("name") or "Authorization",
+            **described,
         }
-    if kind == "oauth2" and isinstance(scheme.get("token"), str):
-        scopes = {scope: scope for scope in _scopes(scheme.get("scopes"))}
-        if scheme.get("flow") == "code" and isinstance(scheme.get("authorization"), str):
-            flow = {"authorizationCode": {"authorizationUrl": scheme["authorization"], "tokenUrl": scheme["token"]}}
-        else:
-            flow = {"clientCredentials": {"tokenUrl": scheme["token"]}}
-        next(iter(flow.values()))["scopes"] = scopes
-        return {"oauth2SecurityScheme": {"flows": flow, **described}}
-    return None
+    }
+
+
+def _oauth2_a2a_scheme(scheme: dict[str, Any], described: dict[str, Any]) -> dict[str, Any] | None:
+    """The authorization code flow of a TD ``code`` flow with an authorization URL, else client credentials; None
+    without a token URL."""
+    token = scheme.get("token")
+    if not isinstance(token, str):
+        return None
+    scopes = {scope: scope for scope in _scopes(scheme.get("scopes"))}
+    authorization = scheme.get("authorization")
+    if scheme.get("flow") == "code" and isinstance(authorization, str):
+        flow = {"authorizationCode": {"authorizationUrl": authorization, "tokenUrl": token, "scopes": scopes}}
+    else:
+        flow = {"clientCredentials": {"tokenUrl": token, "scopes": scopes}}
+    return {"oauth2SecurityScheme": {"flows": flow, **described}}
+
+
+#: The A2A scheme of each TD scheme A2A can express.
+_A2A_SCHEMES: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None]] = {
+    "basic": _http_auth_scheme,
+    "bearer": _http_auth_scheme,
+    "apikey": _api_key_scheme,
+    "oauth2": _oauth2_a2a_scheme,
+}
 
 
 def _scopes(value: Any) -> list[str]:
@@ -571,12 +678,10 @@ def _scopes(value: Any) -> list[str]:
 
 def _content_types(document: dict[str, Any]) -> list[str]:
     types: list[str] = []
-    actions = document.get("actions")
-    for action in actions.values() if isinstance(actions, dict) else []:
-        for form in action.get("forms", []) if isinstance(action, dict) else []:
-            content_type = form.get("contentType") if isinstance(form, dict) else None
-            if isinstance(content_type, str) and content_type not in types:
-                types.append(content_type)
+    for form in _action_forms(document):
+        content_type = form.get("contentType")
+        if isinstance(content_type, str) and content_type not in types:
+            types.append(content_type)
     return types or list(_DEFAULT_MODES)
 
 

@@ -128,25 +128,44 @@ def server_to_description(
 
 
 def _links(server: dict[str, Any]) -> list[dict[str, Any]]:
+    """The server's repository, website, packages and icons, in that order."""
+    return [*_site_links(server), *_package_links(server), *_icon_links(server)]
+
+
+def _site_links(server: dict[str, Any]) -> list[dict[str, Any]]:
     links: list[dict[str, Any]] = []
     repository = server.get("repository")
     if isinstance(repository, dict) and isinstance(repository.get("url"), str):
         links.append({"href": repository["url"], "rel": "mcp:repository"})
     if isinstance(server.get("websiteUrl"), str):
         links.append({"href": server["websiteUrl"], "rel": "service-doc"})
+    return links
+
+
+def _package_links(server: dict[str, Any]) -> list[dict[str, Any]]:
+    links: list[dict[str, Any]] = []
     for package in server.get("packages", []):
         href = _package_href(package) if isinstance(package, dict) else None
         if href is not None:
             links.append({"href": href, "rel": "mcp:package", "type": f"application/x-{package['registryType']}"})
-    for icon in server.get("icons", []):
-        if isinstance(icon, dict) and isinstance(icon.get("src"), str):
-            link: dict[str, Any] = {"href": icon["src"], "rel": "icon"}
-            if isinstance(icon.get("mimeType"), str):
-                link["type"] = icon["mimeType"]
-            if isinstance(icon.get("sizes"), list):
-                link["sizes"] = " ".join(str(size) for size in icon["sizes"])
-            links.append(link)
     return links
+
+
+def _icon_links(server: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _icon_link(icon)
+        for icon in server.get("icons", [])
+        if isinstance(icon, dict) and isinstance(icon.get("src"), str)
+    ]
+
+
+def _icon_link(icon: dict[str, Any]) -> dict[str, Any]:
+    link: dict[str, Any] = {"href": icon["src"], "rel": "icon"}
+    if isinstance(icon.get("mimeType"), str):
+        link["type"] = icon["mimeType"]
+    if isinstance(icon.get("sizes"), list):
+        link["sizes"] = " ".join(str(size) for size in icon["sizes"])
+    return link
 
 
 def _package_href(package: dict[str, Any]) -> str | None:

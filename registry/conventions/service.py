@@ -255,27 +255,12 @@ class ConventionService:
     async def list_servers(self, listing: ServerListing, readers: TenantScope = EVERYTHING) -> dict[str, Any]:
         limit = min(max(listing.limit, 1), MAX_SERVER_PAGE)
         after = None if listing.cursor is None else _decode_cursor(listing.cursor)
-        query = ServerQuery(
-            mcp.SERVER_TYPE,
-            id_contains=listing.search or None,
-            modified_since=listing.updated_since,
-            latest_only=listing.version == LATEST,
-            version=None if listing.version in (None, LATEST) else listing.version,
-            readers=readers,
-        )
-        # Deleted versions are left out unless asked for (always shown with updated_since, as the spec says).
-        include_deleted = listing.include_deleted or listing.updated_since is not None
-        rows = await self.servers.versions(query, after=after, limit=limit + 1)
+        rows = await self.servers.versions(_listing_query(listing, readers), after=after, limit=limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
-        servers = []
-        for row in rows:
-            response = _server_response(row)
-            if response is None or (not include_deleted and _status(response) == "deleted"):
-                continue
-            if listing.updated_since is not None and _updated_at(response) < listing.updated_since:
-                continue
-            servers.append(response)
+        servers = [
+            response for row in rows if (response := _server_response(row)) is not None and _listed(response, listing)
+        ]
         metadata: dict[str, Any] = {"count": len(servers)}
         if more and rows:
             metadata["nextCursor"] = _encode_cursor(rows[-1].thing_id, rows[-1].version)
@@ -324,24 +309,55 @@ class ConventionService:
         server = None if current is None else mcp.server_of(current)
         if current is None or server is None:
             raise NotFound(f"No MCP server named {name!r}")
-        rows = await self.servers.versions(ServerQuery(mcp.SERVER_TYPE, thing_id=thing_id))
-        versions = [row.version for row in rows]
-        if version is not None:
-            version = server["version"] if version == LATEST else version
-            if version not in versions:
-                raise NotFound(f"No version {version!r} of an MCP server named {name!r}")
-            versions = [version]
-        statuses = dict(mcp.statuses_of(current))
+        versions = await self._status_versions(name, server, version)
         changed = _timestamp(dt.datetime.now(dt.UTC))
-        for each in versions:
-            entry: dict[str, Any] = {"status": status, "statusChangedAt": changed}
-            if message:
-                entry["statusMessage"] = message
-            statuses[each] = entry
+        statuses = dict(mcp.statuses_of(current))
+        statuses.update((each, _status_entry(status, message, changed)) for each in versions)
         document = dict(current)
         document[mcp.STATUS_MEMBER] = statuses
         await self.directory.put(thing_id, document, principal=principal)
         return [await self.server_version(name, each, include_deleted=True) for each in versions]
+
+    async def _status_versions(self, name: str, server: dict[str, Any], version: str | None) -> list[str]:
+        """The published versions a status change applies to: the one named (``latest``: the server's current
+        version), or every one."""
+        rows = await self.servers.versions(ServerQuery(mcp.SERVER_TYPE, thing_id=mcp.server_id(name)))
+        versions = [row.version for row in rows]
+        if version is None:
+            return versions
+        version = server["version"] if version == LATEST else version
+        if version not in versions:
+            raise NotFound(f"No version {version!r} of an MCP server named {name!r}")
+        return [version]
+
+
+def _listing_query(listing: ServerListing, readers: TenantScope) -> ServerQuery:
+    """The published versions ``GET /v0.1/servers`` reads: matching the search, changed since ``updated_since``,
+    of the version asked for (``latest``: the latest of each server)."""
+    return ServerQuery(
+        mcp.SERVER_TYPE,
+        id_contains=listing.search or None,
+        modified_since=listing.updated_since,
+        latest_only=listing.version == LATEST,
+        version=None if listing.version in (None, LATEST) else listing.version,
+        readers=readers,
+    )
+
+
+def _listed(response: dict[str, Any], listing: ServerListing) -> bool:
+    """Whether a listing shows a version. Deleted versions are left out unless asked for (always shown with
+    ``updated_since``, as the spec says); with ``updated_since``, so are those whose status changed before."""
+    since = listing.updated_since
+    if _status(response) == "deleted" and not (listing.include_deleted or since is not None):
+        return False
+    return since is None or _updated_at(response) >= since
+
+
+def _status_entry(status: str, message: str | None, changed: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"status": status, "statusChangedAt": changed}
+    if message:
+        entry["statusMessage"] = message
+    return entry
 
 
 def _server_response(row: PublishedVersion) -> dict[str, Any] | None:

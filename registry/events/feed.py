@@ -239,26 +239,36 @@ class ChangeFeed:
         """Deliver everything committed after ``position``; True while held back by a missing sequence."""
         async with self._lock:
             while True:
-                oldest_running, proven_empty = await self._check_horizon()
-                page = await read_changes(
-                    self.database, self.position, limit=_BATCH, missing=list(self._missing), diffs=self.diffs
-                )
-                late = [change for change in page if change.seq in self._missing]
-                ready = self._in_order([change for change in page if change.seq not in self._missing], oldest_running)
-                if len(page) < _BATCH:  # every pending row asked for was read: those not found rolled back
-                    found = {change.seq for change in late}
-                    for seq in proven_empty:
-                        if seq not in found:
-                            del self._missing[seq]
-                if late or ready:
-                    self._deliver(self._positioned(late, ready))
-                self.late_deliveries += len(late)
-                if len(ready) + len(late) < len(page):
+                read, delivered = await self._deliver_page()
+                if delivered < read:
                     return True
-                if len(page) < _BATCH:
+                if read < _BATCH:
                     if self.position >= self.notified:
                         self._behind_since = None
                     return False
+
+    async def _deliver_page(self) -> tuple[int, int]:
+        """Read a page of the log after ``position`` (with the pending sequences) and deliver what is in order or
+        late; the number of changes read and of those delivered."""
+        oldest_running, proven_empty = await self._check_horizon()
+        page = await read_changes(
+            self.database, self.position, limit=_BATCH, missing=list(self._missing), diffs=self.diffs
+        )
+        late = [change for change in page if change.seq in self._missing]
+        ready = self._in_order([change for change in page if change.seq not in self._missing], oldest_running)
+        if len(page) < _BATCH:  # every pending row asked for was read: those not found rolled back
+            self._forget_rolled_back(proven_empty, late)
+        if late or ready:
+            self._deliver(self._positioned(late, ready))
+        self.late_deliveries += len(late)
+        return len(page), len(ready) + len(late)
+
+    def _forget_rolled_back(self, proven_empty: list[int], late: list[Change]) -> None:
+        """Stop waiting for the pending sequences proven empty that the last read did not find."""
+        found = {change.seq for change in late}
+        for seq in proven_empty:
+            if seq not in found:
+                del self._missing[seq]
 
     async def _check_horizon(self) -> tuple[int | None, list[int]]:
         """While sequences are missing: the oldest running transaction id, after recording the horizon of those

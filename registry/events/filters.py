@@ -90,19 +90,31 @@ class DescriptionFilter:
         return any(value is not None for value in (self.kind, self.vendor, self.capability, self.text))
 
     def matches(self, document: dict[str, Any] | None) -> bool:
-        if document is None:
-            return False
-        if self.kind is not None and kind_of(document) != self.kind:
-            return False
-        if self.vendor is not None and not vendor_matches(self.vendor, vendor_of(document)):
-            return False
-        if self.capability is not None and self.capability not in capabilities_of(document):
-            return False
-        if self.text is not None:
-            texts = [document.get("title"), document.get("description")]
-            if not any(isinstance(value, str) and self.text in value.casefold() for value in texts):
-                return False
-        return True
+        """Whether ``document`` (None: a deleted description) passes every filter that is set."""
+        return (
+            document is not None
+            and self._kind_matches(document)
+            and self._vendor_matches(document)
+            and self._capability_matches(document)
+            and self._text_matches(document)
+        )
+
+    def _kind_matches(self, document: dict[str, Any]) -> bool:
+        return self.kind is None or kind_of(document) == self.kind
+
+    def _vendor_matches(self, document: dict[str, Any]) -> bool:
+        return self.vendor is None or vendor_matches(self.vendor, vendor_of(document))
+
+    def _capability_matches(self, document: dict[str, Any]) -> bool:
+        return self.capability is None or self.capability in capabilities_of(document)
+
+    def _text_matches(self, document: dict[str, Any]) -> bool:
+        """The text is in the title or the description (case-insensitive)."""
+        text = self.text
+        if text is None:
+            return True
+        texts = (document.get("title"), document.get("description"))
+        return any(isinstance(value, str) and text in value.casefold() for value in texts)
 
 
 __all__ = ["FILTER_PARAMETERS", "DescriptionFilter", "capabilities_of", "vendor_of"]

@@ -15,6 +15,7 @@ import dataclasses
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import msgspec
 
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: WoT Discovery's three, and ownership transfers (beyond the spec; stock clients skip event types they do not know).
 EVENT_TYPES = (THING_CREATED, THING_UPDATED, THING_DELETED, THING_TRANSFERRED)
+#: The events whose data is the change's diff when a subscriber asks for it (the created TD, the merge patch).
+_CARRYING_DIFF = frozenset({THING_CREATED, THING_UPDATED})
 
 #: Queue item: (sequence, encoded event), or None once the subscriber has been dropped.
 Item = tuple[int, bytes] | None
@@ -46,28 +49,49 @@ SHUTTING_DOWN = b": the server is shutting down; reconnect with Last-Event-ID to
 
 def encode_event(change: Change, diff: bool) -> bytes:
     """The SSE frame of ``change``: data is ``{"id"}``, or with ``diff`` the enriched TD / the merge patch."""
-    data: object
-    if change.type == THING_TRANSFERRED and change.diff is not None:
-        # Who gave the description from whom to whom, with or without ``diff``.
-        data = change.diff if change.actor is None else {**change.diff, "actor": change.actor}
-    elif diff and change.type == THING_CREATED and change.diff is not None:
-        data = enrich(
-            change.diff,
-            created=change.at,
-            modified=change.at,
-            expires=change.expires,
-            ttl=change.ttl,
-            retrieved=dt.datetime.now(dt.UTC),
-        )
-    elif diff and change.type == THING_UPDATED and change.diff is not None:
-        data = change.diff
-    else:
-        # Who made the change (audit), when the directory knows: with authentication on.
-        data = {"id": change.thing_id} if change.actor is None else {"id": change.thing_id, "actor": change.actor}
-        if change.type == THING_DELETED and isinstance(change.diff, dict) and "reason" in change.diff:
-            data["reason"] = change.diff["reason"]  # ``expired``: the purge removed it, no principal deleted it
+    data = _event_data(change, diff)
     event_id = change.event_id.encode() if change.event_id is not None else b"%d" % change.seq
     return b"event: %s\nid: %s\ndata: %s\n\n" % (change.type.encode(), event_id, msgspec.json.encode(data))
+
+
+def _event_data(change: Change, diff: bool) -> object:
+    """A transfer's record whatever ``diff`` says; with ``diff`` a creation's enriched TD and an update's merge
+    patch; else the id. ``change.diff`` is decoded only for the events that carry it."""
+    if change.type == THING_TRANSFERRED:
+        record = change.diff
+        if record is not None:
+            # Who gave the description from whom to whom, with or without ``diff``.
+            return record if change.actor is None else {**record, "actor": change.actor}
+    elif diff and change.type in _CARRYING_DIFF:
+        document = change.diff
+        if document is not None:
+            return _enriched(change, document) if change.type == THING_CREATED else document
+    return _id_data(change)
+
+
+def _enriched(change: Change, document: dict[str, Any]) -> dict[str, Any]:
+    """The created TD with its registration information."""
+    return enrich(
+        document,
+        created=change.at,
+        modified=change.at,
+        expires=change.expires,
+        ttl=change.ttl,
+        retrieved=dt.datetime.now(dt.UTC),
+    )
+
+
+def _id_data(change: Change) -> dict[str, object]:
+    """The id, who made the change (audit) when the directory knows (with authentication on), and why an expired
+    description was deleted."""
+    data: dict[str, object] = {"id": change.thing_id}
+    if change.actor is not None:
+        data["actor"] = change.actor
+    if change.type == THING_DELETED:
+        record = change.diff
+        if isinstance(record, dict) and "reason" in record:
+            data["reason"] = record["reason"]  # ``expired``: the purge removed it, no principal deleted it
+    return data
 
 
 class _Frames:

@@ -212,10 +212,7 @@ def _response(answer: Answer) -> Schema:
 def _complete(operation: Schema, contract: Contract, path: str, public: bool) -> None:
     responses: Schema = operation.setdefault("responses", {})
     if contract.answers:
-        for inferred in [key for key in responses if key < "400"]:
-            del responses[inferred]
-        for status, answer in contract.answers.items():
-            responses[str(status)] = _response(answer)
+        _replace_answers(responses, contract.answers)
     for inferred in [key for key in responses if key >= "400"]:
         del responses[inferred]  # the framework's {status_code, detail, extra}: never sent
     if contract.body is not None:
@@ -223,6 +220,14 @@ def _complete(operation: Schema, contract: Contract, path: str, public: bool) ->
     _add_parameters(operation, contract.parameters)
     for status, when in sorted(_problems(operation, contract, path, public).items()):
         responses[str(status)] = _problem_response(f"{HTTPStatus(status).phrase}: {when}", contract.problem_media_type)
+
+
+def _replace_answers(responses: Schema, answers: Mapping[int, Answer]) -> None:
+    """The contract's answers in place of the successes the framework inferred."""
+    for inferred in [key for key in responses if key < "400"]:
+        del responses[inferred]
+    for status, answer in answers.items():
+        responses[str(status)] = _response(answer)
 
 
 def _request_body(body: Body) -> Schema:

@@ -236,16 +236,17 @@ def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+#: The problem members that list reasons, with the members of each item naming what and why.
+_REASON_LISTS = (("invalidParams", "name", "reason"), ("validationErrors", "field", "description"))
+
+
 def _error_message(error: RegistryError) -> str:
+    """The problem's detail and its first ten reasons (invalid parameters, then validation errors)."""
     reasons = [
-        f"{item['name']}: {item['reason']}"
-        for item in error.extra.get("invalidParams") or []
-        if isinstance(item, dict) and "name" in item and "reason" in item
-    ]
-    reasons += [
-        f"{item['field']}: {item['description']}"
-        for item in error.extra.get("validationErrors") or []
-        if isinstance(item, dict) and "field" in item and "description" in item
+        f"{item[what]}: {item[why]}"
+        for member, what, why in _REASON_LISTS
+        for item in error.extra.get(member) or []
+        if isinstance(item, dict) and what in item and why in item
     ]
     return error.detail + (f" ({'; '.join(reasons[:10])})" if reasons else "")
 

@@ -60,6 +60,14 @@ def check_request_line(path: bytes, query: bytes, max_url_bytes: int) -> None:
         raise InputRefused(
             414, f"The URL is {len(path) + len(query)} bytes long; this directory accepts up to {max_url_bytes}"
         )
+    _check_path(path)
+    if query:
+        _check_query(query)
+
+
+def _check_path(path: bytes) -> None:
+    """Control characters are refused, raw or percent-encoded (but for those in ids, ``_ID_PATHS``); U+0000
+    everywhere."""
     if _RAW_CONTROL.search(path):
         raise InputRefused(400, "The path contains a control character (U+0000 to U+001F or U+007F)")
     if b"%" in path or not path.isascii():
@@ -68,7 +76,11 @@ def check_request_line(path: bytes, query: bytes, max_url_bytes: int) -> None:
             raise InputRefused(400, "The path contains a U+0000 (NUL), which nothing this directory holds contains")
         if not path.startswith(_ID_PATHS) and _CONTROL.search(text):
             raise InputRefused(400, "The path contains a control character (U+0000 to U+001F or U+007F)")
-    for pair in query.split(b"&") if query else ():
+
+
+def _check_query(query: bytes) -> None:
+    """Each parameter's name and value decode (``+`` is a space) and hold no U+0000."""
+    for pair in query.split(b"&"):
         name, _, value = pair.partition(b"=")
         name_text = _decoded(name.replace(b"+", b" "), "query string")
         value_text = _decoded(value.replace(b"+", b" "), f"query parameter {name_text!r}")

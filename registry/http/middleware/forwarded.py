@@ -108,6 +108,17 @@ def forwarded_client(headers: Iterable[tuple[bytes, bytes]], peer: str, trusted:
             addresses.append(value.decode("latin-1"))
         elif name == b"x-forwarded-proto":
             protos.append(value.decode("latin-1"))
+    clients = _clients_named(forwarded, addresses, protos, peer, trusted)
+    if not clients or any(client[0] != clients[0][0] for client in clients):
+        return None
+    return clients[0]
+
+
+def _clients_named(
+    forwarded: list[str], addresses: list[str], protos: list[str], peer: str, trusted: TrustedProxies
+) -> list[Hop]:
+    """The client each kind of header names: ``Forwarded``'s, then ``X-Forwarded-For``'s (with the schemes of
+    ``X-Forwarded-Proto``), or the peer reached by the scheme ``X-Forwarded-Proto`` names alone."""
     clients = []
     if forwarded:
         clients.append(client_of(_forwarded_chain(forwarded), peer, trusted))
@@ -116,9 +127,7 @@ def forwarded_client(headers: Iterable[tuple[bytes, bytes]], peer: str, trusted:
     elif protos:
         scheme = protos[-1].split(",")[-1].strip().lower()
         clients.append((peer, scheme if scheme in _SCHEMES else None))
-    if not clients or any(client[0] != clients[0][0] for client in clients):
-        return None
-    return clients[0]
+    return clients
 
 
 def honour_forwarded_headers(app: ASGIApp, trusted: TrustedProxies) -> ASGIApp:

@@ -28,6 +28,8 @@ _MCP_TAIL = re.compile(r"^(?P<name>.+?)/(?P<tail>status|versions(?:/(?P<version>
 _A2A_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>\.well-known/agent-card\.json)$", re.DOTALL)
 #: Every route under ``/api/v1/things/{id}/`` (tests/integration/test_ids_in_paths.py checks none is missing).
 _API_TAIL = re.compile(r"^(?P<id>.+)/(?P<tail>summary|export|lease|owner|versions(?:/[^/]+)?)$", re.DOTALL)
+#: Prefixes followed by an id and a fixed tail, with the pattern that splits them.
+_ID_TAILS = ((API_THINGS_PREFIX, _API_TAIL), (A2A_PREFIX, _A2A_TAIL))
 
 
 def _raw_rest(scope: Scope, prefix: str) -> bytes:
@@ -36,32 +38,44 @@ def _raw_rest(scope: Scope, prefix: str) -> bytes:
 
 
 def _rewrite(scope: Scope) -> None:
-    path: str = scope["path"]
-    new_path = None
-    if path.startswith(THINGS_PREFIX):
-        rest = _raw_rest(scope, THINGS_PREFIX)
-        new_path = THINGS_PREFIX + quote(rest, safe="") if rest else None
-    elif path.startswith(MCP_SERVERS_PREFIXES):
-        prefix = next(prefix for prefix in MCP_SERVERS_PREFIXES if path.startswith(prefix))
-        try:
-            match = _MCP_TAIL.match(_raw_rest(scope, prefix).decode("utf-8"))
-        except UnicodeDecodeError:
-            match = None
-        if match:
-            tail = match["tail"] if match["version"] is None else f"versions/{quote(match['version'], safe='')}"
-            new_path = prefix + quote(match["name"], safe="") + "/" + tail + (match["status"] or "")
-    else:
-        for prefix, tail in ((API_THINGS_PREFIX, _API_TAIL), (A2A_PREFIX, _A2A_TAIL)):
-            if path.startswith(prefix):
-                try:
-                    match = tail.match(_raw_rest(scope, prefix).decode("utf-8"))
-                except UnicodeDecodeError:
-                    match = None  # not an id: routing answers 404
-                if match:
-                    new_path = prefix + quote(match["id"], safe="") + "/" + match["tail"]
-                break
+    new_path = _segmented(scope, scope["path"])
     if new_path is not None:
         scope["path"], scope["raw_path"] = new_path, new_path.encode()
+
+
+def _segmented(scope: Scope, path: str) -> str | None:
+    """``path`` with its id (or server name) as one percent-encoded segment; None for a path that names none."""
+    if path.startswith(THINGS_PREFIX):
+        rest = _raw_rest(scope, THINGS_PREFIX)
+        return THINGS_PREFIX + quote(rest, safe="") if rest else None
+    for prefix in MCP_SERVERS_PREFIXES:
+        if path.startswith(prefix):
+            return _server_path(scope, prefix)
+    for prefix, tail in _ID_TAILS:
+        if path.startswith(prefix):
+            return _id_path(scope, prefix, tail)
+    return None
+
+
+def _server_path(scope: Scope, prefix: str) -> str | None:
+    """An MCP Registry API path with the server name, and the version if any, each one segment."""
+    match = _tail_match(scope, prefix, _MCP_TAIL)
+    if match is None:
+        return None
+    tail = match["tail"] if match["version"] is None else f"versions/{quote(match['version'], safe='')}"
+    return prefix + quote(match["name"], safe="") + "/" + tail + (match["status"] or "")
+
+
+def _id_path(scope: Scope, prefix: str, pattern: re.Pattern[str]) -> str | None:
+    match = _tail_match(scope, prefix, pattern)
+    return None if match is None else prefix + quote(match["id"], safe="") + "/" + match["tail"]
+
+
+def _tail_match(scope: Scope, prefix: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    try:
+        return pattern.match(_raw_rest(scope, prefix).decode("utf-8"))
+    except UnicodeDecodeError:
+        return None  # not an id: routing answers 404
 
 
 def ids_as_segments(app: ASGIApp) -> ASGIApp:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from registry.config import Settings
@@ -75,13 +76,12 @@ class SitePolicy:
     def of(cls, settings: Settings) -> SitePolicy:
         entries = settings.allowed_hosts or _default_hosts(settings)
         names = {host_name(entry) for entry in entries if entry.strip() not in {"*"}}
-        origins = {origin for entry in settings.cors_origins if (origin := _origin_of(entry)) is not None}
         return cls(
             hosts=frozenset(name for name in names if not name.startswith(".")),
             domains=tuple(name for name in names if name.startswith(".")),
-            any_host="*" in (entry.strip() for entry in entries),
-            origins=frozenset(origins),
-            any_origin="*" in (entry.strip() for entry in settings.cors_origins),
+            any_host=_lists_any(entries),
+            origins=frozenset(_origins(settings.cors_origins)),
+            any_origin=_lists_any(settings.cors_origins),
             public_origin=_origin_of(settings.base_url),
         )
 
@@ -115,6 +115,16 @@ def _netloc_of(host: str, scheme: str) -> str:
     """``host`` as an origin's host[:port] for ``scheme`` (its default port left out)."""
     normalised = _origin_of(f"{scheme}://{host.strip()}")
     return "" if normalised is None else normalised.partition("://")[2]
+
+
+def _lists_any(entries: Iterable[str]) -> bool:
+    """Whether an allow-list holds ``*`` (everything allowed)."""
+    return "*" in (entry.strip() for entry in entries)
+
+
+def _origins(entries: Iterable[str]) -> set[str]:
+    """The origins of an allow-list's entries, those that name one."""
+    return {origin for entry in entries if (origin := _origin_of(entry)) is not None}
 
 
 def _default_hosts(settings: Settings) -> tuple[str, ...]:
