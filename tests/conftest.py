@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+# The run's processes cache bytecode even where the environment turns it off (PYTHONDONTWRITEBYTECODE, as container
+# images set it): without the cache, each test process rewrites the assertions of every test module and pytest
+# plugin module it imports, and compiles them again, about 11 s of CPU each (docs/performance.md). The test
+# processes pytest-xdist starts, and the servers, commands and workers the tests start, inherit this environment.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 # Run from a clone without the README's install command, the first import below would fail with a bare
 # ModuleNotFoundError: say what to do instead.

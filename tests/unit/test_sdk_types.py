@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import get_args, get_type_hints
+from typing import NamedTuple, get_args, get_type_hints
 
+import pytest
 from mypy import api
 
 from registry.client import Requirement, vocabulary
@@ -24,11 +25,11 @@ def test_the_package_is_marked_typed() -> None:
     assert resources.files("registry").joinpath("py.typed").is_file()
 
 
-def test_the_examples_pass_mypy_strict_against_the_sdk(tmp_path: Path) -> None:
-    examples = sorted(str(path) for path in (ROOT / "examples").glob("*.py"))
+def test_the_examples_pass_mypy_strict_against_the_sdk(strict: MypyRun) -> None:
+    examples = sorted((ROOT / "examples").glob("*.py"))
     assert examples
-    stdout, stderr, status = api.run(["--strict", "--cache-dir", str(tmp_path / "cache"), *examples])
-    assert status == 0, stdout + stderr
+    assert [path for path in strict.checked if path.parent == ROOT / "examples"] == examples
+    assert not [error for error in strict.errors_outside(MISTAKES_MODULE) if error.file in examples], strict.output
 
 
 def test_the_vocabularies_are_the_servers() -> None:
@@ -80,22 +81,47 @@ MISTAKES = {
 }
 
 
-def _mypy_strict(tmp_path: Path, source: str) -> tuple[str, int]:
-    module = tmp_path / "uses_the_sdk.py"
-    module.write_text(source)
-    stdout, stderr, status = api.run(["--strict", "--cache-dir", str(tmp_path / "cache"), str(module)])
-    return stdout + stderr, status
+MISTAKES_MODULE = "mistakes_with_the_sdk.py"
 
 
-def test_mypy_strict_accepts_the_vocabularies_and_knows_what_each_call_returns(tmp_path: Path) -> None:
-    output, status = _mypy_strict(tmp_path, USES)
-    assert status == 0, output
+class MypyRun:
+    """One ``mypy --strict`` over the examples and the two snippets: its output, read per file (a run per test would
+    analyse the SDK and the standard library's stubs again each time, a cold cache each)."""
+
+    def __init__(self, directory: Path) -> None:
+        uses = directory / "uses_the_sdk.py"
+        uses.write_text(USES)
+        lines = [f"    {call}  # {index}" for index, call in enumerate(MISTAKES)]
+        source = "from registry.client import RegistryClient\n\n\ndef mistakes(client: RegistryClient) -> None:\n"
+        mistakes = directory / MISTAKES_MODULE
+        mistakes.write_text(source + "\n".join(lines) + "\n")
+        self.checked = [*sorted((ROOT / "examples").glob("*.py")), uses, mistakes]
+        arguments = ["--strict", "--cache-dir", str(directory / "cache"), *map(str, self.checked)]
+        stdout, stderr, self.status = api.run(arguments)
+        self.output = stdout + stderr
+
+    def errors_outside(self, module: str) -> list[MypyError]:
+        """The errors about any file but ``module``."""
+        errors = [MypyError(Path(line.partition(":")[0]).resolve(), line) for line in self.output.splitlines()]
+        return [error for error in errors if ": error:" in error.line and error.file.name != module]
 
 
-def test_mypy_strict_rejects_values_outside_the_vocabularies(tmp_path: Path) -> None:
-    lines = [f"    {call}  # {index}" for index, call in enumerate(MISTAKES)]
-    source = "from registry.client import RegistryClient\n\n\ndef mistakes(client: RegistryClient) -> None:\n"
-    output, status = _mypy_strict(tmp_path, source + "\n".join(lines) + "\n")
-    assert status == 1
+class MypyError(NamedTuple):
+    file: Path
+    line: str
+
+
+@pytest.fixture(scope="module")
+def strict(tmp_path_factory: pytest.TempPathFactory) -> MypyRun:
+    return MypyRun(tmp_path_factory.mktemp("mypy"))
+
+
+def test_mypy_strict_accepts_the_vocabularies_and_knows_what_each_call_returns(strict: MypyRun) -> None:
+    assert strict.status in (0, 1), strict.output  # 1: the mistakes below; anything else is mypy failing
+    assert not strict.errors_outside(MISTAKES_MODULE), strict.output
+
+
+def test_mypy_strict_rejects_values_outside_the_vocabularies(strict: MypyRun) -> None:
+    assert strict.status == 1
     for line_number, expected in enumerate(MISTAKES.values(), start=5):
-        assert f"uses_the_sdk.py:{line_number}: error: {expected}" in output, output
+        assert f"{MISTAKES_MODULE}:{line_number}: error: {expected}" in strict.output, strict.output
