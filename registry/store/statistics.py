@@ -21,7 +21,7 @@ STALE_SHARE = 0.1
 STALE_MINIMUM = 50
 #: Descriptions the count of owners per word samples (``TABLESAMPLE SYSTEM``: whole pages, so about as many): its
 #: cost follows this, not the catalogue (docs/performance.md).
-OWNER_SAMPLE_ROWS = 2000
+OWNER_SAMPLE_ROWS = 1000
 #: The seed of that sample: the same pages of the same table at each count.
 OWNER_SAMPLE_SEED = 17
 #: The table the owner counts are written to, named among the refreshed statistics when it alone is refreshed.
@@ -43,7 +43,8 @@ _SAMPLE_PERCENT = text(
     "FROM pg_class WHERE oid = 'thing_summaries'::regclass"
 )
 #: Per lexeme pg_stats lists for the words column, the distinct owners holding it among the descriptions of a page
-#: sample, over the distinct owners in the sample. An owner is an owner identity in its tenant; descriptions
+#: sample, over the distinct owners in the sample. Each sampled summary's owner is looked up by its id (a join
+#: would be planned as a scan of every description). An owner is an owner identity in its tenant; descriptions
 #: registered with authentication off (no owner) are one owner. A listed lexeme the sample misses counts as held by
 #: one owner, so that a directory of one owner has every share 1.
 _COUNT_WORD_OWNERS = text(
@@ -56,16 +57,16 @@ _COUNT_WORD_OWNERS = text(
     ),
     sampled AS MATERIALIZED (
         SELECT summary.search,
-               CASE WHEN party.owner IS NULL THEN '{}'::text[] ELSE ARRAY[party.owner, party.tenant] END AS owner
+               (SELECT CASE WHEN party.owner IS NULL THEN '{}'::text[] ELSE ARRAY[party.owner, party.tenant] END
+                FROM descriptions AS party WHERE party.id = summary.thing_id) AS owner
         FROM thing_summaries AS summary TABLESAMPLE SYSTEM (:percent) REPEATABLE (:seed)
-        JOIN descriptions AS party ON party.id = summary.thing_id
     ),
-    held AS (
-        SELECT word.lexeme, count(DISTINCT sampled.owner) AS owners
+    pairs AS (
+        SELECT DISTINCT word.lexeme, sampled.owner
         FROM sampled CROSS JOIN LATERAL unnest(tsvector_to_array(sampled.search)) AS word (lexeme)
-        JOIN listed ON listed.lexeme = word.lexeme
-        GROUP BY word.lexeme
+        WHERE word.lexeme IN (SELECT lexeme FROM listed) AND sampled.owner IS NOT NULL
     ),
+    held AS (SELECT lexeme, count(*) AS owners FROM pairs GROUP BY lexeme),
     seen AS (SELECT count(DISTINCT owner) AS owners, count(*) AS rows FROM sampled)
     INSERT INTO word_owner_shares AS stored (single, lexemes, shares, owners, sampled, counted)
     SELECT true,
