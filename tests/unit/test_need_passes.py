@@ -179,7 +179,7 @@ async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_rea
 
     statistics, rows = WordStatistics(), _StatisticsRows()
     await statistics.frequencies(rows)  # type: ignore[arg-type]
-    refreshed: list[list[str]] = [["descriptions"], ["thing_summaries", "changes"]]
+    refreshed: list[list[str]] = [["descriptions"], ["thing_summaries", "changes"], ["word_owner_shares"]]
 
     async def refresh(database: Any) -> list[str]:
         return refreshed.pop(0)
@@ -191,3 +191,6 @@ async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_rea
     await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]
     await statistics.frequencies(rows)  # type: ignore[arg-type]
     assert rows.reads == 2
+    await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]  # the words' owners counted anew
+    await statistics.frequencies(rows)  # type: ignore[arg-type]
+    assert rows.reads == 3
