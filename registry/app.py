@@ -88,7 +88,7 @@ from registry.store.keys import KeyStore
 from registry.store.migrations import head_revision
 from registry.store.replica import ReadReplica, replica_names
 from registry.store.servers import ServerStore
-from registry.store.statistics import refresh_stale_statistics
+from registry.store.statistics import WORD_OWNERS, refresh_stale_statistics
 from registry.store.things import ThingStore
 from registry.tasks import cancel_and_wait, run_periodically
 
@@ -114,7 +114,7 @@ async def _refresh_statistics(database: Database, words: WordStatistics) -> None
     refreshed = await refresh_stale_statistics(database)
     if refreshed:
         log.info("refreshed planner statistics of %s", ", ".join(refreshed))
-    if "thing_summaries" in refreshed:
+    if "thing_summaries" in refreshed or WORD_OWNERS in refreshed:
         words.forget()
 
 

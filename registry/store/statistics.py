@@ -19,6 +19,13 @@ READ_FROM_INDEXES = ("thing_capabilities",)
 #: weighs words by within a round, and an ANALYZE of a small table costs little.
 STALE_SHARE = 0.1
 STALE_MINIMUM = 50
+#: Descriptions the count of owners per word samples (``TABLESAMPLE SYSTEM``: whole pages, so about as many): its
+#: cost follows this, not the catalogue (docs/performance.md).
+OWNER_SAMPLE_ROWS = 1000
+#: The seed of that sample: the same pages of the same table at each count.
+OWNER_SAMPLE_SEED = 17
+#: The table the owner counts are written to, named among the refreshed statistics when it alone is refreshed.
+WORD_OWNERS = "word_owner_shares"
 
 _MERGE_GIN_PENDING = text(
     "SELECT gin_clean_pending_list(index.indexrelid) FROM pg_index AS index "
@@ -31,6 +38,67 @@ _STALE = text(
 )
 
 
+_SAMPLE_PERCENT = text(
+    "SELECT CASE WHEN reltuples > :rows THEN 100.0 * :rows / reltuples ELSE 100.0 END "
+    "FROM pg_class WHERE oid = 'thing_summaries'::regclass"
+)
+#: Per lexeme pg_stats lists for the words column, the distinct owners holding it among the descriptions of a page
+#: sample, over the distinct owners in the sample. Each sampled summary's owner is looked up by its id (a join
+#: would be planned as a scan of every description). An owner is an owner identity in its tenant; descriptions
+#: registered with authentication off (no owner) are one owner. A listed lexeme the sample misses counts as held by
+#: one owner, so that a directory of one owner has every share 1.
+_COUNT_WORD_OWNERS = text(
+    """
+    WITH listed AS (
+        SELECT DISTINCT listed.lexeme
+        FROM pg_stats AS stats, unnest(stats.most_common_elems::text::text[]) AS listed (lexeme)
+        WHERE stats.tablename = 'thing_summaries' AND stats.attname = 'search'
+          AND stats.schemaname = current_schema() AND NOT stats.inherited
+    ),
+    sampled AS MATERIALIZED (
+        SELECT summary.search,
+               (SELECT CASE WHEN party.owner IS NULL THEN '{}'::text[] ELSE ARRAY[party.owner, party.tenant] END
+                FROM descriptions AS party WHERE party.id = summary.thing_id) AS owner
+        FROM thing_summaries AS summary TABLESAMPLE SYSTEM (:percent) REPEATABLE (:seed)
+    ),
+    pairs AS (
+        SELECT DISTINCT word.lexeme, sampled.owner
+        FROM sampled CROSS JOIN LATERAL unnest(tsvector_to_array(sampled.search)) AS word (lexeme)
+        WHERE word.lexeme IN (SELECT lexeme FROM listed) AND sampled.owner IS NOT NULL
+    ),
+    held AS (SELECT lexeme, count(*) AS owners FROM pairs GROUP BY lexeme),
+    seen AS (SELECT count(DISTINCT owner) AS owners, count(*) AS rows FROM sampled)
+    INSERT INTO word_owner_shares AS stored (single, lexemes, shares, owners, sampled, counted)
+    SELECT true,
+           coalesce(array_agg(listed.lexeme ORDER BY listed.lexeme) FILTER (WHERE listed.lexeme IS NOT NULL), '{}'),
+           coalesce(array_agg(greatest(1, coalesce(held.owners, 0))::float8 / greatest(1, seen.owners)
+                              ORDER BY listed.lexeme) FILTER (WHERE listed.lexeme IS NOT NULL), '{}'),
+           seen.owners, seen.rows, clock_timestamp()
+    FROM seen LEFT JOIN (listed LEFT JOIN held ON held.lexeme = listed.lexeme) ON true
+    GROUP BY seen.owners, seen.rows
+    ON CONFLICT (single) DO UPDATE
+    SET lexemes = excluded.lexemes, shares = excluded.shares, owners = excluded.owners,
+        sampled = excluded.sampled, counted = excluded.counted
+    """
+)
+#: Whether thing_summaries was analysed (by the refresh or by autovacuum) since the owners were last counted.
+_OWNERS_BEHIND = text(
+    """
+    SELECT greatest(tables.last_analyze, tables.last_autoanalyze)
+           > coalesce((SELECT counted FROM word_owner_shares), '-infinity')
+    FROM pg_stat_user_tables AS tables
+    WHERE tables.relid = 'thing_summaries'::regclass
+    """
+)
+
+
+async def count_word_owners(executor: Executor) -> None:
+    """Count, for the lexemes pg_stats lists as frequent in the summaries' words, the share of owners holding each,
+    from a page sample of about ``OWNER_SAMPLE_ROWS`` descriptions (all of a smaller catalogue)."""
+    percent = await executor.fetchval(_SAMPLE_PERCENT, rows=OWNER_SAMPLE_ROWS)
+    await executor.execute(_COUNT_WORD_OWNERS, percent=float(percent), seed=OWNER_SAMPLE_SEED)
+
+
 async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLES) -> None:
     """ANALYZE ``tables`` now (after a bulk load; VACUUM those ``READ_FROM_INDEXES`` too, so ``executor`` must
     not be in a transaction), and merge the pending entries of every GIN index, whether or not its table is among
@@ -40,6 +108,8 @@ async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLE
     for table in tables:
         if table not in READ_FROM_INDEXES:
             await executor.execute(text(f"ANALYZE {table}"))
+        if table == "thing_summaries":
+            await count_word_owners(executor)
     await executor.fetch(_MERGE_GIN_PENDING, tables=list(TABLES))
     for table in tables:
         if table in READ_FROM_INDEXES:
@@ -48,13 +118,26 @@ async def refresh_statistics(executor: Executor, tables: tuple[str, ...] = TABLE
 
 
 async def refresh_stale_statistics(executor: Executor) -> list[str]:
-    """ANALYZE (or VACUUM, see ``refresh_statistics``) the tables that changed much since their last ANALYZE;
-    returns their names."""
+    """ANALYZE (or VACUUM, see ``refresh_statistics``) the tables that changed much since their last ANALYZE, and
+    count the owners of the summaries' frequent words again when autovacuum analysed the summaries since the last
+    count; returns the names of the tables refreshed (``WORD_OWNERS`` for that count alone)."""
     stale = [
         row[0] for row in await executor.fetch(_STALE, tables=list(TABLES), minimum=STALE_MINIMUM, share=STALE_SHARE)
     ]
     await refresh_statistics(executor, tuple(stale))
+    if "thing_summaries" not in stale and await executor.fetchval(_OWNERS_BEHIND):
+        # Autovacuum analysed the summaries first: their frequent words may have changed since the owners' count.
+        await count_word_owners(executor)
+        stale.append(WORD_OWNERS)
     return stale
 
 
-__all__ = ["READ_FROM_INDEXES", "TABLES", "refresh_stale_statistics", "refresh_statistics"]
+__all__ = [
+    "OWNER_SAMPLE_ROWS",
+    "READ_FROM_INDEXES",
+    "TABLES",
+    "WORD_OWNERS",
+    "count_word_owners",
+    "refresh_stale_statistics",
+    "refresh_statistics",
+]

@@ -229,6 +229,24 @@ thing_summaries = Table(
     Index("ix_thing_summaries_filter_keys", "filter_keys", postgresql_using="gin"),
 )
 
+#: How many parties hold each word ``pg_stats`` lists as frequent in ``thing_summaries.search``, as a share of the
+#: parties (owners) in a sample of descriptions: one row, written by the statistics refresh after each ANALYZE of
+#: the summaries (registry/store/statistics.py) and read with ``pg_stats`` by the need search, which weighs a word by
+#: the lesser of its share of descriptions and its share of owners (registry/store/catalog/words.py).
+word_owner_shares = Table(
+    "word_owner_shares",
+    metadata,
+    # Always true: the table holds one row.
+    Column("single", Boolean, primary_key=True),
+    # The lexemes listed by pg_stats when counted, sorted, and the share of the sampled owners holding each.
+    Column("lexemes", ARRAY(Text), nullable=False),
+    Column("shares", ARRAY(Float), nullable=False),
+    # Distinct owners and descriptions in the sample.
+    Column("owners", Integer, nullable=False),
+    Column("sampled", Integer, nullable=False),
+    Column("counted", DateTime(timezone=True), nullable=False),
+)
+
 thing_capabilities = Table(
     "thing_capabilities",
     metadata,

@@ -12,6 +12,7 @@ from registry.store.catalog.words import (
     TOP_UP_ROWS,
     Frequencies,
     WordStatistics,
+    bounded,
     passes,
     rarity,
     weights,
@@ -122,6 +123,45 @@ def test_each_word_of_a_need_is_weighed_as_it_is_matched() -> None:
     assert rated["service:*"] < rated["weather:*"] < rated["berlin:*"]
 
 
+def test_a_words_share_for_its_weight_is_at_most_its_share_of_owners() -> None:
+    """min(share of descriptions, share of owners); a word whose owners were not counted keeps its share."""
+    assert bounded(0.15, 0.02) == 0.02  # one owner of fifty registered most of the descriptions holding it
+    assert bounded(0.15, 0.6) == 0.15  # held by many owners: its share of descriptions
+    assert bounded(0.15, None) == 0.15
+    assert bounded(0.15, 1.0) == 0.15  # a directory of one owner: every owner share is 1
+
+
+def test_the_owners_bound_the_weights_and_leave_the_passes() -> None:
+    """The passes follow the shares of descriptions (what reading a word's matches costs); the weights the bounded
+    shares, summed over the lexemes a prefix starts as the shares are."""
+    owned = Frequencies.of(
+        ["servic", "weather", "weathervan", "answer", "berlin"],
+        [0.9, 0.15, 0.01, 0.5, 0.0005, 0.0005, 0.9, 0.0],
+        100_000,
+        ["weather", "servic", "weathervan", "answer"],
+        [0.02, 1.0, 0.5, 0.25],
+    )
+    assert owned.share("weather", prefix=True) == STATS.share("weather", prefix=True) == 0.16
+    assert owned.weighed_share("weather", prefix=False) == 0.02
+    assert owned.weighed_share("weather", prefix=True) == 0.03
+    assert owned.weighed_share("answer", prefix=False) == 0.25
+    assert owned.weighed_share("berlin", prefix=False) == 0.0005  # listed by pg_stats after the owners' count
+    assert owned.weighed_share("zeppelin", prefix=False) is None
+    terms = [("weather", "weather"), ("answering", "answer"), ("service", "servic")]
+    assert passes(terms, owned, PREFIX_FROM) == passes(terms, STATS, PREFIX_FROM)
+    rated, plain = dict(weights(terms, owned, PREFIX_FROM)), dict(weights(terms, STATS, PREFIX_FROM))
+    assert rated["weather:*"] == rarity(0.03, STATS.least) > plain["weather:*"]
+    assert rated["answering:*"] == rarity(0.25, STATS.least) > plain["answering:*"]
+    assert rated["service:*"] == plain["service:*"]
+
+
+def test_one_owner_weighs_words_as_their_share_of_descriptions() -> None:
+    lexemes = ["servic", "weather", "weathervan", "answer", "berlin"]
+    alone = Frequencies.of(lexemes, [0.9, 0.15, 0.01, 0.5, 0.0005, 0.0005, 0.9, 0.0], 100_000, lexemes, [1.0] * 5)
+    terms = [("weather", "weather"), ("answer", "answer"), ("service", "servic"), ("berlin", "berlin")]
+    assert weights(terms, alone, PREFIX_FROM) == weights(terms, STATS, PREFIX_FROM)
+
+
 class _StatisticsRows:
     """pg_stats as the statistics read it, counting the reads."""
 
@@ -130,7 +170,7 @@ class _StatisticsRows:
 
     async def fetchrow(self, query: Any, /, **values: Any) -> dict[str, Any]:
         self.reads += 1
-        return {"lexemes": None, "shares": None, "rows": 10.0}
+        return {"lexemes": None, "shares": None, "rows": 10.0, "owner_lexemes": None, "owner_shares": None}
 
 
 async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_read_again(monkeypatch: Any) -> None:
@@ -139,7 +179,7 @@ async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_rea
 
     statistics, rows = WordStatistics(), _StatisticsRows()
     await statistics.frequencies(rows)  # type: ignore[arg-type]
-    refreshed: list[list[str]] = [["descriptions"], ["thing_summaries", "changes"]]
+    refreshed: list[list[str]] = [["descriptions"], ["thing_summaries", "changes"], ["word_owner_shares"]]
 
     async def refresh(database: Any) -> list[str]:
         return refreshed.pop(0)
@@ -151,3 +191,6 @@ async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_rea
     await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]
     await statistics.frequencies(rows)  # type: ignore[arg-type]
     assert rows.reads == 2
+    await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]  # the words' owners counted anew
+    await statistics.frequencies(rows)  # type: ignore[arg-type]
+    assert rows.reads == 3

@@ -26,6 +26,12 @@ The frequencies are those ``ANALYZE`` gathers for the planner (``pg_stats.most_c
 the lexemes in more than a small share of a sample of rows, with that share). A word not among them is rarer than
 the least frequent of them and counts as selective. They are read at most every ``STATISTICS_TTL`` seconds per
 process; the directory refreshes them after bulk loads and as the table changes (registry/store/statistics.py).
+
+The rarity weight takes a word's share of the descriptions no higher than its share of the **owners** (the parties
+that registered them; ``word_owner_shares``, counted from a sample by the same refresh and read in the same
+statement): one party registering many descriptions holding a word raises that word's share, and so lowers its
+weight in every other party's rankings, by at most one owner's worth. Which pass reads a word still follows its
+share of the descriptions, which is what reading its matches costs (docs/decisions/0014).
 """
 
 from __future__ import annotations
@@ -62,11 +68,13 @@ STATISTICS_TTL = 60.0
 _STATISTICS = text(
     """
     SELECT stats.most_common_elems::text::text[] AS lexemes, stats.most_common_elem_freqs AS shares,
-           (SELECT reltuples FROM pg_class WHERE oid = 'thing_summaries'::regclass) AS rows
+           (SELECT reltuples FROM pg_class WHERE oid = 'thing_summaries'::regclass) AS rows,
+           owners.lexemes AS owner_lexemes, owners.shares AS owner_shares
     FROM (SELECT 1) AS one
     LEFT JOIN pg_stats AS stats
       ON stats.tablename = 'thing_summaries' AND stats.attname = 'search'
      AND stats.schemaname = current_schema() AND NOT stats.inherited
+    LEFT JOIN word_owner_shares AS owners ON owners.single
     """
 )
 #: The planner settings of the transaction that reads a need's passes: no table scan where an index serves. The
@@ -88,16 +96,27 @@ KEPT_LEXEMES = 10_000
 @dataclasses.dataclass(frozen=True, slots=True)
 class Frequencies:
     """The lexemes in more than a small share of the descriptions, sorted, with that share; ``least``: the least
-    share listed (a lexeme not listed is in fewer); ``rows``: descriptions in the table (estimated; 0 unknown)."""
+    share listed (a lexeme not listed is in fewer); ``rows``: descriptions in the table (estimated; 0 unknown);
+    ``weighed``: the share each lexeme's rarity weight is taken from, its share of the descriptions bounded by its
+    share of the owners (empty: the shares of the descriptions)."""
 
     lexemes: tuple[str, ...] = ()
     shares: tuple[float, ...] = ()
     least: float = 0.0
     rows: float = 0.0
+    weighed: tuple[float, ...] = ()
 
     @classmethod
-    def of(cls, lexemes: Sequence[str] | None, shares: Sequence[float] | None, rows: float | None) -> Frequencies:
-        """From ``pg_stats`` (``shares`` ends with the least, greatest share and the share of empty rows)."""
+    def of(
+        cls,
+        lexemes: Sequence[str] | None,
+        shares: Sequence[float] | None,
+        rows: float | None,
+        owner_lexemes: Sequence[str] | None = None,
+        owner_shares: Sequence[float] | None = None,
+    ) -> Frequencies:
+        """From ``pg_stats`` (``shares`` ends with the least, greatest share and the share of empty rows) and the
+        owners' shares of the lexemes counted (``word_owner_shares``; a lexeme not counted keeps its share)."""
         if not lexemes or not shares or len(shares) < len(lexemes) + 1:
             return cls(rows=max(0.0, rows or 0.0))
         pairs = sorted(zip(lexemes, shares, strict=False))
@@ -106,19 +125,38 @@ class Frequencies:
             shares=tuple(share for _, share in pairs),
             least=float(shares[len(lexemes)]),
             rows=max(0.0, rows or 0.0),
+            weighed=_weighed(pairs, dict(zip(owner_lexemes or (), owner_shares or (), strict=False))),
         )
 
     def share(self, lexeme: str, prefix: bool) -> float | None:
         """The share of descriptions holding ``lexeme`` (or, ``prefix``, a lexeme starting with it: the sum of
         theirs, as the planner estimates it, at most 1); None when it is not among the frequent ones."""
+        return self._summed(self.shares, lexeme, prefix)
+
+    def weighed_share(self, lexeme: str, prefix: bool) -> float | None:
+        """The share ``lexeme``'s rarity weight is taken from (as ``share``, each lexeme's bounded by its owners')."""
+        return self._summed(self.weighed or self.shares, lexeme, prefix)
+
+    def _summed(self, shares: tuple[float, ...], lexeme: str, prefix: bool) -> float | None:
         start = bisect.bisect_left(self.lexemes, lexeme)
         if not prefix:
             found = start < len(self.lexemes) and self.lexemes[start] == lexeme
-            return self.shares[start] if found else None
+            return shares[start] if found else None
         end = start
         while end < len(self.lexemes) and self.lexemes[end].startswith(lexeme):
             end += 1
-        return min(1.0, sum(self.shares[start:end])) if end > start else None
+        return min(1.0, sum(shares[start:end])) if end > start else None
+
+
+def _weighed(pairs: Sequence[tuple[str, float]], owners: dict[str, float]) -> tuple[float, ...]:
+    """The bounded share of each of ``pairs`` (lexeme, share of descriptions) by its share of ``owners``."""
+    return tuple(bounded(share, owners.get(lexeme)) for lexeme, share in pairs)
+
+
+def bounded(rows: float, owners: float | None) -> float:
+    """A word's share for its rarity weight: its share of the descriptions (``rows``), at most its share of the
+    owners (None: not counted). Many descriptions of one owner then count as that one owner does."""
+    return rows if owners is None else min(rows, owners)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -223,7 +261,11 @@ class WordStatistics:
         if self._frequencies is None or now - self._read_at >= self.ttl:
             row = await executor.fetchrow(_STATISTICS)
             self._frequencies = (
-                Frequencies() if row is None else Frequencies.of(row["lexemes"], row["shares"], row["rows"])
+                Frequencies()
+                if row is None
+                else Frequencies.of(
+                    row["lexemes"], row["shares"], row["rows"], row["owner_lexemes"], row["owner_shares"]
+                )
             )
             self._read_at = now
         return self._frequencies
@@ -258,7 +300,7 @@ def weights(
         if lexeme is None:
             continue
         query, prefix = _term_query(word, prefix_from)
-        chosen.append((query, rarity(frequencies.share(lexeme, prefix), frequencies.least)))
+        chosen.append((query, rarity(frequencies.weighed_share(lexeme, prefix), frequencies.least)))
     return tuple(chosen)
 
 
@@ -286,6 +328,7 @@ __all__ = [
     "Frequencies",
     "Passes",
     "WordStatistics",
+    "bounded",
     "lexemes",
     "need_passes",
     "passes",
