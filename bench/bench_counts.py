@@ -112,7 +112,7 @@ async def measure_writes(database: Database, n: int, rounds: int, requests: int,
 async def main(arguments: argparse.Namespace) -> None:
     print(machine())
     with fresh_database(arguments.admin_url) as url:
-        database = Database(url, connections=2)
+        database = Database(url, connections=3)
         await database.open()
         try:
             await generate(database, arguments.n)

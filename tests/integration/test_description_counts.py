@@ -16,8 +16,10 @@ from sqlalchemy import text
 from registry.store.census import descriptions_by_kind
 from registry.store.counts import compact, delta_rows, live_count
 from registry.store.database import Database
+from registry.store.migrations import migrate
 from registry.store.things import ThingStore, Window
 from registry.tenancy import EVERYTHING, TenantScope
+from tests.support.servers import fresh_database
 
 #: A pass over the rows: what the counts must equal.
 LIVE = "(expires IS NULL OR expires > now())"
@@ -163,3 +165,36 @@ async def test_a_count_is_read_in_the_snapshot_of_its_page_while_writes_and_comp
         done.set()
         await asyncio.gather(*tasks)
     await assert_counts_match(database)
+
+
+async def store_rows_before_the_counts(url: str) -> None:
+    """Rows as 0020 stored them (no triggers yet), some expired, one summary per description."""
+    database = Database(url, connections=4)
+    await database.open()
+    try:
+        soon = await database.fetchval(text("SELECT now() - interval '1 minute'"))
+        await write(
+            database, [(f"urn:m:{n}", TENANTS[n % 3], KINDS[n % 2], soon if n % 7 == 0 else None) for n in range(30)]
+        )
+    finally:
+        await database.close()
+
+
+async def counts_after_migration(url: str) -> None:
+    database = Database(url, connections=4)
+    await database.open()
+    try:
+        await assert_counts_match(database)
+        assert await ThingStore(database).count() == 25
+        await write(database, [("urn:m:1", "initech", "thing", None)])  # the triggers keep them from here
+        await assert_counts_match(database)
+    finally:
+        await database.close()
+
+
+def test_the_migration_counts_the_rows_already_stored(postgres_admin_url: str) -> None:
+    with fresh_database(postgres_admin_url, migrate=False) as url:
+        migrate(url, "0020_offers_in_provider_order")
+        asyncio.run(store_rows_before_the_counts(url))
+        migrate(url)
+        asyncio.run(counts_after_migration(url))
