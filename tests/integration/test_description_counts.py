@@ -131,6 +131,16 @@ async def test_the_counts_equal_a_pass_over_the_rows_before_and_after_compaction
     assert await descriptions_by_kind(database) == {}
 
 
+async def test_a_truncate_leaves_nothing_to_count(database: Database) -> None:
+    await build_catalogue(database)
+    await database.execute(text("TRUNCATE thing_summaries"))
+    await assert_counts_match(database)
+    assert await ThingStore(database).count() > 0
+    await database.execute(text("TRUNCATE descriptions"))
+    await assert_counts_match(database)
+    assert await delta_rows(database) == 0
+
+
 async def test_a_count_is_read_in_the_snapshot_of_its_page_while_writes_and_compactions_run(
     database: Database,
 ) -> None:
