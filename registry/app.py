@@ -83,6 +83,7 @@ from registry.sparql.worker.client import QueryWorker
 from registry.startup import DatabaseStartup, migrate_if_behind
 from registry.store.catalog import CatalogStore
 from registry.store.catalog.words import WordStatistics
+from registry.store.counts import compact as compact_counts
 from registry.store.database import Database
 from registry.store.keys import KeyStore
 from registry.store.migrations import head_revision
@@ -110,7 +111,9 @@ async def _purge_expired(directory: DirectoryService) -> None:
 
 async def _refresh_statistics(database: Database, words: WordStatistics) -> None:
     """After a bulk load (an import, many agents registering at once) the planner learns the new sizes within a
-    round, without waiting for autovacuum; and the need search its words' new frequencies, which it caches."""
+    round, without waiting for autovacuum; and the need search its words' new frequencies, which it caches. The
+    description counts kept with the writes are folded into one row per key, so that a count sums a few rows."""
+    await compact_counts(database)
     refreshed = await refresh_stale_statistics(database)
     if refreshed:
         log.info("refreshed planner statistics of %s", ", ".join(refreshed))

@@ -11,17 +11,12 @@ from typing import Any
 
 from sqlalchemy import Boolean, Interval, Text, and_, bindparam, case, func, literal_column, or_, select
 
+from registry.store.counts import BY_KIND
 from registry.store.database import Executor, Record, Statement
 from registry.store.tables import changes, descriptions, live, of_tenant, thing_summaries, thing_versions
 from registry.store.things import THING_DELETED, THING_TRANSFERRED, THING_UPDATED
 from registry.tenancy import TenantScope
 
-_BY_KIND = Statement.of(
-    select(thing_summaries.c.kind, func.count())
-    .select_from(thing_summaries.join(descriptions, descriptions.c.id == thing_summaries.c.thing_id))
-    .where(live())
-    .group_by(thing_summaries.c.kind)
-)
 _EXPIRING = Statement.of(
     select(func.count())
     .select_from(descriptions)
@@ -130,8 +125,8 @@ _CHANGES_OF = Statement.of(
 
 
 async def descriptions_by_kind(executor: Executor) -> dict[str, int]:
-    """Live descriptions per kind (agent, tool, thing)."""
-    return {row[0]: int(row[1]) for row in await executor.fetch(_BY_KIND)}
+    """Live descriptions per kind (agent, tool, thing), from the counts kept with the writes."""
+    return {row[0]: int(row[1]) for row in await executor.fetch(BY_KIND)}
 
 
 async def leases_expiring(executor: Executor, within: dt.timedelta) -> int:

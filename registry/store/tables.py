@@ -72,6 +72,18 @@ descriptions = Table(
 Index("ix_descriptions_modified", descriptions.c.modified.desc(), descriptions.c.id)
 
 
+#: Signed deltas kept with the writes by triggers (migration 0022_description_counts): per tenant, with no kind,
+#: they sum to the rows of ``descriptions``; per kind, with no tenant, to the rows of ``thing_summaries``. A
+#: periodic compaction folds them into one row per key (registry/store/counts.py).
+description_counts = Table(
+    "description_counts",
+    metadata,
+    Column("tenant", Text, nullable=True),
+    Column("kind", Text, nullable=True),
+    Column("delta", BigInteger, nullable=False),
+)
+
+
 def live(moment: Any = None) -> ColumnElement[bool]:
     """Descriptions that have not expired at ``moment`` (default: the statement's time). Expired descriptions are
     never served, purged yet or not; every query of live descriptions uses this one rule."""

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from sqlalchemy import BigInteger, Text, bindparam, func, select
 
+from registry.store.counts import live_count
 from registry.store.database import Database, Statement
 from registry.store.tables import changes, descriptions, live, of_tenant
 from registry.store.thing_rows import (
@@ -37,15 +38,6 @@ from registry.tenancy import EVERYTHING, TenantScope
 
 _GET = Statement.of(select(*COLUMNS).where(descriptions.c.id == bindparam("id"), live()))
 
-#: The live descriptions: every row less the expired ones not purged yet. Counted without a condition, the rows
-#: are an index-only scan of the primary key (a pass over the ids, not over the documents in the table, which a
-#: count with the expiry as its condition reads); the expired ones are a range of the partial index on ``expires``.
-_COUNT = Statement.of(
-    select(
-        select(func.count()).select_from(descriptions).scalar_subquery()
-        - select(func.count()).select_from(descriptions).where(~live()).scalar_subquery()
-    )
-)
 #: The latest change: any write changes it, so it serves as the listing's entity tag.
 _LATEST_SEQ = Statement.of(select(func.coalesce(func.max(changes.c.seq), 0)))
 #: A listing page: the live descriptions past the id ``after`` (a seek on the primary key: as fast deep in the
@@ -79,7 +71,6 @@ _DOCUMENTS = Statement.of(
 
 #: The same reads for a reader of one tenant: the shared descriptions (no tenant) and that tenant's.
 _OF_TENANT = of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text))
-_COUNT_OF_TENANT = Statement.of(select(func.count()).select_from(descriptions).where(live(), _OF_TENANT))
 _LISTING_OF_TENANT = Statement.of(
     select(*COLUMNS)
     .where(live(), _OF_TENANT, _PAST)
@@ -116,7 +107,7 @@ class Window:
 class PageHead:
     """What a listing tells before its first description."""
 
-    #: How many descriptions the readers see, when asked for (counting reads every row).
+    #: How many descriptions the readers see, when asked for (a sum of the counts the writes keep).
     total: int | None
     #: The latest change of the collection: the listing's entity tag.
     version: int
@@ -144,9 +135,7 @@ class ThingStore(ThingWrites):
         return None if row is None else stored_from(row)
 
     async def count(self, readers: TenantScope = EVERYTHING) -> int:
-        if readers.everything:
-            return int(await self.database.fetchval(_COUNT))
-        return int(await self.database.fetchval(_COUNT_OF_TENANT, tenant=readers.tenant))
+        return await live_count(self.database, readers)
 
     async def listing(
         self, window: Window, readers: TenantScope = EVERYTHING, *, counted: bool = False
@@ -170,7 +159,7 @@ class ThingStore(ThingWrites):
         async with self.database.transaction(isolation="repeatable_read", readonly=True) as tx:
             total = None
             if counted:
-                total = int(await tx.fetchval(_COUNT if readers.everything else _COUNT_OF_TENANT, **tenant))
+                total = await live_count(tx, readers)
             version = int(await tx.fetchval(_LATEST_SEQ))
             last, more = None, False
             if window.limit is not None:
