@@ -184,7 +184,11 @@ async def test_the_statistics_refresh_of_the_summaries_has_their_frequencies_rea
     async def refresh(database: Any) -> list[str]:
         return refreshed.pop(0)
 
+    async def compact(database: Any) -> None:
+        return None
+
     monkeypatch.setattr(app, "refresh_stale_statistics", refresh)
+    monkeypatch.setattr(app, "compact_counts", compact)
     await app._refresh_statistics(None, statistics)  # type: ignore[arg-type]
     await statistics.frequencies(rows)  # type: ignore[arg-type]
     assert rows.reads == 1  # another table's refresh: still the frequencies read before
