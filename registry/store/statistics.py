@@ -26,6 +26,12 @@ OWNER_SAMPLE_ROWS = 1000
 OWNER_SAMPLE_SEED = 17
 #: The table the owner counts are written to, named among the refreshed statistics when it alone is refreshed.
 WORD_OWNERS = "word_owner_shares"
+#: Which row of ``pg_stats`` (as ``stats``) holds the summaries' words column: the frequent lexemes the need search
+#: weighs words by (registry/store/catalog/words.py) and whose owners are counted here.
+WORDS_STATISTICS = (
+    "stats.tablename = 'thing_summaries' AND stats.attname = 'search' "
+    "AND stats.schemaname = current_schema() AND NOT stats.inherited"
+)
 
 _MERGE_GIN_PENDING = text(
     "SELECT gin_clean_pending_list(index.indexrelid) FROM pg_index AS index "
@@ -48,16 +54,15 @@ _SAMPLE_PERCENT = text(
 #: registered with authentication off (no owner) are one owner. A listed lexeme the sample misses counts as held by
 #: one owner, so that a directory of one owner has every share 1.
 _COUNT_WORD_OWNERS = text(
-    """
+    f"""
     WITH listed AS (
         SELECT DISTINCT listed.lexeme
         FROM pg_stats AS stats, unnest(stats.most_common_elems::text::text[]) AS listed (lexeme)
-        WHERE stats.tablename = 'thing_summaries' AND stats.attname = 'search'
-          AND stats.schemaname = current_schema() AND NOT stats.inherited
+        WHERE {WORDS_STATISTICS}
     ),
     sampled AS MATERIALIZED (
         SELECT summary.search,
-               (SELECT CASE WHEN party.owner IS NULL THEN '{}'::text[] ELSE ARRAY[party.owner, party.tenant] END
+               (SELECT CASE WHEN party.owner IS NULL THEN ARRAY[]::text[] ELSE ARRAY[party.owner, party.tenant] END
                 FROM descriptions AS party WHERE party.id = summary.thing_id) AS owner
         FROM thing_summaries AS summary TABLESAMPLE SYSTEM (:percent) REPEATABLE (:seed)
     ),
@@ -70,9 +75,10 @@ _COUNT_WORD_OWNERS = text(
     seen AS (SELECT count(DISTINCT owner) AS owners, count(*) AS rows FROM sampled)
     INSERT INTO word_owner_shares AS stored (single, lexemes, shares, owners, sampled, counted)
     SELECT true,
-           coalesce(array_agg(listed.lexeme ORDER BY listed.lexeme) FILTER (WHERE listed.lexeme IS NOT NULL), '{}'),
+           coalesce(array_agg(listed.lexeme ORDER BY listed.lexeme) FILTER (WHERE listed.lexeme IS NOT NULL),
+                    ARRAY[]::text[]),
            coalesce(array_agg(greatest(1, coalesce(held.owners, 0))::float8 / greatest(1, seen.owners)
-                              ORDER BY listed.lexeme) FILTER (WHERE listed.lexeme IS NOT NULL), '{}'),
+                              ORDER BY listed.lexeme) FILTER (WHERE listed.lexeme IS NOT NULL), ARRAY[]::float8[]),
            seen.owners, seen.rows, clock_timestamp()
     FROM seen LEFT JOIN (listed LEFT JOIN held ON held.lexeme = listed.lexeme) ON true
     GROUP BY seen.owners, seen.rows
@@ -136,6 +142,7 @@ __all__ = [
     "OWNER_SAMPLE_ROWS",
     "READ_FROM_INDEXES",
     "TABLES",
+    "WORDS_STATISTICS",
     "WORD_OWNERS",
     "count_word_owners",
     "refresh_stale_statistics",

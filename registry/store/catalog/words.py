@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from sqlalchemy import text
 
 from registry.store.database import Executor
+from registry.store.statistics import WORDS_STATISTICS
 from registry.store.tables import SEARCH_CONFIG
 
 #: Rows the selective words of a need may be estimated to match together.
@@ -66,14 +67,12 @@ RARITY_POWER = 8.0
 STATISTICS_TTL = 60.0
 
 _STATISTICS = text(
-    """
+    f"""
     SELECT stats.most_common_elems::text::text[] AS lexemes, stats.most_common_elem_freqs AS shares,
            (SELECT reltuples FROM pg_class WHERE oid = 'thing_summaries'::regclass) AS rows,
            owners.lexemes AS owner_lexemes, owners.shares AS owner_shares
     FROM (SELECT 1) AS one
-    LEFT JOIN pg_stats AS stats
-      ON stats.tablename = 'thing_summaries' AND stats.attname = 'search'
-     AND stats.schemaname = current_schema() AND NOT stats.inherited
+    LEFT JOIN pg_stats AS stats ON {WORDS_STATISTICS}
     LEFT JOIN word_owner_shares AS owners ON owners.single
     """
 )
