@@ -10,6 +10,7 @@ projection); rows of ``thing_versions`` are immutable and outlive it, so the his
 - ``resolution``: the statements of capability resolution, compiled once per shape.
 - ``writes``: summary and capability rows written and removed with their description.
 - ``versions``: kept versions, read for ``/versions`` and by the version policy.
+- ``words``: how common each word of a need is, which decides the passes of a need's full-text search.
 - ``store``: :class:`CatalogStore`, which runs them (searches bounded in time).
 """
 
