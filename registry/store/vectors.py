@@ -52,7 +52,7 @@ _PROGRESS = text(
          WHERE v.part = -1 AND v.model = :model AND v.revision = d.revision)
     """
 )
-#: The HNSW index of migration 0017_description_vectors, spelled as it does (tests/unit/test_vector_index.py): the
+#: The HNSW index of migration 0017_description_vectors, spelled as it does (tests/unit/test_embeddings.py): the
 #: bulk path drops it and builds it again once the vectors are written.
 INDEX = "ix_description_vectors_embedding_256"
 INDEX_DDL = (
