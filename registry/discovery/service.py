@@ -309,6 +309,9 @@ class DiscoveryService:
         )
 
     async def search(self, params: SearchParams, max_page_size: int, readers: TenantScope = EVERYTHING) -> SearchResult:
+        """One page of ``GET /api/v1/search``: a need in plain words (``q`` ranked by relevance, any of its words)
+        is answered by :class:`NeedSearch` in one page; every other search is a keyset page of the catalog
+        (:meth:`CatalogStore.search`) with a ``next_cursor``."""
         _check_choice("sort", params.sort, SORTS)
         filters = self.filters(params, readers)
         sort = _sort_of(params, filters)

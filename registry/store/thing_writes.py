@@ -1,6 +1,7 @@
-"""The statements of a write of descriptions, each a step inside the write's transaction (sequenced by
-:class:`registry.directory.write_steps.WriteSteps`): lock the ids, read what they hold, write the rows with their
-change-log entries and a NOTIFY, delete, transfer, purge the expired."""
+"""The statements of a write of descriptions, each a step inside the write's transaction: lock the ids, read what
+they hold, write the rows with their change-log entries and a NOTIFY (sequenced by
+:class:`registry.directory.write_steps.WriteSteps`); delete, transfer, purge the expired (sequenced by
+:class:`registry.directory.service.DirectoryService`)."""
 
 from __future__ import annotations
 

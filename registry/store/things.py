@@ -1,10 +1,10 @@
 """Descriptions and the change log in PostgreSQL: the statements of every read and write of a description.
 
-A write is one transaction (sequenced by :class:`registry.directory.write_steps.WriteSteps`): lock the id, read
-its current row, write the row together with its change-log entry and a NOTIFY carrying the change sequence, let
-each projection store its rows, commit. So other replicas and event streams see exactly the committed changes,
-in order. Writes to one id are serialised by a transaction-level advisory lock, which also covers ids that do not
-exist yet.
+A write is one transaction (sequenced by :class:`registry.directory.write_steps.WriteSteps`; writes that arrive
+together share it): lock the id, read its current row, write the row together with its change-log entry and a
+NOTIFY carrying the change sequence, let each projection store its rows, commit. So other replicas and event
+streams see exactly the committed changes, in order. Writes to one id are serialised by a transaction-level
+advisory lock, which also covers ids that do not exist yet.
 
 The reads are here; the statements of a write are in :mod:`registry.store.thing_writes` (``ThingStore`` inherits
 them from ``ThingWrites``), the rows and change types in :mod:`registry.store.thing_rows` (re-exported here).
