@@ -132,10 +132,6 @@ class RateLimits:
         return self._limits[Scope.READ] is not None
 
     @property
-    def limits_auth_failures(self) -> bool:
-        return self._limits[AUTH_FAILURES] is not None
-
-    @property
     def active(self) -> bool:
         """Whether any limit on requests is set (failed authentications only count where credentials are)."""
         return any(self._limits[kind] for kind in (Scope.READ, Scope.WRITE)) or self._streams_cap > 0

@@ -220,12 +220,6 @@ class Executor:
         )
         return result
 
-    async def executemany(self, query: Query, rows: Sequence[dict[str, Any]], /) -> None:
-        """``query`` run once for each row of values, in one round trip (see :meth:`fetchmany`)."""
-        if rows:
-            statement = _compiled(query)
-            await self._run("executemany", statement, [[statement.arguments(values) for values in rows]])
-
 
 class Transaction(Executor):
     """Statements on one connection, inside one transaction (committed when its block ends without error)."""
