@@ -33,8 +33,10 @@ from registry.http.bodies import (
     reject_unknown_parameters,
 )
 from registry.http.contract import (
+    ETAG,
     IF_MATCH,
     MERGE_PATCH,
+    NOTICES,
     Answer,
     Body,
     Param,
@@ -55,12 +57,7 @@ _TD_BODY = Body(
     "The Thing Description; an LMOS agent or tool is one with @type lmos:Agent or lmos:Tool",
     examples={"weatherAgent": seed_example("weather-agent.td.json"), "tool": seed_example("seed-tool.td.json")},
 )
-_WRITTEN = {
-    "ETag": "The entity tag of the stored description, for If-Match",
-    "Registry-Notices": (
-        "JSON array of notices (lint warnings, unknown contexts) that did not refuse the registration; absent if none"
-    ),
-}
+_WRITTEN = {"ETag": ETAG, "Registry-Notices": f"{NOTICES}; absent if none"}
 _CAPPED = {
     **_WRITTEN,
     NOTICES_TOTAL: "How many notices there are, when the Registry-Notices header holds fewer: the body has them all",

@@ -205,10 +205,7 @@ thing_summaries = Table(
     Column(
         "vendor_words",
         TSVECTOR,
-        Computed(
-            r"to_tsvector('simple'::regconfig, regexp_replace(coalesce(vendor_name, ''), '\W+', ' ', 'g'))",
-            persisted=True,
-        ),
+        Computed(VENDOR_WORDS, persisted=True),
         nullable=True,
     ),
     Column("version", Text, nullable=True),
