@@ -210,7 +210,8 @@ def create_app(settings: Settings) -> Litestar:
             feed, database, settings.sse_queue_size, settings.sse_keepalive, queue_bytes=settings.sse_queue_bytes
         )
         jsonpath_threads = JsonPathThreads(settings.jsonpath_concurrency, settings.jsonpath_client_concurrency)
-        worker: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
+        # What answers /search/sparql: an external SPARQL store when one is configured, else the local index's worker.
+        sparql: SparqlBackend = StoreEndpoint(settings, database) if settings.sparql_store else QueryWorker(settings)
         keys = KeyStore(database)
         access = Access(
             Authenticator(mode, KeyVerifier(keys), tokens),
@@ -236,7 +237,7 @@ def create_app(settings: Settings) -> Litestar:
                 search=SearchService(
                     database,
                     things,
-                    worker,
+                    sparql,
                     library,
                     per_client=settings.sparql_client_concurrency,
                     jsonpath_limits=JsonPathLimits(
@@ -252,11 +253,11 @@ def create_app(settings: Settings) -> Litestar:
                 ),
                 directory_td=DirectoryTd(msgspec.json.encode(directory_td)),
                 access=access,
-                gauges=Gauges(database, feed, events, worker, directory.cache),
+                gauges=Gauges(database, feed, events, sparql, directory.cache),
                 oversight=OversightService(database),
                 readiness=Readiness(
                     database,
-                    worker,
+                    sparql,
                     feed,
                     schema_revision=schema_revision,
                     max_feed_lag=settings.ready_max_feed_lag,
@@ -282,8 +283,8 @@ def create_app(settings: Settings) -> Litestar:
             started.callback(directory.cache.follow(feed))
             await feed.start()
             started.push_async_callback(feed.stop)
-            await worker.start()
-            started.push_async_callback(worker.stop)
+            await sparql.start()
+            started.push_async_callback(sparql.stop)
             await vector_index.start()
             started.push_async_callback(vector_index.stop)
             started.callback(feed.subscribe(vector_index.nudge))
