@@ -6,7 +6,6 @@ each, A's first one names Zeppelin in its title; then party F registers 400 desc
 from __future__ import annotations
 
 import asyncio
-
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
