@@ -300,7 +300,8 @@ thing_versions = Table(
     Column("registered", DateTime(timezone=True), nullable=False),
     Column("revision", BigInteger, nullable=False),
     Column("previous_version", Text, nullable=True),
-    # The compatibility report against ``previous_version`` (registry.descriptions.compatibility.Report).
+    # The compatibility report against ``previous_version``: a registry.wire.Report, made by
+    # registry.descriptions.compatibility.
     Column("compatibility", JSONB, nullable=True),
 )
 
