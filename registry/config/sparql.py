@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.config.fields import SPARQL, setting
-from registry.config.parsers import non_negative, parse_list, parse_optional_path
+from registry.config.parsers import non_negative, one_of, parse_list, parse_optional_path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +30,13 @@ class SparqlSettings:
         None,
         "Where the on-disk SPARQL index lives (one store per database; kept across restarts).",
         shown="`sparql-index` in `REGISTRY_DATA_DIR`",
+    )
+    sparql_start: str = setting(
+        SPARQL,
+        "on-demand",
+        "When the local SPARQL index's worker starts: `on-demand` at the first SPARQL query (which waits up to "
+        "`REGISTRY_SPARQL_TIMEOUT` for it to build or catch up), or at start when an index is already on disk; "
+        "`eager` always at start. A directory nobody queries with SPARQL runs no worker and indexes no write.",
     )
     sparql_index_defer: float = setting(
         SPARQL,
@@ -100,6 +107,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "sparql_max_results": non_negative(int),
     "sparql_service_allowlist": parse_list,
     "sparql_index_dir": parse_optional_path,
+    "sparql_start": one_of("on-demand", "eager"),
     "sparql_index_defer": non_negative(float),
     "sparql_concurrency": non_negative(int),
     "sparql_queue": non_negative(int),

@@ -150,6 +150,8 @@ class Readiness:
         return Check("database", True, f"reachable, schema at {revision}")
 
     async def _sparql_worker(self) -> Check:
+        if self.worker.idle:
+            return Check("sparql_worker", True, "idle: the first SPARQL query starts it (REGISTRY_SPARQL_START)")
         problem = self.worker.unready_reason()
         # Ready once it has caught up at start; after that a bulk import may put it behind for a while, and a query
         # waits for the writes before it (or is told to retry), so this does not claim it is caught up. While the

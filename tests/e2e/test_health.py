@@ -49,7 +49,8 @@ def cluster() -> Iterator[ThrowawayPostgres]:
 
 @pytest.fixture
 def outage_server(cluster: ThrowawayPostgres) -> Iterator[ServerProcess]:
-    env = {"REGISTRY_PURGE_INTERVAL": "1", "REGISTRY_FEED_POLL_INTERVAL": "0.5"}
+    # The SPARQL worker starts with the server: some of these tests are about it running through an outage.
+    env = {"REGISTRY_PURGE_INTERVAL": "1", "REGISTRY_FEED_POLL_INTERVAL": "0.5", "REGISTRY_SPARQL_START": "eager"}
     with ServerProcess(cluster.url, env) as process:
         yield process
 

@@ -234,6 +234,7 @@ def test_strict_mode_and_runaway_query(start_alone: Callable[[dict[str, str]], S
         response = other.put(f"/things/{document['id']}", json=document, headers=TD_JSON)
         assert response.status_code == 400
         assert "https://webthings.io/schemas" in response.json()["detail"]
+        assert wait_for_sparql(other) == ["getWeather"]  # the first query starts the worker
         runaway = "SELECT (COUNT(*) AS ?c) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
         started = time.monotonic()
         response = other.get("/search/sparql", params={"query": runaway})

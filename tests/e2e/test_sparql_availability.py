@@ -23,6 +23,10 @@ WEATHER = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "weathe
 COUNT = 1500
 
 
+#: The worker starts with the server, as these tests are about a worker that starts or is down.
+EAGER = {"REGISTRY_SPARQL_START": "eager"}
+
+
 def timed_query(http: httpx.Client) -> tuple[httpx.Response, float]:
     started = time.monotonic()
     answer = http.get("/search/sparql", params={"query": ASK})
@@ -32,12 +36,12 @@ def timed_query(http: httpx.Client) -> tuple[httpx.Response, float]:
 def test_right_after_start_the_replica_is_ready_with_sparql_degraded_and_queries_told_to_retry(
     own_database_url: str,
 ) -> None:
-    with ServerProcess(own_database_url) as first, httpx.Client(base_url=first.base_url, timeout=60) as http:
+    with ServerProcess(own_database_url, EAGER) as first, httpx.Client(base_url=first.base_url, timeout=60) as http:
         for start in range(0, COUNT, 500):
             batch = [{**WEATHER, "id": f"urn:test:catalogue:{index}"} for index in range(start, start + 500)]
             assert http.post("/api/v1/things/batch", json=batch).json()["written"] == 500
     # Another replica, with an index of its own to build from the descriptions.
-    second = ServerProcess(own_database_url).start(wait_for_sparql=False)
+    second = ServerProcess(own_database_url, EAGER).start(wait_for_sparql=False)
     try:
         with httpx.Client(base_url=second.base_url, timeout=60) as http:
             answer, took = timed_query(http)
@@ -73,7 +77,7 @@ def cluster() -> Iterator[ThrowawayPostgres]:
 def test_with_the_database_down_a_query_is_told_quickly_that_the_database_is_the_cause(
     cluster: ThrowawayPostgres,
 ) -> None:
-    with ServerProcess(cluster.url) as server, httpx.Client(base_url=server.base_url, timeout=60) as http:
+    with ServerProcess(cluster.url, EAGER) as server, httpx.Client(base_url=server.base_url, timeout=60) as http:
         assert http.put("/things/urn:test:down", json=thing("Down", id="urn:test:down")).status_code == 201
         assert timed_query(http)[0].status_code == 200
         cluster.stop()

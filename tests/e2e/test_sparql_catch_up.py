@@ -31,7 +31,9 @@ def test_a_query_behind_a_bulk_import_is_answered_or_told_to_retry_never_killed(
     start_server: Callable[..., ServerProcess], own_database_url: str
 ) -> None:
     # A 0.2 s query timeout: a query waits at most 0.1 s for the index to catch up.
-    server = start_server({"REGISTRY_SPARQL_TIMEOUT": "0.2"}, database=own_database_url)
+    server = start_server(
+        {"REGISTRY_SPARQL_TIMEOUT": "0.2", "REGISTRY_SPARQL_START": "eager"}, database=own_database_url
+    )
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         assert ask(client).json()["boolean"] is False  # the worker is up
         before = restarts(client)

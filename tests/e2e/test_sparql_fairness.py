@@ -63,7 +63,7 @@ class Runaways:
 
 @pytest.fixture
 def fair_server(own_database_url: str, start_server: Callable[..., ServerProcess]) -> ServerProcess:
-    server = start_server({"REGISTRY_SPARQL_TIMEOUT": "2"}, database=own_database_url)
+    server = start_server({"REGISTRY_SPARQL_TIMEOUT": "2", "REGISTRY_SPARQL_START": "eager"}, database=own_database_url)
     with httpx.Client(base_url=server.base_url, timeout=30) as http:
         assert http.put("/things/urn:test:fair", json=thing("Fair", id="urn:test:fair")).status_code == 201
         padding = [thing(f"Padding {index}") for index in range(40)]

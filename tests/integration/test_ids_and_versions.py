@@ -314,7 +314,9 @@ async def test_a_fresh_replica_with_a_stored_unloadable_row_becomes_ready_and_an
             thing_id = f"urn:test:iso:good:{number}"
             assert (await client.put(f"/things/{thing_id}", json=agent(thing_id))).status_code == 201
 
-    fresh = Settings(database_url=own_database_url, db_pool_size=3, sparql_index_dir=tmp_path / "fresh")
+    fresh = Settings(
+        database_url=own_database_url, db_pool_size=3, sparql_index_dir=tmp_path / "fresh", sparql_start="eager"
+    )
     async with local_client(create_app(fresh)) as client:
         report = await ready(client)
         assert report["status"] == "ready, degraded"

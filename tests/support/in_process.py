@@ -21,10 +21,10 @@ def local_client(app: Litestar, **options: Any) -> AsyncTestClient[Litestar]:
 
 
 async def until_sparql_answers(client: AsyncTestClient[Litestar], within: float = 60) -> None:
-    """Wait until the app's SPARQL worker has started and caught up, as a load balancer would (SPARQL answers 503
-    with Retry-After until then)."""
+    """Wait until the app's SPARQL worker has started and caught up: a query starts it when it is idle (it starts
+    on demand), and SPARQL answers 503 with Retry-After until it has caught up."""
     deadline = time.monotonic() + within
-    while not (await client.get("/readyz")).json()["checks"]["sparql_worker"]["ok"]:
+    while (await client.get("/search/sparql", params={"query": "ASK {}"})).status_code == 503:
         assert time.monotonic() < deadline, f"the SPARQL worker did not answer within {within:g} s"
         await asyncio.sleep(0.1)
 

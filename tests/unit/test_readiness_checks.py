@@ -11,7 +11,7 @@ from registry.ops.health import Check, Readiness
 
 def _readiness(*, replicas: list[Any], parts: bool) -> Readiness:
     database = SimpleNamespace(replicas=replicas)
-    worker = SimpleNamespace(unready_reason=lambda: "catching up", unready_counts=True)
+    worker = SimpleNamespace(idle=False, unready_reason=lambda: "catching up", unready_counts=True)
     feed = SimpleNamespace(lag=0.5)
     extra: dict[str, Any] = {}
     if parts:

@@ -89,6 +89,11 @@ class StoreEndpoint:
         return self.unready_reason() is None
 
     @property
+    def idle(self) -> bool:
+        """Never: the store is pushed every write from the start."""
+        return False
+
+    @property
     def unready_counts(self) -> bool:
         """A store that is down, misconfigured or left behind needs the operator: the replica reports unready."""
         return True

@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import logging
 from http import HTTPStatus
+from pathlib import Path
 from typing import IO, Any
 
 from registry.config import Settings
@@ -62,6 +63,15 @@ RECONNECT_DELAY = 0.5
 START_BACKOFF = 1.0
 
 
+def _holds_an_index(directory: Path) -> bool:
+    """Whether the index directory holds an index already (of this database or another one sharing it): a
+    directory of one, beside the lock files of the processes that ran its worker."""
+    try:
+        return any(entry.is_dir() for entry in directory.iterdir())
+    except OSError:
+        return False
+
+
 class QueryWorker:
     """The server side: schedules queries fairly, forwards them, answers 503 while the worker (re)starts, and
     replaces a worker in which a query is stuck (see the module's docstring)."""
@@ -85,6 +95,8 @@ class QueryWorker:
         self._ids = itertools.count(1)
         self._slots = FairSlots(settings.sparql_concurrency, settings.sparql_queue)
         self._supervisor: asyncio.Task[None] | None = None
+        #: Until when (event loop time) queries wait for a worker started by a query to answer.
+        self._starting_until = 0.0
         self._stopping = False
         #: Set while this process runs the worker.
         self._owner_lock: IO[str] | None = None
@@ -97,8 +109,25 @@ class QueryWorker:
         self._relay = Relay(f"\0lmos-registry-sparql-{self._scope}", self._ids)
 
     async def start(self) -> None:
-        """Start the worker in the background: the rest of the API answers while its index catches up."""
+        """Start the worker in the background (the rest of the API answers while its index catches up) when it
+        starts eagerly: ``REGISTRY_SPARQL_START=eager``, or an index is already on disk. Otherwise the first query
+        starts it."""
+        if self.settings.sparql_start == "eager" or _holds_an_index(self.settings.sparql_index_path):
+            self._begin()
+
+    def _begin(self, *, by_a_query: bool = False) -> None:
+        """Start supervising the worker, once; a query that starts it (and those that come while it starts) waits
+        up to the query timeout for it to answer, instead of ``READY_WAIT``."""
+        if self._supervisor is not None:
+            return
+        if by_a_query:
+            self._starting_until = asyncio.get_running_loop().time() + self.settings.sparql_timeout
         self._supervisor = asyncio.create_task(self._supervise(), name="sparql-worker-supervisor")
+
+    @property
+    def idle(self) -> bool:
+        """Whether the worker waits for the first query to start (``REGISTRY_SPARQL_START=on-demand``)."""
+        return self._supervisor is None
 
     @property
     def ready(self) -> bool:
@@ -136,7 +165,10 @@ class QueryWorker:
                 await asyncio.wait_for(worker.exited.wait(), 5)
 
     def unready_reason(self) -> str | None:
-        """Why the worker cannot answer queries now (None when it can): for the readiness check."""
+        """Why the worker cannot answer queries now (None when it can, or when the first query starts it): for the
+        readiness check."""
+        if self.idle:
+            return None
         if self.runs_worker:
             worker = self._worker
             if worker is None or worker.exited.is_set():
@@ -155,12 +187,15 @@ class QueryWorker:
         return Answer(content, media_type)
 
     async def stats(self) -> dict[str, Any]:
+        if self.idle:  # asking for figures does not start the worker
+            raise unavailable("The SPARQL worker has not started: the first SPARQL query starts it")
         result: dict[str, Any] = await self._call("stats", [], "")
         return result
 
     async def _call(self, kind: str, arguments: list[Any], client: str) -> Any:
         if kind == "query":
             self._queried.set()
+            self._begin(by_a_query=True)
         await self._until_ready()
         if not self.runs_worker:
             # The owner answers within its queue wait and the attempts it makes: wait a little longer than that.
@@ -203,10 +238,12 @@ class QueryWorker:
         return self.settings.sparql_timeout + GRACE + READY_WAIT
 
     async def _until_ready(self) -> None:
-        """Wait ``READY_WAIT`` at most for a worker that answers; else 503 saying why."""
+        """Wait ``READY_WAIT`` at most for a worker that answers (longer while a query starts it); else 503 saying
+        why."""
         if self.unready_reason() is not None:
+            wait = max(READY_WAIT, self._starting_until - asyncio.get_running_loop().time())
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ready.wait(), READY_WAIT)
+                await asyncio.wait_for(self._ready.wait(), wait)
         if reason := self.unready_reason():
             raise unavailable(reason[0].upper() + reason[1:])
 

@@ -1,0 +1,73 @@
+"""The SPARQL worker starts at the first SPARQL query (REGISTRY_SPARQL_START=on-demand, the default), or at start
+when an index is already on disk or when told to (eager); until then no worker runs and readiness says it is idle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+
+from registry.app import create_app
+from registry.config import Settings
+from tests.support.in_process import local_client
+from tests.support.things import thing
+
+
+def workers() -> list[psutil.Process]:
+    """The SPARQL workers this test process started (an in-process app's worker is its child)."""
+    return [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if "registry.sparql.worker" in " ".join(child.cmdline())
+    ]
+
+
+async def test_no_worker_runs_until_the_first_query_which_is_answered(own_database_url: str, tmp_path: Path) -> None:
+    settings = Settings(database_url=own_database_url, db_pool_size=3, sparql_index_dir=tmp_path / "index")
+    assert settings.sparql_start == "on-demand"
+    async with local_client(create_app(settings)) as client:
+        written = await client.put("/things/urn:test:on-demand", json=thing("On demand", id="urn:test:on-demand"))
+        assert written.status_code == 201, written.text
+        check = (await client.get("/readyz")).json()["checks"]["sparql_worker"]
+        assert check["ok"] is True
+        assert check["detail"].startswith("idle"), check
+        assert (await client.get("/metrics")).status_code == 200
+        assert (await client.get("/search/stats")).json()["indexReady"] is False
+        assert workers() == []  # neither readiness nor figures started it
+        assert not (tmp_path / "index").exists() or not any(path.is_dir() for path in (tmp_path / "index").iterdir())
+
+        query = "SELECT ?t WHERE { GRAPH <urn:test:on-demand> { ?s td:title ?t } }"
+        answer = await client.get("/search/sparql", params={"query": query}, headers={"Accept": "application/json"})
+        assert answer.status_code == 200, answer.text  # the first query waits for the worker it starts
+        assert [row["t"]["value"] for row in answer.json()["results"]["bindings"]] == ["On demand"]
+        assert len(workers()) >= 1
+        check = (await client.get("/readyz")).json()["checks"]["sparql_worker"]
+        assert check["ok"] is True
+        assert not check["detail"].startswith("idle"), check
+
+    # The index is on disk now: the next start starts the worker at once.
+    async with local_client(create_app(settings)) as client:
+        check = (await client.get("/readyz")).json()["checks"]["sparql_worker"]
+        assert not check["detail"].startswith("idle"), check
+        assert len(workers()) >= 1
+
+
+async def test_eager_starts_the_worker_at_start(own_database_url: str, tmp_path: Path) -> None:
+    settings = Settings(
+        database_url=own_database_url, db_pool_size=3, sparql_index_dir=tmp_path / "index", sparql_start="eager"
+    )
+    async with local_client(create_app(settings)) as client:
+        check = (await client.get("/readyz")).json()["checks"]["sparql_worker"]
+        assert not check["detail"].startswith("idle"), check
+        assert len(workers()) >= 1
+
+
+def test_the_start_setting_is_read_and_checked(monkeypatch: object) -> None:
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setenv("REGISTRY_SPARQL_START", "Eager")
+    assert Settings.from_env().sparql_start == "eager"
+    monkeypatch.setenv("REGISTRY_SPARQL_START", "lazy")
+    with pytest.raises(Exception, match="on-demand, eager"):
+        Settings.from_env()
