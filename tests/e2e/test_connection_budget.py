@@ -45,7 +45,8 @@ def test_one_replica_holds_its_budget_and_three_fit_in_a_stock_postgresql(
     own_database_url: str, start_server: Callable[..., ServerProcess]
 ) -> None:
     budget = DEFAULT_POOL_SIZE + SPARQL_WORKER_CONNECTIONS
-    env = {"REGISTRY_DB_POOL_SIZE": str(DEFAULT_POOL_SIZE)}
+    # The SPARQL worker runs from the start, as in a directory that answers SPARQL: its connections count.
+    env = {"REGISTRY_DB_POOL_SIZE": str(DEFAULT_POOL_SIZE), "REGISTRY_SPARQL_START": "eager"}
     start_server(env, database=own_database_url)
     found = settled_count(own_database_url, budget)
     assert found == {
