@@ -8,6 +8,10 @@ the index took to catch up after it: the index held back longer leaves the write
 
     python bench/bench_import.py [--size 100000] [--rounds 2] [--defers 10,3600]
 
+A value ``idle`` among ``--defers`` imports into a directory that was never asked a SPARQL query, in the default
+configuration (``REGISTRY_SPARQL_START=on-demand``): no SPARQL worker runs, so none indexes the writes (its
+"caught up" column is 0).
+
 With ``--reference DIR`` (a source tree of another version: ``git archive <commit> | tar -x -C DIR``) it compares
 that version with this tree instead, at the first of ``--defers``, each server in an interpreter of its own, in
 rounds that alternate which goes first, and prints the ratio this/reference of each round: the rates and CPU of
@@ -32,26 +36,28 @@ from bench.rounds import add_logging_option, alternated, load_average, machine, 
 from bench.suite import Watched, bulk_import, cpu_snapshot, cpu_spent, index_caught_up
 from tests.support.servers import ServerProcess, fresh_database, postgres_server, sparql_answer
 
+#: The ``--defers`` value of a directory whose SPARQL worker never started (no SPARQL query was asked).
+IDLE = "idle"
+
 
 def import_once(
     admin_url: str, size: int, defer: str, checkout: Path | None = None
 ) -> tuple[float, list[float], float]:
     """The import rate, CPU ms per description by role (server, worker, PostgreSQL) and seconds to catch up;
     ``checkout``: the source tree the server runs from (this one by default)."""
+    idle = defer == IDLE
+    settings = {"REGISTRY_DB_POOL_SIZE": "10", **({} if idle else {"REGISTRY_SPARQL_INDEX_DEFER": defer})}
     with fresh_database(admin_url) as database_url:
-        server = ServerProcess(
-            database_url,
-            served({"REGISTRY_DB_POOL_SIZE": "10", "REGISTRY_SPARQL_INDEX_DEFER": defer}),
-            checkout=checkout,
-        ).start(timeout=180)
+        server = ServerProcess(database_url, served(settings), checkout=checkout).start(timeout=180)
         try:
-            sparql_answer(server.base_url, "ASK { ?s ?p ?o }", 120)
+            if not idle:
+                sparql_answer(server.base_url, "ASK { ?s ?p ?o }", 120)
             assert server.process is not None
             roles = Watched(psutil.Process(server.process.pid), database_url).roles()
             before = {role: cpu_snapshot(processes) for role, processes in roles.items()}
             rate, _ = bulk_import(size, server.base_url)
             cpu = [cpu_spent(processes, before[role]) / size * 1000 for role, processes in roles.items()]
-            caught_up = index_caught_up(server.base_url, size, time.monotonic(), 3600)
+            caught_up = 0.0 if idle else index_caught_up(server.base_url, size, time.monotonic(), 3600)
         finally:
             server.close()
     return rate, cpu, caught_up
