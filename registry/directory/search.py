@@ -188,10 +188,10 @@ class SearchService:
         """Whether the index is ready, and the descriptions ``readers`` may see whose RDF is incomplete (unknown
         contexts) or missing. The index's own figures (descriptions, position, queue) count every tenant's
         descriptions and the store's address is the operator's: only for readers who see everything."""
-        index: dict[str, Any] = {"indexReady": self.worker.ready}
+        index: dict[str, Any] = {"indexReady": self.worker.ready, "indexIdle": self.worker.idle}
         if self.worker.ready and readers.everything:
             with contextlib.suppress(ServiceUnavailable):
-                index = {"indexReady": True, **await self.worker.stats()}
+                index = {"indexReady": True, "indexIdle": False, **await self.worker.stats()}
             if isinstance(index.get("externalStore"), str):
                 index["externalStore"] = redact_urls(index["externalStore"])
         return {**index, **await rdf_statistics(self.database, readers), "bundledContexts": self.library.urls()}

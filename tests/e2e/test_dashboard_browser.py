@@ -101,7 +101,9 @@ def test_counts_facets_and_table(browser: Any) -> None:
     wait_for(browser, lambda: text(browser, "stat-total") == "8", "the total is shown")
     assert [text(browser, f"stat-{kind}") for kind in ("agent", "tool", "thing")] == ["4", "3", "1"]
     wait_for(
-        browser, lambda: text(browser, "stat-index").endswith(("descriptions", "building")), "the SPARQL index state"
+        browser,
+        lambda: text(browser, "stat-index").endswith(("descriptions", "building", "idle")),
+        "the SPARQL index state",
     )
     assert facet_counts(browser, "vendor")["Deutsche Telekom AG"] == "3"
     assert facet_counts(browser, "kind") == {"agent": "4", "tool": "3", "thing": "1"}

@@ -49,7 +49,8 @@ async def test_no_worker_runs_until_the_first_query_which_is_answered(own_databa
         assert check["ok"] is True
         assert check["detail"].startswith("idle"), check
         assert (await client.get("/metrics")).status_code == 200
-        assert (await client.get("/search/stats")).json()["indexReady"] is False
+        stats = (await client.get("/search/stats")).json()
+        assert (stats["indexReady"], stats["indexIdle"]) == (False, True)
         assert workers() - before == set()  # neither readiness nor figures started it
         assert not (tmp_path / "index").exists() or not any(path.is_dir() for path in (tmp_path / "index").iterdir())
 

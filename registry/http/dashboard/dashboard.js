@@ -318,10 +318,11 @@ async function loadCounts() {
     const value = stats.value;
     // The index's own figures count every tenant's descriptions: only a reader who sees everything gets them.
     const counted = typeof value.indexedDescriptions === "number";
-    $("stat-index").textContent = !value.indexReady ? "building" : counted ? `${value.indexedDescriptions} descriptions` : "ready";
+    // An idle index (REGISTRY_SPARQL_START=on-demand) is started by the first SPARQL query.
+    $("stat-index").textContent = value.indexIdle ? "idle" : !value.indexReady ? "building" : counted ? `${value.indexedDescriptions} descriptions` : "ready";
     // Writes the index holds back during a burst (it applies them when the burst ends or a query needs them).
     const pending = value.pendingDescriptions ? `, ${value.pendingDescriptions} pending after a burst of writes` : "";
-    $("stat-index-detail").textContent = value.indexReady && counted ? `${value.indexedDescriptions} descriptions indexed${pending}` : "";
+    $("stat-index-detail").textContent = value.indexIdle ? "starts at the first SPARQL query" : value.indexReady && counted ? `${value.indexedDescriptions} descriptions indexed${pending}` : "";
     setCount("stat-unknown", value.descriptionsWithUnknownContexts);
     $("stat-unknown-detail").textContent = Object.keys(value.unknownContexts || {}).join(", ");
   }
