@@ -52,6 +52,7 @@ def test_right_after_start_the_replica_is_ready_with_sparql_degraded_and_queries
     try:
         with httpx.Client(base_url=second.base_url, timeout=60) as http:
             answer, took = timed_query(http)
+            print(f"answered {answer.status_code} {took:.3f} s after the start")
             assert answer.status_code == 503, answer.text
             assert took <= READY_WAIT + SLACK, f"told to retry after {took:.2f} s"
             assert int(answer.headers["retry-after"]) > 0
@@ -93,6 +94,7 @@ def test_with_the_database_down_a_query_is_told_quickly_that_the_database_is_the
         (worker,) = sparql_workers(server)
         os.kill(worker, signal.SIGKILL)
         answers += [timed_query(http) for _ in range(3)]
+        print("answers with the database down:", [(answer.status_code, round(took, 3)) for answer, took in answers])
         for answer, took in answers:
             assert answer.status_code == 503, answer.text
             assert took <= READY_WAIT + DATABASE_PROBE_TIMEOUT + SLACK, f"answered after {took:.2f} s"
