@@ -6,6 +6,7 @@ writes. While the primary is down, a replica that had replayed everything keeps 
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterator
@@ -100,10 +101,15 @@ def _register(base_url: str, thing_id: str, word: str) -> None:
     assert response.status_code == 201, response.text
 
 
+def _serves(base_url: str, word: str) -> bool:
+    """The replica serves searches, and they find ``word``."""
+    return _serving(base_url) and _found(base_url, word)
+
+
 def _register_replicated(base_url: str, thing_id: str, word: str) -> None:
     """Register, and wait until the replica serves searches and has the description."""
     _register(base_url, thing_id, word)
-    wait_until(lambda: _serving(base_url) and _found(base_url, word), 30, f"the replica serves {thing_id}")
+    wait_until(functools.partial(_serves, base_url, word), 30, f"the replica serves {thing_id}")
 
 
 def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
@@ -114,14 +120,26 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
 
     admin_execute(standby.url, "SELECT pg_wal_replay_pause()")
     try:
-        written = time.monotonic()
-        _register(base, "urn:test:replica:second", "quokkaword")
-        # The writer reads its write on the primary at once ...
-        assert httpx.get(f"{base}/things/urn:test:replica:second", timeout=10).status_code == 200
-        # ... while searches still read the replica, which has not replayed it (it is less than MAX_LAG behind).
-        stale = not _found(base, "quokkaword") and not _jsonpath_finds(base, "urn:test:replica:second")
-        # The server counts the lag from its last probe before the write (up to 0.5 s earlier): a margin of 1 s.
-        assert time.monotonic() - written < MAX_LAG - 1, "too slow to look within the replica's bound"
+        # The look must come within the replica's bound, or the server has rightly set it aside. A loaded machine
+        # can take that long now and then: the replica then replays the write, and another is looked at.
+        took = []
+        for word in ("quokkaword", "quollword", "kakapoword"):
+            thing_id = f"urn:test:replica:second:{word}"
+            written = time.monotonic()
+            _register(base, thing_id, word)
+            # The writer reads its write on the primary at once ...
+            assert httpx.get(f"{base}/things/{thing_id}", timeout=10).status_code == 200
+            # ... while searches still read the replica, which has not replayed it (it is less than MAX_LAG behind).
+            stale = not _found(base, word) and not _jsonpath_finds(base, thing_id)
+            # The server counts the lag from its last probe before the write (up to 0.5 s earlier): a margin of 1 s.
+            took.append(time.monotonic() - written)
+            if took[-1] < MAX_LAG - 1:
+                break
+            admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
+            wait_until(functools.partial(_serves, base, word), 30, f"the replica serves {thing_id}")
+            admin_execute(standby.url, "SELECT pg_wal_replay_pause()")
+        assert took[-1] < MAX_LAG - 1, f"too slow to look within the replica's bound in every attempt: {took}"
+        # Whichever attempt looked in time decides: a search must not see the write there.
         assert stale, "a search saw a write the paused replica has not replayed: it did not read the replica"
 
         # Past the bound the replica is set aside: searches read the primary and find the write.
@@ -131,14 +149,14 @@ def test_searches_read_the_replica_while_it_keeps_up_and_the_primary_beyond(
         detail = _detail(base)
         assert "searches read the primary" in detail, detail
         assert "behind (bound 5 s)" in detail, detail
-        assert _found(base, "quokkaword")
-        assert _jsonpath_finds(base, "urn:test:replica:second")
+        assert _found(base, word)
+        assert _jsonpath_finds(base, thing_id)
         assert f'registry_read_replica_serving{{replica="{_name(standby)}"}} 0.0' in _metrics(base)
     finally:
         admin_execute(standby.url, "SELECT pg_wal_replay_resume()")
 
     wait_until(lambda: _serving(base), 30, "the replica serves again once it caught up")
-    assert _found(base, "quokkaword")
+    assert _found(base, word)
     metrics, label = _metrics(base), f'{{replica="{_name(standby)}"}}'
     assert f"registry_read_replica_serving{label} 1.0" in metrics
     # The read pool's gauges, to size REGISTRY_DB_READ_POOL_SIZE by (no search is running now).

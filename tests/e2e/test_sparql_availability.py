@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from registry.directory.search import DATABASE_PROBE_TIMEOUT
+from registry.sparql.worker.client import READY_WAIT
 from tests.support.servers import ServerProcess, ThrowawayPostgres, sparql_workers, wait_until
 from tests.support.things import thing
 
@@ -21,6 +23,11 @@ ASK = "ASK { ?s ?p ?o }"
 WEATHER = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "weather-agent.td.json").read_text())
 #: Descriptions whose index a new replica builds: seconds of work, on any machine.
 COUNT = 1500
+#: Seconds a loaded machine may add to an answer designed to come within READY_WAIT (and the database probe): the
+#: suite runs four processes and their servers on two cores. What "held for long" would cost is far more: the
+#: index build (the 503 must come before it, and the test waits for it afterwards), a stuck query's handover
+#: (10 s), the SPARQL timeout (10 s) or the database's command timeout (30 s).
+SLACK = 3.0
 
 
 #: The worker starts with the server, as these tests are about a worker that starts or is down.
@@ -45,8 +52,9 @@ def test_right_after_start_the_replica_is_ready_with_sparql_degraded_and_queries
     try:
         with httpx.Client(base_url=second.base_url, timeout=60) as http:
             answer, took = timed_query(http)
+            print(f"answered {answer.status_code} {took:.3f} s after the start")
             assert answer.status_code == 503, answer.text
-            assert took <= 2.0, f"told to retry after {took:.2f} s"
+            assert took <= READY_WAIT + SLACK, f"told to retry after {took:.2f} s"
             assert int(answer.headers["retry-after"]) > 0
             assert "catching up" in answer.json()["detail"]
             probes = [http.get("/readyz")]
@@ -86,9 +94,10 @@ def test_with_the_database_down_a_query_is_told_quickly_that_the_database_is_the
         (worker,) = sparql_workers(server)
         os.kill(worker, signal.SIGKILL)
         answers += [timed_query(http) for _ in range(3)]
+        print("answers with the database down:", [(answer.status_code, round(took, 3)) for answer, took in answers])
         for answer, took in answers:
             assert answer.status_code == 503, answer.text
-            assert took <= 2.5, f"answered after {took:.2f} s"
+            assert took <= READY_WAIT + DATABASE_PROBE_TIMEOUT + SLACK, f"answered after {took:.2f} s"
             assert int(answer.headers["retry-after"]) > 0
             assert answer.json()["detail"].startswith("The database is unavailable"), answer.text
         cluster.start()

@@ -52,7 +52,7 @@ def _assert_serves(server: ServerProcess) -> None:
 
 
 def _assert_no_traceback(server: ServerProcess) -> None:
-    wait_until(lambda: "the database is unavailable (" in server.output(), 5, "one line per failed attempt")
+    wait_until(lambda: "the database is unavailable (" in server.output(), 15, "one line per failed attempt")
     assert "Traceback" not in server.output(), server.output()
 
 

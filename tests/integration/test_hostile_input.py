@@ -265,7 +265,9 @@ async def test_free_text_queries_have_a_term_limit(client: AsyncTestClient, path
     response = await client.get(path, params={"q": " ".join(f"w{index}" for index in range(1000))})
     assert_client_error(response, path)
     assert "at most 32 are accepted" in response.json()["detail"]
-    assert time.monotonic() - started < 1
+    # Refused before the database: milliseconds, or a second or two on a loaded machine. Sent to the database, a
+    # query of 1,000 terms took 30-45 s.
+    assert time.monotonic() - started < 5
     assert (await client.get(path, params={"q": " ".join(f"w{index}" for index in range(32))})).status_code == 200
 
 

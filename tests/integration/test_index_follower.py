@@ -94,9 +94,12 @@ async def follower(database: Database) -> AsyncIterator[IndexFollower]:
     await follower.stop()
 
 
-async def write_burst(directory: DirectoryService, prefix: str, seconds: float, gap: float = 0.05) -> list[str]:
-    """PUT new descriptions back to back (``gap`` apart) for ``seconds``; their ids."""
-    written: list[str] = []
+async def write_burst(
+    directory: DirectoryService, prefix: str, seconds: float, gap: float = 0.05, written: list[str] | None = None
+) -> list[str]:
+    """PUT new descriptions back to back (``gap`` apart) for ``seconds``; their ids (also appended to ``written`` as
+    each is acknowledged, when given)."""
+    written = [] if written is None else written
     deadline = asyncio.get_running_loop().time() + seconds
     while asyncio.get_running_loop().time() < deadline:
         thing_id = f"{prefix}:{len(written)}"
@@ -174,12 +177,20 @@ async def test_a_deferring_index_applies_a_burst_once_the_writes_pause(
 
 
 async def test_a_query_does_not_wait_for_a_burst_to_end(directory: DirectoryService, deferring: IndexFollower) -> None:
-    """Holding back is never seen by a query: it applies every write acknowledged before it, burst or not."""
-    burst = asyncio.create_task(write_burst(directory, "urn:test:defer:queried", seconds=3))
-    await asyncio.sleep(1)
+    """Holding back is never seen by a query: it applies every write acknowledged before it, burst or not. The
+    query comes once five writes are acknowledged (however long a loaded machine takes for them), and the burst
+    goes on for seconds after: a query that waited for the burst to end (or for the 30 s deferral) would end
+    after it."""
+    acknowledged: list[str] = []
+    burst = asyncio.create_task(write_burst(directory, "urn:test:defer:queried", seconds=6, written=acknowledged))
+    for _ in range(100):
+        if len(acknowledged) >= 5:
+            break
+        await asyncio.sleep(0.05)
+    written = list(acknowledged)
+    assert len(written) >= 5, written
     assert not burst.done()
     await deferring.catch_up()
-    written = [f"urn:test:defer:queried:{number}" for number in range(5)]
     assert all(indexed(deferring, thing_id) for thing_id in written)
     assert not burst.done()  # the writes went on meanwhile
     await burst
