@@ -15,7 +15,14 @@ from typing import Any
 from sqlalchemy import Text, bindparam, delete, func, insert, literal_column, select
 
 from registry.store.database import Executor, Statement
-from registry.store.tables import description_counts, descriptions, live, of_tenant, thing_summaries
+from registry.store.tables import (
+    DESCRIPTIONS_OF_TENANT,
+    description_counts,
+    descriptions,
+    live,
+    of_tenant,
+    thing_summaries,
+)
 from registry.tenancy import EVERYTHING, TenantScope
 
 _ROWS = description_counts.c.kind.is_(None)
@@ -40,10 +47,7 @@ COUNT_OF_TENANT = Statement.of(
         select(_sum())
         .where(_ROWS, of_tenant(description_counts.c.tenant, bindparam("tenant", type_=Text)))
         .scalar_subquery()
-        - select(func.count())
-        .select_from(descriptions)
-        .where(_EXPIRED, of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
-        .scalar_subquery()
+        - select(func.count()).select_from(descriptions).where(_EXPIRED, DESCRIPTIONS_OF_TENANT).scalar_subquery()
     )
 )
 _KEPT = select(description_counts.c.kind, _sum().label("n")).where(_SUMMARIES).group_by(description_counts.c.kind)

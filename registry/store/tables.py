@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
     false,
     func,
     or_,
@@ -94,6 +95,10 @@ def of_tenant(tenant: ColumnElement[Any], readers_tenant: Any) -> ColumnElement[
     """Rows a reader of ``readers_tenant`` (a value or a bound parameter) may see, by their ``tenant`` column: the
     shared ones (no tenant) and its tenant's (registry/auth/tenancy.py). The one SQL form of that rule."""
     return or_(tenant.is_(None), tenant == readers_tenant)
+
+
+#: Descriptions a reader of one tenant may see, that tenant given as the statement's ``tenant`` parameter.
+DESCRIPTIONS_OF_TENANT = of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text))
 
 
 def capability_keys(capability_id: str | None, name: str) -> list[str]:

@@ -20,7 +20,7 @@ from sqlalchemy import BigInteger, Text, bindparam, func, select
 
 from registry.store.counts import live_count
 from registry.store.database import Database, Statement
-from registry.store.tables import changes, descriptions, live, of_tenant
+from registry.store.tables import DESCRIPTIONS_OF_TENANT, changes, descriptions, live
 from registry.store.thing_rows import (
     CHANGES_CHANNEL,
     COLUMNS,
@@ -70,24 +70,23 @@ _DOCUMENTS = Statement.of(
 )
 
 #: The same reads for a reader of one tenant: the shared descriptions (no tenant) and that tenant's.
-_OF_TENANT = of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text))
 _LISTING_OF_TENANT = Statement.of(
     select(*COLUMNS)
-    .where(live(), _OF_TENANT, _PAST)
+    .where(live(), DESCRIPTIONS_OF_TENANT, _PAST)
     .order_by(descriptions.c.id)
     .offset(bindparam("offset", type_=BigInteger))
     .limit(bindparam("limit", type_=BigInteger))
 )
 _PAGE_END_OF_TENANT = Statement.of(
     select(descriptions.c.id)
-    .where(live(), _OF_TENANT, _PAST)
+    .where(live(), DESCRIPTIONS_OF_TENANT, _PAST)
     .order_by(descriptions.c.id)
     .offset(bindparam("skip", type_=BigInteger))
     .limit(2)
 )
 _DOCUMENTS_OF_TENANT = Statement.of(
     select(descriptions.c.id, descriptions.c.document_text)
-    .where(live(), _OF_TENANT, _PAST)
+    .where(live(), DESCRIPTIONS_OF_TENANT, _PAST)
     .order_by(descriptions.c.id)
     .limit(bindparam("limit", type_=BigInteger))
 )
@@ -185,7 +184,7 @@ class ThingStore(ThingWrites):
         """The ids of the live descriptions ``readers`` may see."""
         query = select(descriptions.c.id).where(live())
         if not readers.everything:
-            query = query.where(_OF_TENANT)
+            query = query.where(DESCRIPTIONS_OF_TENANT)
         async for row in self.database.stream(query, batch=2000, tenant=readers.tenant):
             yield row[0]
 

@@ -11,7 +11,13 @@ from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
 
 from registry.store.catalog.rows import EXPIRED, OUT_OF_RANGE, Ranking
 from registry.store.database import Statement
-from registry.store.tables import descriptions, live, of_tenant, thing_capabilities, thing_summaries
+from registry.store.tables import (
+    DESCRIPTIONS_OF_TENANT,
+    descriptions,
+    live,
+    thing_capabilities,
+    thing_summaries,
+)
 from registry.tenancy import TenantScope
 
 
@@ -61,11 +67,7 @@ def _bound_offers(everything: bool) -> Any:
     if everything:
         return offers
     matched = offers.subquery("matched")
-    return (
-        select(matched)
-        .join(descriptions, descriptions.c.id == matched.c.thing_id)
-        .where(of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
-    )
+    return select(matched).join(descriptions, descriptions.c.id == matched.c.thing_id).where(DESCRIPTIONS_OF_TENANT)
 
 
 def _best_offers(everything: bool, *, in_range_only: bool) -> Any:
@@ -162,7 +164,7 @@ def _first_providers(everything: bool, *, by_name: bool, versioned: bool) -> Any
     )
     conditions = [matched, live()]
     if not everything:
-        conditions.append(of_tenant(descriptions.c.tenant, bindparam("tenant", type_=Text)))
+        conditions.append(DESCRIPTIONS_OF_TENANT)
     offers = (
         select(*_OFFER_COLUMNS)
         .select_from(thing_capabilities.join(descriptions, descriptions.c.id == offered.thing_id))
