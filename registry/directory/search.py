@@ -191,7 +191,7 @@ class SearchService:
         index: dict[str, Any] = {"indexReady": self.worker.ready, "indexIdle": self.worker.idle}
         if self.worker.ready and readers.everything:
             with contextlib.suppress(ServiceUnavailable):
-                index = {"indexReady": True, "indexIdle": False, **await self.worker.stats()}
+                index = {**index, **await self.worker.stats()}
             if isinstance(index.get("externalStore"), str):
                 index["externalStore"] = redact_urls(index["externalStore"])
         return {**index, **await rdf_statistics(self.database, readers), "bundledContexts": self.library.urls()}

@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from registry.app import create_app
 from registry.config import Settings
+from registry.config.fields import ConfigError
 from tests.support.in_process import local_client
 from tests.support.things import thing
 
@@ -82,12 +84,9 @@ async def test_eager_starts_the_worker_at_start(own_database_url: str, tmp_path:
         assert await a_new_worker(before)
 
 
-def test_the_start_setting_is_read_and_checked(monkeypatch: object) -> None:
-    import pytest
-
-    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+def test_the_start_setting_is_read_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REGISTRY_SPARQL_START", "Eager")
     assert Settings.from_env().sparql_start == "eager"
     monkeypatch.setenv("REGISTRY_SPARQL_START", "lazy")
-    with pytest.raises(Exception, match="on-demand, eager"):
+    with pytest.raises(ConfigError, match="must be one of on-demand, eager"):
         Settings.from_env()
